@@ -1,0 +1,161 @@
+#include "app/cli/cli.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "importers/importer.h"
+
+namespace app::cli {
+
+std::optional<Args> Args::parse(const std::vector<std::string>& argv, const std::vector<std::string>& valueOptions,
+                                const std::vector<std::string>& flags, std::string& error) {
+  Args args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.'))) {
+      std::string name = a;
+      std::optional<std::string> inlineValue;
+      if (const auto eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
+        name = a.substr(0, eq);
+        inlineValue = a.substr(eq + 1);
+      }
+      if (std::find(valueOptions.begin(), valueOptions.end(), name) != valueOptions.end()) {
+        if (!inlineValue) {
+          if (i + 1 >= argv.size()) {
+            error = name + " needs a value";
+            return std::nullopt;
+          }
+          inlineValue = argv[++i];
+        }
+        args.m_values.emplace(name, *inlineValue);
+      } else if (std::find(flags.begin(), flags.end(), name) != flags.end() && !inlineValue) {
+        args.m_flags[name] = true;
+      } else {
+        error = "unknown option " + a;
+        return std::nullopt;
+      }
+    } else {
+      args.m_positional.push_back(a);
+    }
+  }
+  return args;
+}
+
+std::optional<std::string> Args::value(const std::string& name) const {
+  auto range = m_values.equal_range(name);
+  if (range.first == range.second) return std::nullopt;
+  return std::prev(range.second)->second;
+}
+
+std::vector<std::string> Args::values(const std::string& name) const {
+  std::vector<std::string> out;
+  auto range = m_values.equal_range(name);
+  for (auto it = range.first; it != range.second; ++it) out.push_back(it->second);
+  return out;
+}
+
+std::optional<int64_t> parseTime(const std::string& text, int64_t traceStart) {
+  std::string_view s = text;
+  bool absolute = false;
+  if (!s.empty() && s.front() == '@') {
+    absolute = true;
+    s.remove_prefix(1);
+  }
+  size_t unitPos = s.size();
+  while (unitPos > 0 && std::isalpha(static_cast<unsigned char>(s[unitPos - 1]))) --unitPos;
+  const std::string number(s.substr(0, unitPos));
+  const std::string_view unit = s.substr(unitPos);
+  if (number.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !std::isfinite(v)) return std::nullopt;
+  double scale = 1e9;
+  if (unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s" || unit.empty()) scale = 1e9;
+  else return std::nullopt;
+  const auto ns = static_cast<int64_t>(std::llround(v * scale));
+  return absolute ? ns : traceStart + ns;
+}
+
+std::string formatDuration(int64_t ns) {
+  char buf[48];
+  const double a = std::fabs(static_cast<double>(ns));
+  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
+  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
+  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
+  else std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  return buf;
+}
+
+std::shared_ptr<core::TraceModel> loadTrace(const std::string& path, const Args& args, std::ostream& err,
+                                            bool& failed) {
+  importers::ImportOptions options;
+  if (auto spec = args.value("--topology")) {
+    auto topo = core::Topology::parseSpec(*spec);
+    if (!topo) {
+      err << "error: " << topo.error().message() << "\n";
+      failed = true;
+      return nullptr;
+    }
+    options.topology = *topo;
+  } else if (auto dir = args.value("--topology-from")) {
+    auto topo = core::Topology::fromSysfs(*dir);
+    if (!topo) {
+      err << "error: " << topo.error().message() << "\n";
+      failed = true;
+      return nullptr;
+    }
+    options.topology = *topo;
+  }
+  auto result = importers::importTrace(path, options);
+  if (!result) {
+    err << "error: " << result.error().message() << "\n";
+    failed = true;
+    return nullptr;
+  }
+  if (result->error) {
+    err << "error: " << result->error->message() << "\n";
+    err << "warning: " << path << ": kept the valid prefix (" << result->model->eventCount
+        << " events); the model is partial\n";
+    failed = true;
+  }
+  return result->model;
+}
+
+namespace {
+void printUsage(std::ostream& out) {
+  out << "usage: schedlab-cli COMMAND [ARGS]\n\n"
+         "Commands:\n"
+         "  info FILE [--json]                      format, CPUs, topology, span, events per type, losses, diagnostics\n"
+         "  stats FILE [--from T] [--to T] [--by task|process|cpu] [--json|--csv]\n"
+         "                                          per-task, per-process or per-CPU scheduling statistics\n\n"
+         "Common options:\n"
+         "  --topology CxT          cores x threads per core, overriding what the trace says\n"
+         "  --topology-from DIR     a sysfs-style topology folder (/sys/devices/system/cpu layout)\n\n"
+         "Times (T): 1.5s, 250ms, 10us, 300ns or plain seconds, relative to the trace start;\n"
+         "prefix with @ for absolute trace time (@285.77).\n"
+         "Formats are detected from the file's content: ftrace text (trace, trace_pipe, trace-cmd report,\n"
+         "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf).\n"
+         "Run 'schedlab-cli COMMAND --help' for a command's details.\n";
+}
+}  // namespace
+
+int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
+    printUsage(argv.empty() ? err : out);
+    return argv.empty() ? kExitUsage : kExitOk;
+  }
+  const std::string command = argv[0];
+  const std::vector<std::string> rest(argv.begin() + 1, argv.end());
+  if (command == "info") return infoCommand(rest, out, err);
+  err << "schedlab-cli: unknown command '" << command << "'\n";
+  printUsage(err);
+  return kExitUsage;
+}
+
+}  // namespace app::cli

@@ -1,0 +1,184 @@
+// `schedlab-cli info`: what a trace holds. It imports the whole trace, so it is
+// also the import benchmark (--bench repeats the import and reports medians).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sys/resource.h>
+
+#include "app/cli/cli.h"
+#include "core/json_writer.h"
+#include "importers/importer.h"
+
+namespace app::cli {
+
+namespace {
+
+void writeTopologyJson(core::JsonWriter& j, const core::Topology& topo) {
+  j.key("topology").beginObject();
+  j.key("cores").beginArray();
+  for (const auto& core : topo.cores()) {
+    j.beginArray();
+    for (int cpu : core) j.value(cpu);
+    j.endArray();
+  }
+  j.endArray();
+  j.field("source", topo.source());
+  j.endObject();
+}
+
+void writeDiagnosticsJson(core::JsonWriter& j, const core::Diagnostics& d) {
+  j.key("diagnostics").beginObject();
+  for (size_t i = 0; i < core::kDiagCount; ++i) {
+    const auto code = static_cast<core::DiagCode>(i);
+    if (d.count(code) == 0) continue;
+    j.key(core::diagName(code)).beginObject();
+    j.field("count", d.count(code));
+    j.field("severity", core::toString(core::diagSeverity(code)));
+    j.field("description", core::diagDescription(code));
+    j.endObject();
+  }
+  j.endObject();
+}
+
+long peakRssKb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+}  // namespace
+
+int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  std::string error;
+  auto args = Args::parse(argv, {"--topology", "--topology-from", "--repeat"}, {"--json", "--bench", "--help"}, error);
+  if (!args || args->flag("--help") || args->positional().size() != 1) {
+    (args && args->flag("--help") ? out : err)
+        << (args ? "" : "schedlab-cli info: " + error + "\n")
+        << "usage: schedlab-cli info FILE [--json] [--topology CxT | --topology-from DIR] [--bench [--repeat N]]\n"
+           "Imports the whole trace and prints its format, CPU count, topology, time span, the count of\n"
+           "every event type, lost events and import diagnostics. --bench repeats the import (default 5\n"
+           "times) and prints the median wall time, events/s, MB/s, model bytes/event and peak RSS.\n";
+    return args && args->flag("--help") ? kExitOk : kExitUsage;
+  }
+  const std::string& path = args->positional()[0];
+
+  if (args->flag("--bench")) {
+    const int repeat = std::max(1, std::atoi(args->value("--repeat").value_or("5").c_str()));
+    std::vector<double> seconds;
+    std::shared_ptr<core::TraceModel> model;
+    for (int i = 0; i < repeat; ++i) {
+      model.reset();
+      const auto t0 = std::chrono::steady_clock::now();
+      bool failed = false;
+      model = loadTrace(path, *args, err, failed);
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (!model) return kExitFailure;
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const double median = seconds[seconds.size() / 2];
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    const double bytes = f ? static_cast<double>(f.tellg()) : 0.0;
+    core::JsonWriter j;
+    j.beginObject();
+    j.field("file", path);
+    j.field("events", model->eventCount);
+    j.field("runs", static_cast<int64_t>(repeat));
+    j.field("import_s_median", median);
+    j.field("import_s_min", seconds.front());
+    j.field("events_per_s", static_cast<double>(model->eventCount) / median);
+    j.field("mb_per_s", bytes / 1e6 / median);
+    j.field("model_bytes", static_cast<uint64_t>(model->memoryBytes()));
+    j.field("model_bytes_per_event",
+            model->eventCount ? static_cast<double>(model->memoryBytes()) / static_cast<double>(model->eventCount) : 0.0);
+    j.field("peak_rss_kb", static_cast<int64_t>(peakRssKb()));
+    j.endObject();
+    out << j.str() << "\n";
+    return kExitOk;
+  }
+
+  bool failed = false;
+  auto model = loadTrace(path, *args, err, failed);
+  if (!model) return kExitFailure;
+  const core::TraceModel& m = *model;
+
+  if (args->flag("--json")) {
+    core::JsonWriter j;
+    j.beginObject();
+    j.field("file", path);
+    j.field("format", m.format);
+    j.field("cpus", m.topology.cpuCount());
+    writeTopologyJson(j, m.topology);
+    j.field("first_ts_ns", m.firstTs);
+    j.field("last_ts_ns", m.lastTs);
+    j.field("span_ns", m.span());
+    j.field("event_count", m.eventCount);
+    j.key("events").beginObject();
+    for (const auto& [name, count] : m.eventCounts) j.field(name, count);
+    j.endObject();
+    j.field("lost_events", m.lostEvents());
+    j.field("lost_ranges", static_cast<uint64_t>(m.dataLoss.size()));
+    j.field("tasks", static_cast<uint64_t>(m.threads.size() - 1));
+    j.field("processes", static_cast<uint64_t>(m.processes.size()));
+    j.field("slices", m.sliceCount());
+    j.field("model_bytes", static_cast<uint64_t>(m.memoryBytes()));
+    j.key("metadata").beginObject();
+    for (const auto& [k, v] : m.metadata) j.field(k, v);
+    j.endObject();
+    j.field("partial", m.partial);
+    if (m.partial) j.field("partial_reason", m.partialReason);
+    writeDiagnosticsJson(j, m.diagnostics);
+    j.endObject();
+    out << j.str() << "\n";
+    return failed ? kExitFailure : kExitOk;
+  }
+
+  char buf[256];
+  out << "File:        " << path << "\n";
+  out << "Format:      " << m.format << "\n";
+  for (const auto& [k, v] : m.metadata) {
+    std::snprintf(buf, sizeof buf, "%-12s %s\n", (k + ":").c_str(), v.c_str());
+    out << buf;
+  }
+  out << "CPUs:        " << m.topology.cpuCount() << "\n";
+  out << "Topology:    " << m.topology.describe() << "\n";
+  for (size_t c = 0; c < m.topology.cores().size() && m.topology.hasSmt(); ++c) {
+    out << "  core " << c << ":";
+    for (int cpu : m.topology.cores()[c]) out << " cpu" << cpu;
+    out << "\n";
+  }
+  std::snprintf(buf, sizeof buf, "Span:        %s (%.6f .. %.6f s)\n", formatDuration(m.span()).c_str(),
+                static_cast<double>(m.firstTs) / 1e9, static_cast<double>(m.lastTs) / 1e9);
+  out << buf;
+  out << "Tasks:       " << m.threads.size() - 1 << " (" << m.processes.size() << " processes with known tgid)\n";
+  out << "Events:      " << m.eventCount << "\n";
+  for (const auto& [name, count] : m.eventCounts) {
+    std::snprintf(buf, sizeof buf, "  %-28s %12llu\n", name.c_str(), static_cast<unsigned long long>(count));
+    out << buf;
+  }
+  out << "Lost events: " << m.lostEvents() << " in " << m.dataLoss.size() << " ranges\n";
+  out << "Model:       " << m.memoryBytes() << " bytes";
+  if (m.eventCount) {
+    std::snprintf(buf, sizeof buf, " (%.1f B/event)", static_cast<double>(m.memoryBytes()) / static_cast<double>(m.eventCount));
+    out << buf;
+  }
+  out << "\n";
+  bool any = false;
+  for (size_t i = 0; i < core::kDiagCount; ++i) {
+    const auto code = static_cast<core::DiagCode>(i);
+    if (m.diagnostics.count(code) == 0) continue;
+    if (!any) out << "Diagnostics:\n";
+    any = true;
+    std::snprintf(buf, sizeof buf, "  %-28s %-9s %10llu  ", std::string(core::diagName(code)).c_str(),
+                  std::string(core::toString(core::diagSeverity(code))).c_str(),
+                  static_cast<unsigned long long>(m.diagnostics.count(code)));
+    out << buf << core::diagDescription(code) << "\n";
+  }
+  for (const auto& rec : m.diagnostics.records())
+    if (core::diagSeverity(rec.code) != core::Severity::Info) out << "  at " << rec.format() << "\n";
+  if (m.partial) out << "Partial:     " << m.partialReason << "\n";
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace app::cli

@@ -1,0 +1,79 @@
+// Import diagnostics: every contradiction, repair and loss an importer or the
+// SchedBuilder meets is counted under a named code with a severity, declared
+// once in the table below (like Perfetto's stats.h). Nothing is dropped silently.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace core {
+
+enum class Severity : uint8_t { Info, DataLoss, Error };
+std::string_view toString(Severity severity);
+
+// X(name, severity, description)
+#define SCHEDLAB_DIAGNOSTICS(X)                                                                                   \
+  X(mismatched_switch_prev_tid, Error, "sched_switch prev_tid differs from the task last switched in on that CPU") \
+  X(unknown_prev_state, Error, "prev_state value not recognised; the task was treated as sleeping")              \
+  X(out_of_order_timestamp, Error, "event timestamp earlier than the previous one; clamped to it")                \
+  X(wakeup_unknown_task, Info, "wakeup of a task never seen before")                                             \
+  X(wakeup_of_running_task, Info, "wakeup of a task that was running or runnable (no state change)")             \
+  X(switch_in_not_runnable, Info, "task switched in without a wakeup seen (state before it was not runnable)")   \
+  X(tid_reused_without_fork, Info, "tid came back after its task died without a fork event; new task created")    \
+  X(fork_of_existing_tid, Info, "fork child tid already had a live task; the old one was ended")                  \
+  X(cpu_out_of_range, Error, "event on a CPU number beyond the supported range; event dropped")                  \
+  X(lost_events, DataLoss, "events the tracer reported as lost (ring-buffer overrun, perf LOST, CTF discarded)") \
+  X(lost_event_ranges, DataLoss, "ranges of a CPU's timeline with lost events")                                   \
+  X(malformed_record, Error, "record or line that could not be decoded; skipped")                                \
+  X(unsupported_event, Info, "sched event of a known name whose fields could not be read")                       \
+  X(truncated_input, Error, "input ended inside a record; valid prefix kept")                                     \
+  X(slice_open_at_end, Info, "slices still running at trace end (closed at the last timestamp)")                  \
+  X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")
+
+enum class DiagCode : uint16_t {
+#define SCHEDLAB_DIAG_ENUM(name, sev, desc) name,
+  SCHEDLAB_DIAGNOSTICS(SCHEDLAB_DIAG_ENUM)
+#undef SCHEDLAB_DIAG_ENUM
+      Count
+};
+inline constexpr size_t kDiagCount = static_cast<size_t>(DiagCode::Count);
+
+std::string_view diagName(DiagCode code);
+std::string_view diagDescription(DiagCode code);
+Severity diagSeverity(DiagCode code);
+
+/// One located problem: which file, where in it, what. The first few of each
+/// code are kept with their location; the rest are only counted.
+struct DiagnosticRecord {
+  DiagCode code;
+  std::string file;
+  std::optional<uint64_t> line;        ///< 1-based, text formats
+  std::optional<uint64_t> byteOffset;  ///< binary formats
+  std::optional<int> cpu;
+  std::optional<int64_t> ts;
+  std::string message;
+  /// "FILE: line N: message" or "FILE: byte offset 0xN (cpu 3): message".
+  std::string format() const;
+};
+
+class Diagnostics {
+ public:
+  static constexpr size_t kRecordsKeptPerCode = 8;
+
+  void add(DiagCode code, uint64_t count = 1) { m_counts[static_cast<size_t>(code)] += count; }
+  void record(DiagnosticRecord rec);
+  uint64_t count(DiagCode code) const { return m_counts[static_cast<size_t>(code)]; }
+  const std::vector<DiagnosticRecord>& records() const { return m_records; }
+  uint64_t total(Severity severity) const;
+  void merge(const Diagnostics& other);
+
+ private:
+  std::array<uint64_t, kDiagCount> m_counts{};
+  std::vector<DiagnosticRecord> m_records;
+};
+
+}  // namespace core

@@ -1,0 +1,633 @@
+#include "core/sched_builder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <numeric>
+
+namespace core {
+
+namespace {
+constexpr uint32_t kNoRow = UINT32_MAX;
+constexpr int32_t kDenseTidLimit = 1 << 22;  // pid_max's ceiling on 64-bit kernels
+constexpr std::string_view kUnknownComm = "<...>";
+
+template <typename T>
+void shrink(std::vector<T>& v) {
+  v.shrink_to_fit();
+}
+
+// Stable counting sort of row indices by a key in [0, keyCount).
+template <typename KeyFn>
+std::vector<uint32_t> partitionRows(size_t rows, size_t keyCount, KeyFn key, std::vector<uint32_t>& begins) {
+  begins.assign(keyCount + 1, 0);
+  for (size_t i = 0; i < rows; ++i) ++begins[key(i) + 1];
+  std::partial_sum(begins.begin(), begins.end(), begins.begin());
+  std::vector<uint32_t> order(rows);
+  std::vector<uint32_t> next(begins.begin(), begins.end() - 1);
+  for (size_t i = 0; i < rows; ++i) order[next[key(i)]++] = static_cast<uint32_t>(i);
+  return order;
+}
+
+template <typename T>
+void permute(std::vector<T>& column, const std::vector<uint32_t>& order) {
+  std::vector<T> out;
+  out.reserve(order.size());
+  for (uint32_t i : order) out.push_back(column[i]);
+  column.swap(out);
+}
+}  // namespace
+
+struct SchedBuilder::ThreadRt {
+  TaskState state = TaskState::Unknown;
+  int16_t cpu = -1;  // last CPU it ran on or was queued on
+  bool exiting = false;
+  bool dead = false;
+  uint32_t pendingWaking = kNoRow;  // sched_waking row awaiting its sched_wakeup
+  int64_t lastStateTs = INT64_MIN;
+};
+
+struct SchedBuilder::CpuRt {
+  bool seen = false;
+  bool sliceOpen = false;
+  Utid current;
+  int64_t sliceStart = 0;
+  int16_t slicePrio = -1;
+  uint8_t sliceFlags = 0;
+  bool sliceForcedIdle = false;
+  int64_t lastTs = 0;
+  int64_t unknownSince = 0;  // since when we do not know who runs (CPU's first event, or end of a loss)
+};
+
+SchedBuilder::SchedBuilder() : m_model(std::make_shared<TraceModel>()) {
+  // utid 0 is the idle task of every CPU.
+  newThread(0, 0);
+  auto& t = m_model->threads;
+  t.comm[0] = m_model->strings.intern("swapper");
+  t.flags[0] = kThreadIdle;
+  t.prio[0] = 120;
+}
+
+SchedBuilder::~SchedBuilder() = default;
+
+void SchedBuilder::setFormat(std::string format) { m_model->format = std::move(format); }
+void SchedBuilder::addSourceFile(std::string path) {
+  if (m_file.empty()) m_file = path;
+  m_model->sourceFiles.push_back(std::move(path));
+}
+void SchedBuilder::setMetadata(std::string key, std::string value) { m_model->metadata[std::move(key)] = std::move(value); }
+void SchedBuilder::setTopology(Topology topology) { m_model->topology = std::move(topology); }
+void SchedBuilder::setReplayInfo(ReplayInfo info) { m_model->replay = std::move(info); }
+void SchedBuilder::setPartial(std::string reason) {
+  if (!m_model->partial) m_model->partialReason = std::move(reason);
+  m_model->partial = true;
+}
+Diagnostics& SchedBuilder::diagnostics() { return m_model->diagnostics; }
+
+void SchedBuilder::recordDiagnostic(DiagCode code, std::string message, std::optional<int> cpu,
+                                    std::optional<int64_t> ts) {
+  DiagnosticRecord rec{code, m_file, std::nullopt, std::nullopt, cpu, ts, std::move(message)};
+  if (m_line != 0) (m_positionIsLine ? rec.line : rec.byteOffset) = m_line;
+  m_model->diagnostics.record(std::move(rec));
+}
+
+uint32_t SchedBuilder::eventType(std::string_view name) {
+  std::string key(name);
+  if (auto it = m_eventTypeIndex.find(key); it != m_eventTypeIndex.end()) return it->second;
+  const auto id = static_cast<uint32_t>(m_eventTypeNames.size());
+  m_eventTypeIndex.emplace(key, id);
+  m_eventTypeNames.push_back(std::move(key));
+  m_eventTypeCounts.push_back(0);
+  return id;
+}
+
+SchedBuilder::CpuRt& SchedBuilder::cpuRt(int cpu) {
+  if (static_cast<size_t>(cpu) >= m_cpus.size()) {
+    m_cpus.resize(static_cast<size_t>(cpu) + 1);
+    m_model->cpuSlices.resize(static_cast<size_t>(cpu) + 1);
+  }
+  return m_cpus[static_cast<size_t>(cpu)];
+}
+
+bool SchedBuilder::accept(EventContext& ctx) {
+  if (ctx.cpu < 0 || ctx.cpu >= kMaxCpus) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "event on cpu %d ignored", ctx.cpu);
+    recordDiagnostic(DiagCode::cpu_out_of_range, buf, ctx.cpu, ctx.ts);
+    return false;
+  }
+  ++m_eventsSeen;
+  int64_t ts = ctx.ts;
+  if (ts < m_lastTs) {
+    if (m_model->diagnostics.count(DiagCode::out_of_order_timestamp) < Diagnostics::kRecordsKeptPerCode) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "timestamp %lld is %lld ns before the previous event",
+                    static_cast<long long>(ts), static_cast<long long>(m_lastTs - ts));
+      recordDiagnostic(DiagCode::out_of_order_timestamp, buf, ctx.cpu, ts);
+    } else {
+      m_model->diagnostics.add(DiagCode::out_of_order_timestamp);
+    }
+    // The state machine needs one time order; clamping keeps every interval non-negative.
+    ctx.ts = m_lastTs;
+    ts = m_lastTs;
+  }
+  if (m_eventsSeen == 1) m_model->firstTs = ts;
+  m_lastTs = ts;
+  CpuRt& c = cpuRt(ctx.cpu);
+  if (!c.seen) {
+    c.seen = true;
+    c.unknownSince = ts;
+  }
+  c.lastTs = ts;
+  return true;
+}
+
+void SchedBuilder::onOtherEvent(EventContext ctx) { accept(ctx); }
+
+Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
+  auto& t = m_model->threads;
+  const Utid u(static_cast<uint32_t>(t.size()));
+  t.tid.push_back(tid);
+  t.tgid.push_back(-1);
+  t.upid.push_back(Upid());
+  t.comm.push_back(StringId(0));
+  t.prio.push_back(-1);
+  t.startTs.push_back(ts);
+  t.endTs.push_back(ts);
+  t.parent.push_back(Utid());
+  t.flags.push_back(0);
+  t.cookie.push_back(0);
+  t.uclampMin.push_back(-1);
+  t.uclampMax.push_back(-1);
+  m_threads.emplace_back();
+  if (tid >= 0 && tid < kDenseTidLimit) {
+    if (static_cast<size_t>(tid) >= m_tidToUtid.size())
+      m_tidToUtid.resize(std::max<size_t>(static_cast<size_t>(tid) + 1, m_tidToUtid.size() * 2), kNoRow);
+    m_tidToUtid[static_cast<size_t>(tid)] = u.value;
+  } else {
+    m_bigTidToUtid[tid] = u.value;
+  }
+  return u;
+}
+
+Utid SchedBuilder::threadFor(int32_t tid, std::string_view comm, int64_t ts, bool* created) {
+  if (tid == 0) return kIdleUtid;
+  uint32_t found = kNoRow;
+  if (tid > 0 && tid < kDenseTidLimit) {
+    if (static_cast<size_t>(tid) < m_tidToUtid.size()) found = m_tidToUtid[static_cast<size_t>(tid)];
+  } else if (auto it = m_bigTidToUtid.find(tid); it != m_bigTidToUtid.end()) {
+    found = it->second;
+  }
+  Utid u;
+  if (found != kNoRow && !m_threads[found].dead) {
+    u = Utid(found);
+  } else {
+    if (found != kNoRow) {
+      // The task with this tid died and no fork announced a new one.
+      recordDiagnostic(DiagCode::tid_reused_without_fork, "tid " + std::to_string(tid) + " seen again after it died",
+                       std::nullopt, ts);
+    }
+    u = newThread(tid, ts);
+    if (created) *created = true;
+  }
+  noteComm(u, comm, ts);
+  return u;
+}
+
+void SchedBuilder::noteComm(Utid u, std::string_view comm, int64_t ts) {
+  if (comm.empty() || comm == kUnknownComm || u == kIdleUtid) return;
+  auto& current = m_model->threads.comm[u.value];
+  if (m_model->strings.get(current) == comm) return;
+  const StringId id = m_model->strings.intern(comm);
+  if (current.value != 0) {
+    m_model->commChanges.utid.push_back(u);
+    m_model->commChanges.ts.push_back(ts);
+    m_model->commChanges.comm.push_back(id);
+  }
+  current = id;
+}
+
+void SchedBuilder::notePrio(Utid u, int32_t prio) {
+  if (prio >= 0 && prio < 200 && u != kIdleUtid) m_model->threads.prio[u.value] = static_cast<int16_t>(prio);
+}
+
+void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
+  if (u == kIdleUtid) return;
+  ThreadRt& rt = m_threads[u.value];
+  if (rt.state == state && (state != TaskState::Running || rt.cpu == cpu)) return;
+  if (ts < rt.lastStateTs) ts = rt.lastStateTs;
+  auto& s = m_model->threadStates;
+  if (rt.lastStateTs == ts && !s.ts.empty() && m_stateUtid.back() == u) {
+    // Two changes at the same instant: the later one wins, no zero-length row.
+    s.state.back() = state;
+    s.cpu.back() = static_cast<CpuId>(cpu < 0 ? 0 : cpu);
+  } else {
+    s.ts.push_back(ts);
+    s.state.push_back(state);
+    s.cpu.push_back(static_cast<CpuId>(cpu < 0 ? 0 : cpu));
+    m_stateUtid.push_back(u);
+  }
+  rt.state = state;
+  rt.lastStateTs = ts;
+  if (cpu >= 0) rt.cpu = static_cast<int16_t>(cpu);
+}
+
+void SchedBuilder::openSlice(CpuRt& c, int /*cpu*/, Utid u, int64_t ts, uint8_t flags, bool forcedIdle) {
+  c.sliceOpen = true;
+  c.current = u;
+  c.sliceStart = ts;
+  c.slicePrio = m_model->threads.prio[u.value];
+  c.sliceFlags = flags;
+  c.sliceForcedIdle = forcedIdle && u == kIdleUtid;
+}
+
+void SchedBuilder::closeSlice(CpuRt& c, int cpu, int64_t ts, TaskState endState, SliceEnd reason) {
+  if (!c.sliceOpen) return;
+  auto& t = m_model->cpuSlices[static_cast<size_t>(cpu)];
+  t.ts.push_back(c.sliceStart);
+  t.dur.push_back(ts - c.sliceStart);
+  t.utid.push_back(c.current);
+  t.prio.push_back(c.slicePrio);
+  t.endState.push_back(endState);
+  t.endReason.push_back(reason);
+  t.kind.push_back(c.current == kIdleUtid ? (c.sliceForcedIdle ? SliceKind::ForcedIdle : SliceKind::Idle)
+                                          : SliceKind::Task);
+  t.flags.push_back(c.sliceFlags);
+  c.sliceOpen = false;
+}
+
+void SchedBuilder::killThread(Utid u, int64_t ts) {
+  if (u == kIdleUtid) return;
+  ThreadRt& rt = m_threads[u.value];
+  setState(u, ts, TaskState::Dead, rt.cpu);
+  rt.dead = true;
+  m_model->threads.endTs[u.value] = ts;
+  m_model->threads.flags[u.value] |= kThreadExited;
+}
+
+void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
+  if (!accept(ctx)) return;
+  const int64_t ts = ctx.ts;
+  const int cpu = ctx.cpu;
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  const Utid prev = threadFor(a.prevTid, a.prevComm, ts);
+  notePrio(prev, a.prevPrio);
+  const Utid next = threadFor(a.nextTid, a.nextComm, ts);
+  notePrio(next, a.nextPrio);
+
+  TaskState endState = a.prevState;
+  if (prev != kIdleUtid && m_threads[prev.value].exiting) endState = TaskState::Dead;
+  if (endState == TaskState::Unknown) {
+    recordDiagnostic(DiagCode::unknown_prev_state, "prev_state of tid " + std::to_string(a.prevTid) + " not known",
+                     cpu, ts);
+    endState = TaskState::Sleeping;
+  }
+  const SliceEnd reason = endState == TaskState::Dead ? SliceEnd::Exited
+                          : isRunnable(endState)      ? SliceEnd::Preempted
+                                                      : SliceEnd::Blocked;
+
+  if (c.sliceOpen && c.current != prev) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "prev_tid %d but tid %d was switched in", a.prevTid,
+                  m_model->threads.tid[c.current.value]);
+    recordDiagnostic(DiagCode::mismatched_switch_prev_tid, buf, cpu, ts);
+    const Utid stale = c.current;
+    closeSlice(c, cpu, ts, TaskState::Unknown, SliceEnd::Mismatch);
+    if (stale != kIdleUtid && m_threads[stale.value].state == TaskState::Running &&
+        m_threads[stale.value].cpu == cpu)
+      setState(stale, ts, TaskState::Unknown, cpu);
+  }
+  if (!c.sliceOpen) {
+    // First switch on this CPU (or first after lost data): prev has been running
+    // at least since the CPU's first event after the gap.
+    const int64_t since = std::min(c.unknownSince, ts);
+    if (prev != kIdleUtid && m_threads[prev.value].lastStateTs <= since) setState(prev, since, TaskState::Running, cpu);
+    openSlice(c, cpu, prev, since, kSliceStartUnknown, false);
+  }
+  closeSlice(c, cpu, ts, endState, reason);
+  if (endState == TaskState::Dead)
+    killThread(prev, ts);
+  else
+    setState(prev, ts, endState, cpu);
+
+  if (next != kIdleUtid) {
+    const TaskState before = m_threads[next.value].state;
+    if (before != TaskState::Unknown && !isRunnable(before) && before != TaskState::Running)
+      m_model->diagnostics.add(DiagCode::switch_in_not_runnable);
+    m_threads[next.value].pendingWaking = kNoRow;
+  }
+  setState(next, ts, TaskState::Running, cpu);
+  openSlice(c, cpu, next, ts, 0, a.forcedIdle);
+}
+
+void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool isNew) {
+  if (!accept(ctx)) return;
+  const int64_t ts = ctx.ts;
+  if (a.tid == 0) return;  // waking the idle task: meaningless, nothing to track
+  bool created = false;
+  const Utid u = threadFor(a.tid, a.comm, ts, &created);
+  notePrio(u, a.prio);
+  if (created && !isNew) m_model->diagnostics.add(DiagCode::wakeup_unknown_task);
+  ThreadRt& rt = m_threads[u.value];
+  auto& w = m_model->wakeups;
+  const CpuId target = static_cast<CpuId>(a.targetCpu >= 0 && a.targetCpu < kMaxCpus ? a.targetCpu : ctx.cpu);
+
+  if (!isWaking && rt.pendingWaking != kNoRow) {
+    // The sched_wakeup that completes an earlier sched_waking: one wakeup, not two.
+    w.flags[rt.pendingWaking] |= kWakeupHadWakeup;
+    w.targetCpu[rt.pendingWaking] = target;
+    rt.pendingWaking = kNoRow;
+    return;
+  }
+
+  int32_t wakerTid = ctx.ctxTid;
+  if (wakerTid < 0) {
+    const CpuRt& c = m_cpus[static_cast<size_t>(ctx.cpu)];
+    wakerTid = c.sliceOpen ? m_model->threads.tid[c.current.value] : -1;
+  }
+  uint8_t flags = static_cast<uint8_t>((isWaking ? kWakeupHadWaking : kWakeupHadWakeup) | (isNew ? kWakeupNew : 0));
+  Utid waker;
+  if ((ctx.irq & (kCtxHardIrq | kCtxSoftIrq | kCtxNmi)) || wakerTid <= 0) {
+    flags |= kWakeupFromIrq;
+  } else {
+    waker = threadFor(wakerTid, {}, ts);
+  }
+  const bool active = rt.state == TaskState::Running || isRunnable(rt.state);
+  if (active) {
+    flags |= kWakeupNoEffect;
+    m_model->diagnostics.add(DiagCode::wakeup_of_running_task);
+  }
+  const auto row = static_cast<uint32_t>(w.ts.size());
+  w.ts.push_back(ts);
+  w.wakee.push_back(u);
+  w.waker.push_back(waker);
+  w.targetCpu.push_back(target);
+  w.wakerCpu.push_back(static_cast<CpuId>(ctx.cpu));
+  w.flags.push_back(flags);
+  rt.pendingWaking = isWaking ? row : kNoRow;
+  if (!active) setState(u, ts, TaskState::Runnable, target);
+}
+
+void SchedBuilder::onWaking(EventContext ctx, const WakeArgs& args) { wake(ctx, args, true, false); }
+void SchedBuilder::onWakeup(EventContext ctx, const WakeArgs& args, bool isNew) {
+  wake(ctx, args, false, isNew);
+}
+
+void SchedBuilder::onMigrate(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio,
+                             int32_t origCpu, int32_t destCpu) {
+  if (!accept(ctx)) return;
+  if (tid == 0 || destCpu < 0 || destCpu >= kMaxCpus) return;
+  const Utid u = threadFor(tid, comm, ctx.ts);
+  notePrio(u, prio);
+  ThreadRt& rt = m_threads[u.value];
+  if (rt.cpu >= 0 && origCpu != rt.cpu) m_model->diagnostics.add(DiagCode::migrate_wrong_cpu);
+  auto& m = m_model->migrations;
+  m.ts.push_back(ctx.ts);
+  m.utid.push_back(u);
+  m.origCpu.push_back(static_cast<CpuId>(std::clamp(origCpu, 0, kMaxCpus - 1)));
+  m.destCpu.push_back(static_cast<CpuId>(destCpu));
+  rt.cpu = static_cast<int16_t>(destCpu);
+}
+
+void SchedBuilder::onFork(EventContext ctx, int32_t parentTid, std::string_view parentComm, int32_t childTid,
+                          std::string_view childComm, int32_t childTgid) {
+  if (!accept(ctx)) return;
+  const int64_t ts = ctx.ts;
+  const Utid parent = threadFor(parentTid, parentComm, ts);
+  if (childTid <= 0) return;
+  uint32_t existing = kNoRow;
+  if (childTid < kDenseTidLimit) {
+    if (static_cast<size_t>(childTid) < m_tidToUtid.size()) existing = m_tidToUtid[static_cast<size_t>(childTid)];
+  } else if (auto it = m_bigTidToUtid.find(childTid); it != m_bigTidToUtid.end()) {
+    existing = it->second;
+  }
+  if (existing != kNoRow && !m_threads[existing].dead) {
+    m_model->diagnostics.add(DiagCode::fork_of_existing_tid);
+    killThread(Utid(existing), ts);
+  }
+  const Utid child = newThread(childTid, ts);
+  auto& t = m_model->threads;
+  t.parent[child.value] = parent;
+  t.flags[child.value] |= kThreadForked;
+  t.prio[child.value] = t.prio[parent.value];
+  t.cookie[child.value] = t.cookie[parent.value];  // prctl cookies are inherited across fork
+  t.uclampMin[child.value] = t.uclampMin[parent.value];
+  t.uclampMax[child.value] = t.uclampMax[parent.value];
+  if (childTgid >= 0) t.tgid[child.value] = childTgid;
+  noteComm(child, childComm.empty() ? m_model->strings.get(t.comm[parent.value]) : childComm, ts);
+  m_threads[child.value].cpu = static_cast<int16_t>(ctx.cpu);
+  auto& e = m_model->taskEvents;
+  e.ts.push_back(ts);
+  e.kind.push_back(TaskEventKind::Fork);
+  e.utid.push_back(parent);
+  e.other.push_back(child);
+  e.text.push_back(StringId());
+}
+
+void SchedBuilder::onExec(EventContext ctx, int32_t tid, int32_t /*oldTid*/, std::string_view filename) {
+  if (!accept(ctx)) return;
+  const Utid u = threadFor(tid, {}, ctx.ts);
+  auto& e = m_model->taskEvents;
+  e.ts.push_back(ctx.ts);
+  e.kind.push_back(TaskEventKind::Exec);
+  e.utid.push_back(u);
+  e.other.push_back(Utid());
+  e.text.push_back(m_model->strings.intern(filename));
+  // The comm becomes the file's base name (TASK_COMM_LEN-1 bytes); later events confirm it.
+  std::string_view base = filename.substr(filename.find_last_of('/') + 1);
+  noteComm(u, base.substr(0, 15), ctx.ts);
+}
+
+void SchedBuilder::onExit(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio) {
+  if (!accept(ctx)) return;
+  if (tid == 0) return;
+  const Utid u = threadFor(tid, comm, ctx.ts);
+  notePrio(u, prio);
+  m_threads[u.value].exiting = true;
+  auto& e = m_model->taskEvents;
+  e.ts.push_back(ctx.ts);
+  e.kind.push_back(TaskEventKind::Exit);
+  e.utid.push_back(u);
+  e.other.push_back(Utid());
+  e.text.push_back(StringId());
+  // A task that exits while not on a CPU (never switched out afterwards) is dead now.
+  if (m_threads[u.value].state != TaskState::Running) killThread(u, ctx.ts);
+}
+
+void SchedBuilder::onRename(EventContext ctx, int32_t tid, std::string_view newComm) {
+  if (!accept(ctx)) return;
+  if (tid == 0) return;
+  const Utid u = threadFor(tid, {}, ctx.ts);
+  noteComm(u, newComm, ctx.ts);
+}
+
+void SchedBuilder::onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm) {
+  if (tid <= 0) return;
+  const int64_t ts = m_eventsSeen ? m_lastTs : 0;
+  const Utid u = threadFor(tid, {}, ts);
+  if (tgid > 0) m_model->threads.tgid[u.value] = tgid;
+  // Out-of-band names (saved cmdlines) describe the task as the tracer last knew it;
+  // they must not override what the events themselves say.
+  if (m_model->threads.comm[u.value].value == 0) noteComm(u, comm, ts);
+}
+
+void SchedBuilder::onTaskStateSeed(int64_t ts, int32_t tid, TaskState state, int32_t cpu) {
+  if (tid <= 0) return;
+  const Utid u = threadFor(tid, {}, ts);
+  if (m_threads[u.value].state == TaskState::Unknown) setState(u, ts, state, cpu);
+}
+
+void SchedBuilder::onDataLoss(int32_t cpu, int64_t ts, int64_t count) {
+  auto& d = m_model->dataLoss;
+  m_model->diagnostics.add(DiagCode::lost_event_ranges);
+  if (count > 0) m_model->diagnostics.add(DiagCode::lost_events, static_cast<uint64_t>(count));
+  if (cpu < 0 || cpu >= kMaxCpus) {
+    d.cpu.push_back(-1);
+    d.tsBegin.push_back(m_eventsSeen ? m_lastTs : ts);
+    d.tsEnd.push_back(std::max(ts, m_eventsSeen ? m_lastTs : ts));
+    d.count.push_back(count);
+    return;
+  }
+  CpuRt& c = cpuRt(cpu);
+  const int64_t begin = c.seen ? c.lastTs : (m_eventsSeen ? m_model->firstTs : ts);
+  const int64_t end = std::max(begin, ts);
+  d.cpu.push_back(cpu);
+  d.tsBegin.push_back(begin);
+  d.tsEnd.push_back(end);
+  d.count.push_back(count);
+  if (c.sliceOpen) {
+    const Utid running = c.current;
+    closeSlice(c, cpu, begin, TaskState::Unknown, SliceEnd::DataLoss);
+    setState(running, begin, TaskState::Unknown, cpu);
+  }
+  if (end > begin) {
+    auto& t = m_model->cpuSlices[static_cast<size_t>(cpu)];
+    t.ts.push_back(begin);
+    t.dur.push_back(end - begin);
+    t.utid.push_back(kIdleUtid);
+    t.prio.push_back(-1);
+    t.endState.push_back(TaskState::Unknown);
+    t.endReason.push_back(SliceEnd::DataLoss);
+    t.kind.push_back(SliceKind::Lost);
+    t.flags.push_back(0);
+  }
+  c.seen = true;
+  c.unknownSince = end;
+  c.lastTs = end;
+}
+
+void SchedBuilder::onCounter(CounterKind kind, int32_t index, int64_t ts, double value) {
+  auto& ct = m_model->counters;
+  uint32_t track = 0;
+  for (; track < ct.tracks.size(); ++track)
+    if (ct.tracks[track].kind == kind && ct.tracks[track].index == index) break;
+  if (track == ct.tracks.size()) ct.tracks.push_back({kind, index});
+  ct.ts.push_back(ts);
+  ct.value.push_back(value);
+  m_counterTrackOfRow.push_back(track);
+}
+
+void SchedBuilder::setTaskAttributes(int32_t tid, uint32_t cookie, int16_t uclampMin, int16_t uclampMax) {
+  const Utid u = threadFor(tid, {}, m_eventsSeen ? m_lastTs : 0);
+  auto& t = m_model->threads;
+  t.cookie[u.value] = cookie;
+  t.uclampMin[u.value] = uclampMin;
+  t.uclampMax[u.value] = uclampMax;
+}
+
+std::shared_ptr<TraceModel> SchedBuilder::finalize() {
+  TraceModel& m = *m_model;
+  const int64_t end = m_eventsSeen ? m_lastTs : 0;
+  m.lastTs = end;
+  if (!m_eventsSeen) m.firstTs = 0;
+
+  // Whatever still runs, runs until the trace ends.
+  uint64_t open = 0;
+  for (size_t cpu = 0; cpu < m_cpus.size(); ++cpu) {
+    CpuRt& c = m_cpus[cpu];
+    if (c.sliceOpen) {
+      ++open;
+      closeSlice(c, static_cast<int>(cpu), end, TaskState::Running, SliceEnd::TraceEnd);
+    }
+  }
+  if (open) m.diagnostics.add(DiagCode::slice_open_at_end, open);
+  for (size_t u = 1; u < m.threads.size(); ++u)
+    if (!m_threads[u].dead) m.threads.endTs[u] = end;
+
+  // Thread states: partition by utid (stable, so each thread's rows stay in time order).
+  {
+    auto& s = m.threadStates;
+    const auto order = partitionRows(
+        s.ts.size(), m.threads.size(), [&](size_t i) { return m_stateUtid[i].value; }, s.rowsBegin);
+    permute(s.ts, order);
+    permute(s.state, order);
+    permute(s.cpu, order);
+    m_stateUtid.clear();
+    m_stateUtid.shrink_to_fit();
+  }
+  // Wakeups: per-wakee index.
+  {
+    auto& w = m.wakeups;
+    w.byWakee = partitionRows(
+        w.ts.size(), m.threads.size(), [&](size_t i) { return w.wakee[i].value; }, w.byWakeeBegin);
+  }
+  // Counters: contiguous rows per track.
+  {
+    auto& ct = m.counters;
+    const auto order = partitionRows(
+        ct.ts.size(), ct.tracks.size(), [&](size_t i) { return m_counterTrackOfRow[i]; }, ct.rowsBegin);
+    permute(ct.ts, order);
+    permute(ct.value, order);
+  }
+  // Processes: one per tgid lifetime; a tgid whose leader died and came back is a new process.
+  {
+    std::map<int32_t, std::pair<uint32_t, uint32_t>> live;  // tgid -> (upid, leader utid)
+    for (size_t u = 1; u < m.threads.size(); ++u) {
+      const int32_t tgid = m.threads.tgid[u];
+      if (tgid <= 0) continue;
+      auto it = live.find(tgid);
+      const bool isLeader = m.threads.tid[u] == tgid;
+      if (it == live.end() || (isLeader && it->second.second != UINT32_MAX &&
+                               (m.threads.flags[it->second.second] & kThreadExited) &&
+                               m.threads.endTs[it->second.second] <= m.threads.startTs[u])) {
+        const auto upid = static_cast<uint32_t>(m.processes.size());
+        m.processes.tgid.push_back(tgid);
+        m.processes.name.push_back(m.threads.comm[u]);
+        it = live.insert_or_assign(tgid, std::make_pair(upid, isLeader ? static_cast<uint32_t>(u) : UINT32_MAX)).first;
+      } else if (isLeader && it->second.second == UINT32_MAX) {
+        it->second.second = static_cast<uint32_t>(u);
+        m.processes.name[it->second.first] = m.threads.comm[u];
+      }
+      m.threads.upid[u] = Upid(it->second.first);
+    }
+  }
+  // Event counts, by name.
+  for (size_t i = 0; i < m_eventTypeNames.size(); ++i)
+    if (m_eventTypeCounts[i]) {
+      m.eventCounts.emplace_back(m_eventTypeNames[i], m_eventTypeCounts[i]);
+      m.eventCount += m_eventTypeCounts[i];
+    }
+  std::sort(m.eventCounts.begin(), m.eventCounts.end());
+
+  if (m.topology.empty())
+    m.topology = Topology::flat(std::max(1, m.cpuCount()), "default");
+  else
+    m.topology.extendTo(m.cpuCount());
+  if (m.cpuCount() < m.topology.cpuLimit()) m.cpuSlices.resize(static_cast<size_t>(m.topology.cpuLimit()));
+
+  for (auto& t : m.cpuSlices) {
+    shrink(t.ts), shrink(t.dur), shrink(t.utid), shrink(t.prio), shrink(t.endState), shrink(t.endReason),
+        shrink(t.kind), shrink(t.flags);
+  }
+  shrink(m.threadStates.ts), shrink(m.threadStates.state), shrink(m.threadStates.cpu);
+  shrink(m.wakeups.ts), shrink(m.wakeups.wakee), shrink(m.wakeups.waker), shrink(m.wakeups.targetCpu),
+      shrink(m.wakeups.wakerCpu), shrink(m.wakeups.flags);
+  shrink(m.migrations.ts), shrink(m.migrations.utid), shrink(m.migrations.origCpu), shrink(m.migrations.destCpu);
+  m_threads.clear();
+  m_cpus.clear();
+  auto out = std::move(m_model);
+  m_model = std::make_shared<TraceModel>();
+  return out;
+}
+
+}  // namespace core

@@ -1,0 +1,139 @@
+// The one format-neutral state machine that turns scheduler events into the
+// trace model. Every importer decodes its format and calls the on*() methods in
+// timestamp order; the replay simulator does the same. No importer contains
+// scheduling logic, so all formats build identical models from identical events.
+//
+// Failure modes: nothing here fails hard. Contradictions (mismatched switch
+// tids, wakeups of unknown tasks, time going backwards...) are counted as named
+// diagnostics and repaired deterministically; see diagnostics.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/trace_model.h"
+
+namespace core {
+
+/// Context common to every event: when, where, and in whose context it fired.
+struct EventContext {
+  int64_t ts = 0;
+  int32_t cpu = 0;
+  int32_t ctxTid = -1;  ///< common_pid: the task current when the event fired; -1 if the format does not say
+  uint8_t irq = 0;      ///< IrqContext bits (from common_flags or the text irq column)
+};
+enum IrqContext : uint8_t { kCtxHardIrq = 1, kCtxSoftIrq = 2, kCtxNmi = 4 };
+
+struct SwitchArgs {
+  int32_t prevTid = 0;
+  std::string_view prevComm;
+  int32_t prevPrio = -1;
+  TaskState prevState = TaskState::Unknown;
+  int32_t nextTid = 0;
+  std::string_view nextComm;
+  int32_t nextPrio = -1;
+  bool forcedIdle = false;  ///< replay: the CPU goes idle because core scheduling forces it
+};
+
+struct WakeArgs {
+  int32_t tid = 0;
+  std::string_view comm;
+  int32_t prio = -1;
+  int32_t targetCpu = -1;
+};
+
+class SchedBuilder {
+ public:
+  static constexpr int kMaxCpus = 4096;
+
+  SchedBuilder();
+  ~SchedBuilder();
+  SchedBuilder(const SchedBuilder&) = delete;
+  SchedBuilder& operator=(const SchedBuilder&) = delete;
+
+  // --- Run metadata ---
+  void setFormat(std::string format);
+  void addSourceFile(std::string path);
+  void setMetadata(std::string key, std::string value);
+  void setTopology(Topology topology);
+  void setReplayInfo(ReplayInfo info);
+  /// The input turned unreadable: keep what was built, mark the model partial.
+  void setPartial(std::string reason);
+  Diagnostics& diagnostics();
+
+  /// Where the importer is in its input, for diagnostics raised by the builder.
+  void setLine(uint64_t line) { m_line = line; m_positionIsLine = true; }
+  void setByteOffset(uint64_t offset) { m_line = offset; m_positionIsLine = false; }
+  void setCurrentFile(std::string file) { m_file = std::move(file); }
+  void recordDiagnostic(DiagCode code, std::string message, std::optional<int> cpu = {}, std::optional<int64_t> ts = {});
+
+  // --- Event counting (every event read, sched or not) ---
+  uint32_t eventType(std::string_view name);
+  void countEvent(uint32_t type, uint64_t n = 1) { m_eventTypeCounts[type] += n; }
+  /// Marks a timestamp as seen on a CPU (for events the builder has no method for).
+  void onOtherEvent(EventContext ctx);
+
+  // --- Scheduler events ---
+  void onSwitch(EventContext ctx, const SwitchArgs& args);
+  void onWaking(EventContext ctx, const WakeArgs& args);
+  void onWakeup(EventContext ctx, const WakeArgs& args, bool isNew);
+  void onMigrate(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio, int32_t origCpu,
+                 int32_t destCpu);
+  void onFork(EventContext ctx, int32_t parentTid, std::string_view parentComm, int32_t childTid,
+              std::string_view childComm, int32_t childTgid = -1);
+  void onExec(EventContext ctx, int32_t tid, int32_t oldTid, std::string_view filename);
+  void onExit(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio);
+  void onRename(EventContext ctx, int32_t tid, std::string_view newComm);
+  /// Task identity known from outside the event stream (saved cmdlines/tgids,
+  /// perf COMM records, LTTng statedump). Applies to the current task of `tid`.
+  void onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm);
+  /// A task's state at trace start (LTTng statedump).
+  void onTaskStateSeed(int64_t ts, int32_t tid, TaskState state, int32_t cpu);
+  /// Events lost on `cpu` (-1: unknown CPU) before `ts`; count -1 if unknown.
+  void onDataLoss(int32_t cpu, int64_t ts, int64_t count);
+  void onCounter(CounterKind kind, int32_t index, int64_t ts, double value);
+  void setTaskAttributes(int32_t tid, uint32_t cookie, int16_t uclampMin, int16_t uclampMax);
+
+  uint64_t eventsSeen() const { return m_eventsSeen; }
+  bool empty() const { return m_eventsSeen == 0; }
+
+  /// Closes what is still open, builds the indexes, freezes the model.
+  std::shared_ptr<TraceModel> finalize();
+
+ private:
+  struct ThreadRt;
+  struct CpuRt;
+  bool accept(EventContext& ctx);
+  Utid threadFor(int32_t tid, std::string_view comm, int64_t ts, bool* created = nullptr);
+  Utid newThread(int32_t tid, int64_t ts);
+  void noteComm(Utid u, std::string_view comm, int64_t ts);
+  void notePrio(Utid u, int32_t prio);
+  void setState(Utid u, int64_t ts, TaskState state, int cpu);
+  void openSlice(CpuRt& c, int cpu, Utid u, int64_t ts, uint8_t flags, bool forcedIdle);
+  void closeSlice(CpuRt& c, int cpu, int64_t ts, TaskState endState, SliceEnd reason);
+  void wake(EventContext ctx, const WakeArgs& args, bool isWaking, bool isNew);
+  void killThread(Utid u, int64_t ts);
+  CpuRt& cpuRt(int cpu);
+
+  std::shared_ptr<TraceModel> m_model;
+  std::vector<ThreadRt> m_threads;
+  std::vector<CpuRt> m_cpus;
+  std::vector<uint32_t> m_tidToUtid;  // dense for small tids
+  std::unordered_map<int32_t, uint32_t> m_bigTidToUtid;
+  std::vector<Utid> m_stateUtid;      // import-time column, dropped at finalize
+  std::vector<uint32_t> m_counterTrackOfRow;
+  std::unordered_map<std::string, uint32_t> m_eventTypeIndex;
+  std::vector<std::string> m_eventTypeNames;
+  std::vector<uint64_t> m_eventTypeCounts;
+  int64_t m_lastTs = INT64_MIN;
+  uint64_t m_eventsSeen = 0;
+  uint64_t m_line = 0;
+  bool m_positionIsLine = true;
+  std::string m_file;
+};
+
+}  // namespace core

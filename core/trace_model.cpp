@@ -1,0 +1,99 @@
+#include "core/trace_model.h"
+
+#include <algorithm>
+
+namespace core {
+
+std::string_view toString(SliceKind kind) {
+  switch (kind) {
+    case SliceKind::Task: return "task";
+    case SliceKind::Idle: return "idle";
+    case SliceKind::ForcedIdle: return "forced idle";
+    case SliceKind::Lost: return "lost data";
+  }
+  return "?";
+}
+
+std::string_view toString(SliceEnd end) {
+  switch (end) {
+    case SliceEnd::Preempted: return "preempted";
+    case SliceEnd::Blocked: return "blocked";
+    case SliceEnd::Exited: return "exited";
+    case SliceEnd::TraceEnd: return "trace end";
+    case SliceEnd::DataLoss: return "data loss";
+    case SliceEnd::Mismatch: return "mismatched switch";
+  }
+  return "?";
+}
+
+std::string_view toString(CounterKind kind) {
+  switch (kind) {
+    case CounterKind::CpuFrequencyKhz: return "cpu_frequency_khz";
+    case CounterKind::NrRunning: return "nr_running";
+    case CounterKind::UclampMin: return "uclamp_min";
+    case CounterKind::UclampMax: return "uclamp_max";
+    case CounterKind::Utilisation: return "util";
+  }
+  return "?";
+}
+
+std::span<const uint32_t> TraceModel::wakeupsOf(Utid u) const {
+  if (u.value + 1 >= wakeups.byWakeeBegin.size()) return {};
+  const uint32_t b = wakeups.byWakeeBegin[u.value];
+  const uint32_t e = wakeups.byWakeeBegin[u.value + 1];
+  return std::span<const uint32_t>(wakeups.byWakee).subspan(b, e - b);
+}
+
+Utid TraceModel::threadOfStateRow(uint32_t row) const {
+  const auto& b = threadStates.rowsBegin;
+  const auto it = std::upper_bound(b.begin(), b.end(), row);
+  return Utid(static_cast<uint32_t>(it - b.begin() - 1));
+}
+
+int64_t TraceModel::stateEnd(uint32_t row) const {
+  const Utid u = threadOfStateRow(row);
+  if (row + 1 < threadStates.rowsBegin[u.value + 1]) return threadStates.ts[row + 1];
+  return std::max(threadStates.ts[row], threads.endTs[u.value]);
+}
+
+int64_t TraceModel::lostEvents() const {
+  int64_t total = 0;
+  for (int64_t c : dataLoss.count) total += std::max<int64_t>(c, 0);
+  return total;
+}
+
+uint64_t TraceModel::sliceCount() const {
+  uint64_t n = 0;
+  for (const auto& t : cpuSlices) n += t.size();
+  return n;
+}
+
+namespace {
+template <typename T>
+size_t bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+}  // namespace
+
+size_t TraceModel::memoryBytes() const {
+  size_t n = strings.memoryBytes();
+  for (const auto& t : cpuSlices)
+    n += bytes(t.ts) + bytes(t.dur) + bytes(t.utid) + bytes(t.prio) + bytes(t.endState) + bytes(t.endReason) +
+         bytes(t.kind) + bytes(t.flags);
+  n += bytes(threadStates.ts) + bytes(threadStates.state) + bytes(threadStates.cpu) + bytes(threadStates.rowsBegin);
+  n += bytes(wakeups.ts) + bytes(wakeups.wakee) + bytes(wakeups.waker) + bytes(wakeups.targetCpu) +
+       bytes(wakeups.wakerCpu) + bytes(wakeups.flags) + bytes(wakeups.byWakee) + bytes(wakeups.byWakeeBegin);
+  n += bytes(migrations.ts) + bytes(migrations.utid) + bytes(migrations.origCpu) + bytes(migrations.destCpu);
+  n += bytes(taskEvents.ts) + bytes(taskEvents.kind) + bytes(taskEvents.utid) + bytes(taskEvents.other) +
+       bytes(taskEvents.text);
+  n += bytes(dataLoss.cpu) + bytes(dataLoss.tsBegin) + bytes(dataLoss.tsEnd) + bytes(dataLoss.count);
+  n += bytes(counters.tracks) + bytes(counters.rowsBegin) + bytes(counters.ts) + bytes(counters.value);
+  n += bytes(threads.tid) + bytes(threads.tgid) + bytes(threads.upid) + bytes(threads.comm) + bytes(threads.prio) +
+       bytes(threads.startTs) + bytes(threads.endTs) + bytes(threads.parent) + bytes(threads.flags) +
+       bytes(threads.cookie) + bytes(threads.uclampMin) + bytes(threads.uclampMax);
+  n += bytes(commChanges.utid) + bytes(commChanges.ts) + bytes(commChanges.comm);
+  n += bytes(processes.tgid) + bytes(processes.name);
+  return n;
+}
+
+}  // namespace core

@@ -1,0 +1,224 @@
+// The immutable model of one run, recorded or replayed: columnar tables filled
+// by SchedBuilder during import (or by the replay simulator), frozen by
+// finalize(). Every view, metric, diff and report reads this one type.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/ids.h"
+#include "core/string_pool.h"
+#include "core/task_state.h"
+#include "core/topology.h"
+
+namespace core {
+
+/// What a CPU slice shows.
+enum class SliceKind : uint8_t { Task, Idle, ForcedIdle, Lost };
+/// How a run slice ended.
+enum class SliceEnd : uint8_t {
+  Preempted,  ///< switched out still runnable
+  Blocked,    ///< switched out to sleep; the state says which sleep
+  Exited,     ///< the task died
+  TraceEnd,   ///< still running when the trace ended
+  DataLoss,   ///< events were lost; we do not know how it ended
+  Mismatch,   ///< the next sched_switch named another prev task
+};
+std::string_view toString(SliceKind kind);
+std::string_view toString(SliceEnd end);
+
+/// Flags on a CPU slice.
+enum SliceFlags : uint8_t {
+  kSliceStartUnknown = 1,  ///< began before the CPU's first event or after lost data: the start is a lower bound
+};
+
+/// One CPU's run slices, sorted by ts, non-overlapping.
+struct CpuSliceTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;
+  std::vector<Utid> utid;
+  std::vector<int16_t> prio;
+  std::vector<TaskState> endState;
+  std::vector<SliceEnd> endReason;
+  std::vector<SliceKind> kind;
+  std::vector<uint8_t> flags;
+  size_t size() const { return ts.size(); }
+  int64_t end(size_t i) const { return ts[i] + dur[i]; }
+};
+
+/// Per-thread state intervals, partitioned by utid (rows of utid u are
+/// [rowsBegin[u], rowsBegin[u+1])) and sorted by ts within a thread. A state lasts
+/// until the next row of the same thread, or the thread's endTs.
+struct ThreadStateTable {
+  std::vector<int64_t> ts;
+  std::vector<TaskState> state;
+  std::vector<CpuId> cpu;  ///< CPU it runs on, is queued on (target), or last ran on
+  std::vector<uint32_t> rowsBegin;
+  size_t size() const { return ts.size(); }
+};
+
+enum WakeupFlags : uint8_t {
+  kWakeupNew = 1,        ///< sched_wakeup_new (first wakeup after fork)
+  kWakeupFromIrq = 2,    ///< in hard/soft-irq context or on the idle task: no task woke it
+  kWakeupHadWaking = 4,  ///< a sched_waking was seen (ts is the waking time)
+  kWakeupHadWakeup = 8,  ///< a sched_wakeup was seen
+  kWakeupNoEffect = 16,  ///< the wakee was already running or runnable
+};
+
+/// Wakeups, sorted by ts. One row per wakeup: sched_waking and the
+/// sched_wakeup that follows it are merged (ts = the earlier of the two).
+struct WakeupTable {
+  std::vector<int64_t> ts;
+  std::vector<Utid> wakee;
+  std::vector<Utid> waker;  ///< invalid when woken from irq context or unknown
+  std::vector<CpuId> targetCpu;
+  std::vector<CpuId> wakerCpu;
+  std::vector<uint8_t> flags;
+  /// Row indices sorted by (wakee, ts); rows of utid u are byWakee[byWakeeBegin[u] .. byWakeeBegin[u+1]).
+  std::vector<uint32_t> byWakee;
+  std::vector<uint32_t> byWakeeBegin;
+  size_t size() const { return ts.size(); }
+};
+
+struct MigrationTable {
+  std::vector<int64_t> ts;
+  std::vector<Utid> utid;
+  std::vector<CpuId> origCpu;
+  std::vector<CpuId> destCpu;
+  size_t size() const { return ts.size(); }
+};
+
+enum class TaskEventKind : uint8_t { Fork, Exec, Exit };
+/// Forks, execs and exits. For a fork, `utid` is the parent and `other` the child.
+struct TaskEventTable {
+  std::vector<int64_t> ts;
+  std::vector<TaskEventKind> kind;
+  std::vector<Utid> utid;
+  std::vector<Utid> other;
+  std::vector<StringId> text;  ///< exec filename
+  size_t size() const { return ts.size(); }
+};
+
+struct DataLossTable {
+  std::vector<int32_t> cpu;  ///< -1: all CPUs / unknown
+  std::vector<int64_t> tsBegin;
+  std::vector<int64_t> tsEnd;
+  std::vector<int64_t> count;  ///< events lost; -1 when the tracer did not say
+  size_t size() const { return cpu.size(); }
+};
+
+enum class CounterKind : uint8_t { CpuFrequencyKhz, NrRunning, UclampMin, UclampMax, Utilisation };
+std::string_view toString(CounterKind kind);
+struct CounterTrack {
+  CounterKind kind;
+  int32_t index;  ///< CPU number, or utid for per-task counters
+};
+/// Counters over time; each track's rows are contiguous after finalize.
+struct CounterTable {
+  std::vector<CounterTrack> tracks;
+  std::vector<uint32_t> rowsBegin;  ///< per track, plus one
+  std::vector<int64_t> ts;
+  std::vector<double> value;
+};
+
+/// One row per task identity (a reused tid gets a new row).
+struct ThreadTable {
+  std::vector<int32_t> tid;
+  std::vector<int32_t> tgid;  ///< -1 when the trace does not say
+  std::vector<Upid> upid;
+  std::vector<StringId> comm;  ///< the last comm seen
+  std::vector<int16_t> prio;   ///< the last kernel prio seen (0..99 RT, 100..139 nice -20..19), -1 unknown
+  std::vector<int64_t> startTs;  ///< first seen (fork time when forked in the trace)
+  std::vector<int64_t> endTs;    ///< death, or last ts of the trace
+  std::vector<Utid> parent;
+  std::vector<uint8_t> flags;    ///< ThreadFlags
+  // Attributes set by the user or by replay.
+  std::vector<uint32_t> cookie;  ///< core-scheduling cookie, 0 = untagged
+  std::vector<int16_t> uclampMin;  ///< requested, -1 unset
+  std::vector<int16_t> uclampMax;
+  size_t size() const { return tid.size(); }
+};
+enum ThreadFlags : uint8_t { kThreadForked = 1, kThreadExited = 2, kThreadIdle = 4 };
+
+struct CommChangeTable {
+  std::vector<Utid> utid;
+  std::vector<int64_t> ts;
+  std::vector<StringId> comm;
+  size_t size() const { return utid.size(); }
+};
+
+struct ProcessTable {
+  std::vector<int32_t> tgid;
+  std::vector<StringId> name;
+  size_t size() const { return tgid.size(); }
+};
+
+/// A replay's model and every parameter with its value, shown wherever the replay is.
+struct ReplayParam {
+  std::string key;
+  std::string value;
+  std::string doc;
+};
+struct ReplayInfo {
+  std::string model;
+  std::string recordingPath;
+  std::vector<ReplayParam> params;
+};
+
+class TraceModel {
+ public:
+  // Identity of the run.
+  std::string format;                            ///< "ftrace-text", "trace.dat v7", ...
+  std::vector<std::string> sourceFiles;
+  std::map<std::string, std::string> metadata;   ///< hostname, osrelease, cmdline, clock, ...
+  std::optional<ReplayInfo> replay;
+  Topology topology;
+
+  int64_t firstTs = 0;  ///< first event's timestamp (trace clock, ns)
+  int64_t lastTs = 0;   ///< last event's timestamp
+  int64_t span() const { return lastTs - firstTs; }
+  uint64_t eventCount = 0;  ///< events read from the file (every type)
+  std::vector<std::pair<std::string, uint64_t>> eventCounts;  ///< per event name, sorted by name
+
+  bool partial = false;          ///< the file turned unreadable part-way; what is here is the valid prefix
+  std::string partialReason;
+  Diagnostics diagnostics;
+
+  StringPool strings;
+  ThreadTable threads;
+  CommChangeTable commChanges;
+  ProcessTable processes;
+  std::vector<CpuSliceTable> cpuSlices;  ///< indexed by CPU number
+  ThreadStateTable threadStates;
+  WakeupTable wakeups;
+  MigrationTable migrations;
+  TaskEventTable taskEvents;
+  DataLossTable dataLoss;
+  CounterTable counters;
+
+  int cpuCount() const { return static_cast<int>(cpuSlices.size()); }
+  size_t threadCount() const { return threads.size(); }
+  std::string_view comm(Utid u) const { return strings.get(threads.comm[u.value]); }
+  std::span<const uint32_t> wakeupsOf(Utid u) const;
+  /// State rows of one thread: [first, last).
+  std::pair<uint32_t, uint32_t> stateRowsOf(Utid u) const {
+    return {threadStates.rowsBegin[u.value], threadStates.rowsBegin[u.value + 1]};
+  }
+  int64_t stateEnd(uint32_t row) const;  ///< end of a state interval
+  Utid threadOfStateRow(uint32_t row) const;
+  /// Total events lost (rows with unknown counts count as 0 here; see dataLoss).
+  int64_t lostEvents() const;
+  uint64_t sliceCount() const;
+  /// Bytes held by all tables (capacity, i.e. what the process really uses).
+  size_t memoryBytes() const;
+};
+
+using TraceModelPtr = std::shared_ptr<const TraceModel>;
+
+}  // namespace core

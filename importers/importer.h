@@ -1,0 +1,73 @@
+// The importer contract: each format decodes bytes to events and feeds the
+// core::SchedBuilder; a registry probes the input and picks the importer, so
+// the user never names the format. Called by the CLI, the GUI's import worker
+// and the tests.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "core/sched_builder.h"
+#include "core/topology.h"
+
+namespace importers {
+
+/// What probing sees: the path, whether it is a folder (CTF), the entries of a
+/// folder, and the first bytes of a file.
+struct ProbeInput {
+  std::string path;
+  bool isDirectory = false;
+  std::vector<std::string> directoryEntries;  ///< names only, for folders
+  std::span<const std::byte> head;            ///< first bytes of a file (up to 64 KiB)
+  std::string_view headText() const { return {reinterpret_cast<const char*>(head.data()), head.size()}; }
+};
+
+/// Progress in [0, 1] of the bytes (or events) read so far.
+using ProgressFn = std::function<void(double fraction)>;
+
+struct ImportOptions {
+  ProgressFn progress;            ///< called now and then from the importing thread; may be empty
+  std::stop_token stop;           ///< cancel: the importer returns "cancelled" soon after
+  std::optional<core::Topology> topology;  ///< user's topology; overrides what the trace says
+};
+
+class Importer {
+ public:
+  virtual ~Importer() = default;
+  /// Short stable name: "ftrace-text", "trace.dat", "perf.data", "perf-script", "ctf".
+  virtual std::string_view name() const = 0;
+  /// 0 = not this format; 100 = certain.
+  virtual int probe(const ProbeInput& input) const = 0;
+  /// Reads `path` into `builder`. On a corrupt body, keeps what was built, calls
+  /// builder.setPartial() and returns an error naming the file and the line or
+  /// byte offset. Never throws.
+  virtual core::Status read(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options) = 0;
+};
+
+/// Every importer built into this binary, best-first for probing ties.
+const std::vector<std::unique_ptr<Importer>>& allImporters();
+
+/// The importer that claims `path` most confidently, or an error saying why none does.
+core::Result<Importer*> pickImporter(const std::string& path);
+
+/// Outcome of importing one file: the model (possibly partial) and, if the
+/// input was bad part-way, the error that stopped the read.
+struct ImportResult {
+  std::shared_ptr<core::TraceModel> model;
+  std::optional<core::Error> error;  ///< set when the model is partial
+};
+
+/// Probes, reads and finalizes. Returns an error (and no model) when nothing
+/// valid could be read; otherwise a model, partial with `error` set when the
+/// input turned bad part-way.
+core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options = {});
+
+}  // namespace importers

@@ -1,0 +1,80 @@
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "importers/importer.h"
+#include "importers/registered.h"
+
+namespace importers {
+
+const std::vector<std::unique_ptr<Importer>>& allImporters() {
+  static const std::vector<std::unique_ptr<Importer>> importers = [] {
+    std::vector<std::unique_ptr<Importer>> list;
+    registerBuiltinImporters(list);
+    return list;
+  }();
+  return importers;
+}
+
+namespace {
+constexpr size_t kProbeBytes = 64 * 1024;
+}
+
+core::Result<Importer*> pickImporter(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return core::Error(path + ": no such file or folder");
+  ProbeInput input;
+  input.path = path;
+  std::vector<std::byte> head;
+  if (fs::is_directory(status)) {
+    input.isDirectory = true;
+    for (const auto& e : fs::directory_iterator(path, ec)) input.directoryEntries.push_back(e.path().filename().string());
+    std::sort(input.directoryEntries.begin(), input.directoryEntries.end());
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return core::Error(path + ": cannot open for reading");
+    head.resize(kProbeBytes);
+    in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.empty()) return core::Error(path + ": empty file (byte offset 0)");
+    input.head = head;
+  }
+  Importer* best = nullptr;
+  int bestScore = 0;
+  for (const auto& imp : allImporters()) {
+    const int score = imp->probe(input);
+    if (score > bestScore) {
+      best = imp.get();
+      bestScore = score;
+    }
+  }
+  if (!best) {
+    std::string names;
+    for (const auto& imp : allImporters()) names += (names.empty() ? "" : ", ") + std::string(imp->name());
+    return core::Error(path + (input.isDirectory ? ": folder is not a CTF trace" : ": unknown format (byte offset 0)") +
+                       "; supported: " + names);
+  }
+  return best;
+}
+
+core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options) {
+  auto picked = pickImporter(path);
+  if (!picked) return picked.error();
+  core::SchedBuilder builder;
+  builder.addSourceFile(path);
+  builder.setFormat(std::string(picked.value()->name()));
+  const core::Status status = picked.value()->read(path, builder, options);
+  if (!status && (builder.empty() || options.stop.stop_requested())) return core::Error(status.message());
+  if (!status) builder.setPartial(status.message());
+  if (options.topology) builder.setTopology(*options.topology);
+  ImportResult result;
+  result.model = builder.finalize();
+  if (options.topology) result.model->topology.setSource("user");
+  if (!status) result.error = core::Error(status.message());
+  if (result.model->eventCount == 0 && !status) return core::Error(status.message());
+  return result;
+}
+
+}  // namespace importers
