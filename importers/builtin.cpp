@@ -13,8 +13,10 @@ void registerBuiltinImporters([[maybe_unused]] std::vector<std::unique_ptr<Impor
 #ifdef SCHEDLAB_HAVE_CTF
   list.push_back(makeCtfImporter());
 #endif
-#ifdef SCHEDLAB_HAVE_FTRACE
+#ifdef SCHEDLAB_HAVE_PERFSCRIPT
   list.push_back(makePerfScriptImporter());
+#endif
+#ifdef SCHEDLAB_HAVE_FTRACE
   list.push_back(makeFtraceTextImporter());
 #endif
 }
