@@ -296,11 +296,12 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
     if (stale != kIdleUtid && m_threads[stale.value].state == TaskState::Running &&
         m_threads[stale.value].cpu == cpu)
       setState(stale, ts, TaskState::Unknown, cpu);
+    c.unknownSince = ts;  // when prev really started is unknowable: no leading slice
   }
-  if (!c.sliceOpen) {
+  if (!c.sliceOpen && c.unknownSince < ts) {
     // First switch on this CPU (or first after lost data): prev has been running
     // at least since the CPU's first event after the gap.
-    const int64_t since = std::min(c.unknownSince, ts);
+    const int64_t since = c.unknownSince;
     if (prev != kIdleUtid && m_threads[prev.value].lastStateTs <= since) setState(prev, since, TaskState::Running, cpu);
     openSlice(c, cpu, prev, since, kSliceStartUnknown, false);
   }
@@ -328,15 +329,14 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
   const Utid u = threadFor(a.tid, a.comm, ts, &created);
   notePrio(u, a.prio);
   if (created && !isNew) m_model->diagnostics.add(DiagCode::wakeup_unknown_task);
-  ThreadRt& rt = m_threads[u.value];
   auto& w = m_model->wakeups;
   const CpuId target = static_cast<CpuId>(a.targetCpu >= 0 && a.targetCpu < kMaxCpus ? a.targetCpu : ctx.cpu);
 
-  if (!isWaking && rt.pendingWaking != kNoRow) {
+  if (const uint32_t pending = m_threads[u.value].pendingWaking; !isWaking && pending != kNoRow) {
     // The sched_wakeup that completes an earlier sched_waking: one wakeup, not two.
-    w.flags[rt.pendingWaking] |= kWakeupHadWakeup;
-    w.targetCpu[rt.pendingWaking] = target;
-    rt.pendingWaking = kNoRow;
+    w.flags[pending] |= kWakeupHadWakeup;
+    w.targetCpu[pending] = target;
+    m_threads[u.value].pendingWaking = kNoRow;
     return;
   }
 
@@ -350,8 +350,9 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
   if ((ctx.irq & (kCtxHardIrq | kCtxSoftIrq | kCtxNmi)) || wakerTid <= 0) {
     flags |= kWakeupFromIrq;
   } else {
-    waker = threadFor(wakerTid, {}, ts);
+    waker = threadFor(wakerTid, {}, ts);  // may grow m_threads: take references only after this
   }
+  ThreadRt& rt = m_threads[u.value];
   const bool active = rt.state == TaskState::Running || isRunnable(rt.state);
   if (active) {
     flags |= kWakeupNoEffect;

@@ -153,6 +153,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   const std::string command = argv[0];
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
   if (command == "info") return infoCommand(rest, out, err);
+  if (command == "stats") return statsCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

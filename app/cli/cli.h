@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/stats_json.h"
 #include "core/trace_model.h"
 
 namespace app::cli {
@@ -47,6 +48,13 @@ std::optional<int64_t> parseTime(const std::string& text, int64_t traceStart);
 std::string formatDuration(int64_t ns);
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+
+/// The human tables of `stats` (also used by `replay` and `diff`).
+void printRunStatsTables(std::ostream& out, const core::analysis::RunStats& stats,
+                         core::analysis::StatsGrouping grouping, size_t top);
+/// --from/--to against the model's start; prints the error and returns nullopt when unreadable.
+std::optional<core::analysis::TimeRange> parseRange(const Args& args, const core::TraceModel& model,
+                                                    std::ostream& err);
 
 int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

@@ -1,0 +1,194 @@
+// `schedlab-cli stats`: scheduling statistics per task, process or CPU over the
+// whole trace or a [from, to) range, as a table, JSON or CSV.
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+#include "app/cli/cli.h"
+#include "core/analysis/stats_json.h"
+
+namespace app::cli {
+
+namespace {
+
+constexpr const char* kStatsHelp =
+    "usage: schedlab-cli stats FILE [--from T] [--to T] [--by task|process|cpu] [--json|--csv] [--top N]\n"
+    "                              [--topology CxT | --topology-from DIR]\n"
+    "Statistics over the whole trace or the range [from, to). One entry per task identity (a reused tid\n"
+    "is two entries). Definitions:\n"
+    "  runtime      time on a CPU (the task's run slices, clipped to the range)\n"
+    "  wait         runnable but not running: woken or preempted, waiting on a runqueue\n"
+    "  sleep        interruptible sleep (S), TASK_IDLE (I), stopped, traced or parked\n"
+    "  blocked      uninterruptible sleep (D)\n"
+    "  share        runtime / range length\n"
+    "  vol / invol  switches out while not runnable (blocked, slept, exited) / while runnable (preempted)\n"
+    "  migr         sched_migrate_task events\n"
+    "  wakeup latency     from the wakeup (sched_waking, else sched_wakeup) of a sleeping task to its\n"
+    "                     next switch-in\n"
+    "  scheduling delay   from the start of any runnable interval (wakeup or preemption) to the\n"
+    "                     switch-in that ends it\n"
+    "  Jain's index over competing tasks (fair-class tasks that waited in the range): x_i = runtime_i /\n"
+    "               (weight_i * (runtime_i + wait_i)), J = (sum x)^2 / (n * sum x^2); 1 = weight-fair\n"
+    "  GPS lag      ideal weighted-fair service (CPUs not used by RT tasks shared by weight among\n"
+    "               the fair tasks that want to run, at most one CPU each) minus the service received;\n"
+    "               per task the maximum |lag| over time; reported as max and mean over competing tasks\n"
+    "  utilisation  busy (non-idle) time / range length, per CPU\n"
+    "Latency samples belong to the range in which the task started waiting.\n"
+    "JSON: {\"tasks\":[{\"tid\",\"tgid\",\"comm\",\"runtime_ns\",\"wait_ns\",\"sleep_ns\",\"blocked_ns\",\n"
+    "\"switches_voluntary\",\"switches_involuntary\",\"migrations\",\"wakeup_latency_ns\":{count,mean,p50,\n"
+    "p90,p99,max},\"sched_delay_ns\":{...}}], \"cpus\":[{\"cpu\",\"busy_ns\",\"utilisation\"}],\n"
+    "\"fairness\":{\"jain\",\"gps_lag_max_ns\",\"gps_lag_mean_ns\"}} (with --by process: \"processes\").\n";
+
+std::string ms(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+std::string us(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ns) / 1e3);
+  return buf;
+}
+
+void printTaskTable(std::ostream& out, const std::vector<core::analysis::TaskStats>& rows, bool process, size_t top) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%8s %8s %-18s %11s %11s %11s %11s %6s %7s %7s %5s %9s %9s %9s\n",
+                process ? "TGID" : "TID", process ? "THREADS" : "TGID", process ? "PROCESS" : "COMM", "RUN ms",
+                "WAIT ms", "SLEEP ms", "BLOCK ms", "SHARE", "VOL", "INVOL", "MIGR", "LAT50 us", "LAT99 us",
+                "DLY99 us");
+  out << buf;
+  for (size_t i = 0; i < rows.size() && i < top; ++i) {
+    const auto& t = rows[i];
+    std::snprintf(buf, sizeof buf, "%8d %8s %-18.18s %11s %11s %11s %11s %5.1f%% %7llu %7llu %5llu %9s %9s %9s\n",
+                  process ? t.tgid : t.tid,
+                  process ? std::to_string(t.tid).c_str() : (t.tgid > 0 ? std::to_string(t.tgid).c_str() : "-"),
+                  t.comm.c_str(), ms(t.runtimeNs).c_str(), ms(t.waitNs).c_str(), ms(t.sleepNs).c_str(),
+                  ms(t.blockedNs).c_str(), 100.0 * t.cpuShare, static_cast<unsigned long long>(t.switchesVoluntary),
+                  static_cast<unsigned long long>(t.switchesInvoluntary),
+                  static_cast<unsigned long long>(t.migrations), us(t.wakeupLatency.p50).c_str(),
+                  us(t.wakeupLatency.p99).c_str(), us(t.schedDelay.p99).c_str());
+    out << buf;
+  }
+  if (rows.size() > top) out << "  ... " << rows.size() - top << " more (--top N)\n";
+}
+
+}  // namespace
+
+void printRunStatsTables(std::ostream& out, const core::analysis::RunStats& stats,
+                         core::analysis::StatsGrouping grouping, size_t top) {
+  using core::analysis::StatsGrouping;
+  char buf[512];
+  if (grouping == StatsGrouping::Task) {
+    auto rows = stats.tasks;
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.runtimeNs > b.runtimeNs; });
+    printTaskTable(out, rows, false, top);
+  } else if (grouping == StatsGrouping::Process) {
+    std::vector<core::analysis::TaskStats> rows;
+    for (auto& p : core::analysis::aggregateByProcess(stats)) {
+      auto t = p.total;
+      t.tgid = p.tgid > 0 ? p.tgid : t.tid;
+      t.tid = static_cast<int32_t>(p.threads);  // shown in the THREADS column
+      rows.push_back(std::move(t));
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.runtimeNs > b.runtimeNs; });
+    printTaskTable(out, rows, true, top);
+  }
+  out << "\n";
+  std::snprintf(buf, sizeof buf, "%5s %12s %12s %12s %8s %9s\n", "CPU", "BUSY ms", "IDLE ms", "FORCED ms", "UTIL",
+                "SWITCHES");
+  out << buf;
+  for (const auto& c : stats.cpus) {
+    std::snprintf(buf, sizeof buf, "%5d %12s %12s %12s %7.1f%% %9llu\n", c.cpu, ms(c.busyNs).c_str(),
+                  ms(c.idleNs).c_str(), ms(c.forcedIdleNs).c_str(), 100.0 * c.utilisation,
+                  static_cast<unsigned long long>(c.switches));
+    out << buf;
+  }
+  out << "\n";
+  std::snprintf(buf, sizeof buf,
+                "Fairness: Jain %.4f over %zu competing tasks; GPS lag max %s ms, mean %s ms\n"
+                "Switches: %llu voluntary, %llu involuntary; %llu migrations\n"
+                "Wakeup latency: n=%llu mean %.1f us p50 %s p90 %s p99 %s max %s us\n"
+                "Scheduling delay: n=%llu mean %.1f us p50 %s p90 %s p99 %s max %s us\n",
+                stats.fairness.jain, stats.fairness.competingTasks, ms(stats.fairness.gpsLagMaxNs).c_str(),
+                ms(stats.fairness.gpsLagMeanNs).c_str(), static_cast<unsigned long long>(stats.switchesVoluntary),
+                static_cast<unsigned long long>(stats.switchesInvoluntary),
+                static_cast<unsigned long long>(stats.migrations),
+                static_cast<unsigned long long>(stats.wakeupLatency.count), stats.wakeupLatency.mean / 1e3,
+                us(stats.wakeupLatency.p50).c_str(), us(stats.wakeupLatency.p90).c_str(),
+                us(stats.wakeupLatency.p99).c_str(), us(stats.wakeupLatency.max).c_str(),
+                static_cast<unsigned long long>(stats.schedDelay.count), stats.schedDelay.mean / 1e3,
+                us(stats.schedDelay.p50).c_str(), us(stats.schedDelay.p90).c_str(), us(stats.schedDelay.p99).c_str(),
+                us(stats.schedDelay.max).c_str());
+  out << buf;
+}
+
+std::optional<core::analysis::TimeRange> parseRange(const Args& args, const core::TraceModel& model,
+                                                    std::ostream& err) {
+  auto range = core::analysis::wholeTrace(model);
+  if (auto from = args.value("--from")) {
+    auto t = parseTime(*from, model.firstTs);
+    if (!t) {
+      err << "error: --from: cannot read time '" << *from << "' (use e.g. 1.5s, 250ms, 10us, @285.77)\n";
+      return std::nullopt;
+    }
+    range.from = *t;
+  }
+  if (auto to = args.value("--to")) {
+    auto t = parseTime(*to, model.firstTs);
+    if (!t) {
+      err << "error: --to: cannot read time '" << *to << "' (use e.g. 1.5s, 250ms, 10us, @285.77)\n";
+      return std::nullopt;
+    }
+    range.to = *t;
+  }
+  if (range.to <= range.from) {
+    err << "error: empty range: --to must be after --from\n";
+    return std::nullopt;
+  }
+  return range;
+}
+
+int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  using core::analysis::StatsGrouping;
+  std::string error;
+  auto args = Args::parse(argv, {"--from", "--to", "--by", "--top", "--topology", "--topology-from"},
+                          {"--json", "--csv", "--help"}, error);
+  if (!args || args->flag("--help") || args->positional().size() != 1) {
+    (args && args->flag("--help") ? out : err) << (args ? "" : "schedlab-cli stats: " + error + "\n") << kStatsHelp;
+    return args && args->flag("--help") ? kExitOk : kExitUsage;
+  }
+  StatsGrouping grouping = StatsGrouping::Task;
+  const std::string by = args->value("--by").value_or("task");
+  if (by == "process") grouping = StatsGrouping::Process;
+  else if (by == "cpu") grouping = StatsGrouping::Cpu;
+  else if (by != "task") {
+    err << "schedlab-cli stats: --by takes task, process or cpu (not '" << by << "')\n";
+    return kExitUsage;
+  }
+  bool failed = false;
+  auto model = loadTrace(args->positional()[0], *args, err, failed);
+  if (!model) return kExitFailure;
+  const auto range = parseRange(*args, *model, err);
+  if (!range) return kExitUsage;
+  const auto stats = core::analysis::computeStats(*model, *range);
+  if (args->flag("--json")) {
+    core::JsonWriter j;
+    j.beginObject();
+    j.field("file", args->positional()[0]);
+    core::analysis::writeRunStatsJson(j, stats, grouping);
+    j.endObject();
+    out << j.str() << "\n";
+  } else if (args->flag("--csv")) {
+    out << core::analysis::runStatsCsv(stats, grouping);
+  } else {
+    const size_t top = static_cast<size_t>(std::max(1, std::atoi(args->value("--top").value_or("30").c_str())));
+    out << args->positional()[0] << ": " << model->format << ", " << model->topology.cpuCount() << " CPUs, range "
+        << formatDuration(range->from - model->firstTs) << " .. " << formatDuration(range->to - model->firstTs)
+        << " (" << formatDuration(range->length()) << ")\n\n";
+    printRunStatsTables(out, stats, grouping, top);
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace app::cli

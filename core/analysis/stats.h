@@ -1,0 +1,127 @@
+// Scheduling statistics of one run over a time range: per task, per process,
+// per CPU and for the run. Everything the CLI's `stats`, the GUI's tables and
+// charts, the diff and the reports show comes from computeStats().
+//
+// Definitions (also in `schedlab-cli stats --help` and the README):
+// - runtime: time on a CPU (the task's run slices, clipped to the range);
+// - wait: time runnable but not running (woken or preempted, waiting on a runqueue);
+// - sleep: interruptible sleep (S), TASK_IDLE (I), stopped, traced or parked;
+// - blocked: uninterruptible sleep (D);
+// - CPU share: runtime / range length;
+// - voluntary switches: switched out not runnable (blocked, slept, exited);
+//   involuntary: switched out still runnable (preempted);
+// - migrations: sched_migrate_task rows in the range;
+// - wakeup latency: from the wakeup (sched_waking, or sched_wakeup when no
+//   waking was traced) to the task's next switch-in, for wakeups that made a
+//   sleeping task runnable;
+// - scheduling delay: from the start of any runnable interval (after a wakeup or
+//   a preemption) to the switch-in that ends it;
+// - Jain's fairness index over the competing tasks (fair-class tasks that were
+//   runnable-and-waiting at some point in the range): x_i = runtime_i /
+//   (weight_i * (runtime_i + wait_i)), J = (sum x)^2 / (n sum x^2); 1 is
+//   perfectly weight-fair, 1/n is one task served;
+// - GPS lag: the ideal weighted-fair (generalised processor sharing) service of
+//   each fair task over the range — at every instant the CPUs not used by RT
+//   tasks are shared among the fair tasks that want to run (running or
+//   runnable) in proportion to weight, no task getting more than one CPU — minus
+//   the service it got; per task the maximum over time of |lag|; reported as
+//   the maximum and the mean over competing tasks;
+// - CPU utilisation: busy (non-idle) time / range length.
+// Latency samples are attributed to the range by the time the task starts
+// waiting; intervals crossing the range edges are clipped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/trace_model.h"
+
+namespace core::analysis {
+
+struct TimeRange {
+  int64_t from = 0;  ///< absolute trace time, inclusive
+  int64_t to = 0;    ///< absolute trace time, exclusive
+  int64_t length() const { return to - from; }
+};
+TimeRange wholeTrace(const TraceModel& model);
+
+/// Summary of a set of durations (ns), with the sorted samples for plots.
+struct Distribution {
+  uint64_t count = 0;
+  double mean = 0;
+  int64_t p50 = 0, p90 = 0, p99 = 0, max = 0;
+  std::vector<int64_t> sorted;
+  static Distribution of(std::vector<int64_t> values);
+  /// Nearest-rank percentile (p in [0, 100]).
+  int64_t percentile(double p) const;
+};
+
+struct TaskStats {
+  Utid utid;
+  int32_t tid = 0;
+  int32_t tgid = -1;
+  Upid upid;
+  std::string comm;
+  int16_t prio = -1;
+  int64_t runtimeNs = 0;
+  int64_t waitNs = 0;
+  int64_t sleepNs = 0;
+  int64_t blockedNs = 0;
+  double cpuShare = 0;
+  uint64_t switchesVoluntary = 0;
+  uint64_t switchesInvoluntary = 0;
+  uint64_t migrations = 0;
+  uint64_t wakeups = 0;  ///< wakeups that made it runnable
+  Distribution wakeupLatency;
+  Distribution schedDelay;
+  int64_t forceidleSumNs = 0;  ///< mainline core_forceidle_sum: ran while an SMT sibling was forced idle
+};
+
+struct ProcessStats {
+  int32_t tgid = -1;  ///< -1: a thread whose process is unknown, shown alone
+  std::string name;
+  size_t threads = 0;
+  TaskStats total;  ///< sums over its threads; distributions merged
+};
+
+struct CpuStats {
+  int cpu = 0;
+  int64_t busyNs = 0;
+  int64_t idleNs = 0;
+  int64_t forcedIdleNs = 0;
+  int64_t lostNs = 0;
+  double utilisation = 0;
+  uint64_t switches = 0;
+};
+
+struct Fairness {
+  double jain = 1.0;
+  int64_t gpsLagMaxNs = 0;
+  int64_t gpsLagMeanNs = 0;
+  size_t competingTasks = 0;
+};
+
+struct RunStats {
+  TimeRange range;
+  std::vector<TaskStats> tasks;  ///< one per task identity that existed in the range (idle excluded)
+  std::vector<CpuStats> cpus;
+  Fairness fairness;
+  Distribution wakeupLatency;  ///< all tasks
+  Distribution schedDelay;
+  uint64_t switchesVoluntary = 0;
+  uint64_t switchesInvoluntary = 0;
+  uint64_t migrations = 0;
+  int64_t busyNs = 0;
+  int64_t forcedIdleNs = 0;
+};
+
+/// Kernel sched_prio_to_weight for a prio (100..139 -> nice -20..19); RT prios get nice 0's weight.
+int weightOfPrio(int prio);
+
+RunStats computeStats(const TraceModel& model, TimeRange range);
+inline RunStats computeStats(const TraceModel& model) { return computeStats(model, wholeTrace(model)); }
+
+std::vector<ProcessStats> aggregateByProcess(const RunStats& stats);
+
+}  // namespace core::analysis

@@ -1,0 +1,159 @@
+#include "core/analysis/stats_json.h"
+
+#include <cstdio>
+
+namespace core::analysis {
+
+void writeDistributionJson(JsonWriter& j, const Distribution& d) {
+  j.beginObject();
+  j.field("count", d.count);
+  j.field("mean", d.mean);
+  j.field("p50", d.p50);
+  j.field("p90", d.p90);
+  j.field("p99", d.p99);
+  j.field("max", d.max);
+  j.endObject();
+}
+
+void writeTaskFieldsJson(JsonWriter& j, const TaskStats& t) {
+  j.field("runtime_ns", t.runtimeNs);
+  j.field("wait_ns", t.waitNs);
+  j.field("sleep_ns", t.sleepNs);
+  j.field("blocked_ns", t.blockedNs);
+  j.field("cpu_share", t.cpuShare);
+  j.field("switches_voluntary", t.switchesVoluntary);
+  j.field("switches_involuntary", t.switchesInvoluntary);
+  j.field("migrations", t.migrations);
+  j.field("wakeups", t.wakeups);
+  j.key("wakeup_latency_ns");
+  writeDistributionJson(j, t.wakeupLatency);
+  j.key("sched_delay_ns");
+  writeDistributionJson(j, t.schedDelay);
+  j.field("forceidle_sum_ns", t.forceidleSumNs);
+}
+
+namespace {
+void writeTgid(JsonWriter& j, int32_t tgid) {
+  if (tgid > 0) j.field("tgid", static_cast<int64_t>(tgid));
+  else j.nullField("tgid");
+}
+}  // namespace
+
+void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping grouping) {
+  j.key("range").beginObject();
+  j.field("from_ns", stats.range.from);
+  j.field("to_ns", stats.range.to);
+  j.endObject();
+  if (grouping == StatsGrouping::Task) {
+    j.key("tasks").beginArray();
+    for (const TaskStats& t : stats.tasks) {
+      j.beginObject();
+      j.field("tid", static_cast<int64_t>(t.tid));
+      writeTgid(j, t.tgid);
+      j.field("comm", t.comm);
+      j.field("prio", static_cast<int64_t>(t.prio));
+      writeTaskFieldsJson(j, t);
+      j.endObject();
+    }
+    j.endArray();
+  } else if (grouping == StatsGrouping::Process) {
+    j.key("processes").beginArray();
+    for (const ProcessStats& p : aggregateByProcess(stats)) {
+      j.beginObject();
+      writeTgid(j, p.tgid);
+      j.field("name", p.name);
+      j.field("threads", static_cast<uint64_t>(p.threads));
+      writeTaskFieldsJson(j, p.total);
+      j.endObject();
+    }
+    j.endArray();
+  }
+  j.key("cpus").beginArray();
+  for (const CpuStats& c : stats.cpus) {
+    j.beginObject();
+    j.field("cpu", c.cpu);
+    j.field("busy_ns", c.busyNs);
+    j.field("idle_ns", c.idleNs);
+    j.field("forced_idle_ns", c.forcedIdleNs);
+    j.field("lost_ns", c.lostNs);
+    j.field("utilisation", c.utilisation);
+    j.field("switches", c.switches);
+    j.endObject();
+  }
+  j.endArray();
+  j.key("fairness").beginObject();
+  j.field("jain", stats.fairness.jain);
+  j.field("gps_lag_max_ns", stats.fairness.gpsLagMaxNs);
+  j.field("gps_lag_mean_ns", stats.fairness.gpsLagMeanNs);
+  j.field("competing_tasks", static_cast<uint64_t>(stats.fairness.competingTasks));
+  j.endObject();
+  j.key("totals").beginObject();
+  j.field("busy_ns", stats.busyNs);
+  j.field("forced_idle_ns", stats.forcedIdleNs);
+  j.field("switches_voluntary", stats.switchesVoluntary);
+  j.field("switches_involuntary", stats.switchesInvoluntary);
+  j.field("migrations", stats.migrations);
+  j.key("wakeup_latency_ns");
+  writeDistributionJson(j, stats.wakeupLatency);
+  j.key("sched_delay_ns");
+  writeDistributionJson(j, stats.schedDelay);
+  j.endObject();
+}
+
+namespace {
+std::string csvField(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void appendTaskCsv(std::string& out, const TaskStats& t) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, ",%lld,%lld,%lld,%lld,%.6f,%llu,%llu,%llu,%llu,%llu,%.0f,%lld,%lld,%lld,%llu,%.0f,%lld,%lld\n",
+                static_cast<long long>(t.runtimeNs), static_cast<long long>(t.waitNs),
+                static_cast<long long>(t.sleepNs), static_cast<long long>(t.blockedNs), t.cpuShare,
+                static_cast<unsigned long long>(t.switchesVoluntary),
+                static_cast<unsigned long long>(t.switchesInvoluntary), static_cast<unsigned long long>(t.migrations),
+                static_cast<unsigned long long>(t.wakeups), static_cast<unsigned long long>(t.wakeupLatency.count),
+                t.wakeupLatency.mean, static_cast<long long>(t.wakeupLatency.p50),
+                static_cast<long long>(t.wakeupLatency.p99), static_cast<long long>(t.wakeupLatency.max),
+                static_cast<unsigned long long>(t.schedDelay.count), t.schedDelay.mean,
+                static_cast<long long>(t.schedDelay.p99), static_cast<long long>(t.schedDelay.max));
+  out += buf;
+}
+constexpr const char* kTaskCsvColumns =
+    "runtime_ns,wait_ns,sleep_ns,blocked_ns,cpu_share,switches_voluntary,switches_involuntary,migrations,wakeups,"
+    "wakeup_latency_count,wakeup_latency_mean_ns,wakeup_latency_p50_ns,wakeup_latency_p99_ns,wakeup_latency_max_ns,"
+    "sched_delay_count,sched_delay_mean_ns,sched_delay_p99_ns,sched_delay_max_ns\n";
+}  // namespace
+
+std::string runStatsCsv(const RunStats& stats, StatsGrouping grouping) {
+  std::string out;
+  if (grouping == StatsGrouping::Task) {
+    out = std::string("tid,tgid,comm,prio,") + kTaskCsvColumns;
+    for (const TaskStats& t : stats.tasks) {
+      out += std::to_string(t.tid) + "," + (t.tgid > 0 ? std::to_string(t.tgid) : "") + "," + csvField(t.comm) + "," +
+             std::to_string(t.prio);
+      appendTaskCsv(out, t);
+    }
+  } else if (grouping == StatsGrouping::Process) {
+    out = std::string("tgid,name,threads,") + kTaskCsvColumns;
+    for (const ProcessStats& p : aggregateByProcess(stats)) {
+      out += (p.tgid > 0 ? std::to_string(p.tgid) : "") + "," + csvField(p.name) + "," + std::to_string(p.threads);
+      appendTaskCsv(out, p.total);
+    }
+  } else {
+    out = "cpu,busy_ns,idle_ns,forced_idle_ns,lost_ns,utilisation,switches\n";
+    char buf[256];
+    for (const CpuStats& c : stats.cpus) {
+      std::snprintf(buf, sizeof buf, "%d,%lld,%lld,%lld,%lld,%.6f,%llu\n", c.cpu, static_cast<long long>(c.busyNs),
+                    static_cast<long long>(c.idleNs), static_cast<long long>(c.forcedIdleNs),
+                    static_cast<long long>(c.lostNs), c.utilisation, static_cast<unsigned long long>(c.switches));
+      out += buf;
+    }
+  }
+  return out;
+}
+
+}  // namespace core::analysis

@@ -1,0 +1,22 @@
+// The stable JSON and CSV schemas of run statistics (`stats --json`, the
+// replay's and the diff's per-run blocks, report exports). Other tools read
+// these names: change them only deliberately.
+#pragma once
+
+#include <string>
+
+#include "core/analysis/stats.h"
+#include "core/json_writer.h"
+
+namespace core::analysis {
+
+enum class StatsGrouping { Task, Process, Cpu };
+
+void writeDistributionJson(JsonWriter& j, const Distribution& d);
+/// Fields of one task or process (inside an object the caller opened).
+void writeTaskFieldsJson(JsonWriter& j, const TaskStats& t);
+/// "tasks" (or "processes"), "cpus", "fairness", "range", "totals" keys into an open object.
+void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping grouping);
+std::string runStatsCsv(const RunStats& stats, StatsGrouping grouping);
+
+}  // namespace core::analysis

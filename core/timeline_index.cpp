@@ -1,0 +1,368 @@
+#include "core/timeline_index.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace core {
+
+TrackKind trackKindOf(SliceKind kind) {
+  switch (kind) {
+    case SliceKind::Task: return TrackKind::Running;
+    case SliceKind::Idle: return TrackKind::Empty;
+    case SliceKind::ForcedIdle: return TrackKind::ForcedIdle;
+    case SliceKind::Lost: return TrackKind::Loss;
+  }
+  return TrackKind::Empty;
+}
+
+TrackKind trackKindOf(TaskState state) {
+  switch (classify(state)) {
+    case StateClass::Running: return TrackKind::Running;
+    case StateClass::Runnable: return TrackKind::Runnable;
+    case StateClass::Sleep: return TrackKind::Sleeping;
+    case StateClass::Blocked: return TrackKind::Blocked;
+    case StateClass::Dead:
+    case StateClass::Unknown: return TrackKind::Empty;
+  }
+  return TrackKind::Empty;
+}
+
+namespace {
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+DrawKind drawKindOf(TrackKind k) {
+  switch (k) {
+    case TrackKind::Running: return DrawKind::Running;
+    case TrackKind::Runnable: return DrawKind::Runnable;
+    case TrackKind::Sleeping: return DrawKind::Sleeping;
+    case TrackKind::Blocked: return DrawKind::Blocked;
+    case TrackKind::ForcedIdle: return DrawKind::ForcedIdle;
+    case TrackKind::Loss: return DrawKind::Loss;
+    case TrackKind::Empty: break;
+  }
+  return DrawKind::Folded;
+}
+}  // namespace
+
+TimelineTrack TimelineTrack::fromCpu(const TraceModel& model, int cpu) {
+  TimelineTrack t;
+  if (cpu < 0 || cpu >= model.cpuCount()) return t;
+  const CpuSliceTable& s = model.cpuSlices[static_cast<size_t>(cpu)];
+  t.m_ts = s.ts;
+  if (std::any_of(s.dur.begin(), s.dur.end(), [](int64_t d) { return d < 0; })) {
+    // Open slices (dur -1) only exist before finalize(); clamp rather than draw backwards.
+    t.m_ownDur.resize(s.size());
+    for (size_t i = 0; i < s.size(); ++i) t.m_ownDur[i] = std::max<int64_t>(0, s.dur[i]);
+    t.m_dur = t.m_ownDur;
+  } else {
+    t.m_dur = s.dur;
+  }
+  t.m_kind.resize(s.size());
+  for (size_t i = 0; i < s.size(); ++i) t.m_kind[i] = trackKindOf(s.kind[i]);
+  t.buildIndex();
+  return t;
+}
+
+TimelineTrack TimelineTrack::fromCpuFiltered(const TraceModel& model, int cpu, const std::function<bool(Utid)>& keep) {
+  TimelineTrack t;
+  if (cpu < 0 || cpu >= model.cpuCount()) return t;
+  const CpuSliceTable& s = model.cpuSlices[static_cast<size_t>(cpu)];
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] != SliceKind::Task || !keep(s.utid[i])) continue;
+    t.m_ownTs.push_back(s.ts[i]);
+    t.m_ownDur.push_back(std::max<int64_t>(0, s.dur[i]));
+    t.m_kind.push_back(TrackKind::Running);
+    t.m_rowMap.push_back(static_cast<uint32_t>(i));
+  }
+  t.m_ts = t.m_ownTs;
+  t.m_dur = t.m_ownDur;
+  t.buildIndex();
+  return t;
+}
+
+TimelineTrack TimelineTrack::fromThread(const TraceModel& model, Utid utid) {
+  TimelineTrack t;
+  if (!utid.isValid() || utid.value + 1 >= model.threadStates.rowsBegin.size()) return t;
+  const auto [a, b] = model.stateRowsOf(utid);
+  const auto& st = model.threadStates;
+  t.m_rowOffset = a;
+  t.m_ts = std::span<const int64_t>(st.ts).subspan(a, b - a);
+  t.m_ownDur.resize(b - a);
+  t.m_kind.resize(b - a);
+  const int64_t threadEnd = model.threads.endTs[utid.value];
+  for (uint32_t r = a; r < b; ++r) {
+    const int64_t end = r + 1 < b ? st.ts[r + 1] : std::max(st.ts[r], threadEnd);
+    t.m_ownDur[r - a] = std::max<int64_t>(0, end - st.ts[r]);
+    t.m_kind[r - a] = trackKindOf(st.state[r]);
+  }
+  t.m_dur = t.m_ownDur;
+  t.buildIndex();
+  return t;
+}
+
+void TimelineTrack::buildIndex() {
+  const auto n = static_cast<uint32_t>(size());
+  const uint32_t blocks = (n + kBlock - 1) / kBlock;
+  m_cum.assign((static_cast<size_t>(blocks) + 1) * kFoldCategories, 0);
+  std::array<int64_t, kFoldCategories> run{};
+  for (uint32_t b = 0; b < blocks; ++b) {
+    std::copy(run.begin(), run.end(), m_cum.begin() + static_cast<ptrdiff_t>(b) * kFoldCategories);
+    const uint32_t e = std::min(n, (b + 1) * kBlock);
+    for (uint32_t i = b * kBlock; i < e; ++i) {
+      const int c = foldCategory(m_kind[i]);
+      if (c >= 0 && c < kFoldCategories) run[static_cast<size_t>(c)] += m_dur[i];
+    }
+  }
+  std::copy(run.begin(), run.end(), m_cum.begin() + static_cast<ptrdiff_t>(blocks) * kFoldCategories);
+
+  m_maxWide.clear();
+  m_argRunning.clear();
+  if (blocks == 0) return;
+  {
+    std::vector<int64_t> wide(blocks, INT64_MIN);
+    std::vector<uint32_t> arg(blocks, kNoRow);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t b = i >> kBlockShift;
+      wide[b] = std::max(wide[b], wideKey(i));
+      if (m_kind[i] == TrackKind::Running) arg[b] = betterRunning(arg[b], i);
+    }
+    m_maxWide.push_back(std::move(wide));
+    m_argRunning.push_back(std::move(arg));
+  }
+  while (m_maxWide.back().size() > 1) {
+    const auto& pw = m_maxWide.back();
+    const auto& pa = m_argRunning.back();
+    const size_t entries = (pw.size() + kBlock - 1) / kBlock;
+    std::vector<int64_t> wide(entries, INT64_MIN);
+    std::vector<uint32_t> arg(entries, kNoRow);
+    for (size_t j = 0; j < pw.size(); ++j) {
+      wide[j >> kBlockShift] = std::max(wide[j >> kBlockShift], pw[j]);
+      arg[j >> kBlockShift] = betterRunning(arg[j >> kBlockShift], pa[j]);
+    }
+    m_maxWide.push_back(std::move(wide));
+    m_argRunning.push_back(std::move(arg));
+  }
+}
+
+uint32_t TimelineTrack::betterRunning(uint32_t a, uint32_t b) const {
+  if (b == kNoRow) return a;
+  if (a == kNoRow) return b;
+  return runningKey(b) > runningKey(a) ? b : a;
+}
+
+int64_t TimelineTrack::prefix(int c, uint32_t x) const {
+  int64_t s = m_cum[static_cast<size_t>(x >> kBlockShift) * kFoldCategories + static_cast<size_t>(c)];
+  for (uint32_t i = x & ~(kBlock - 1); i < x; ++i)
+    if (foldCategory(m_kind[i]) == c) s += m_dur[i];
+  return s;
+}
+
+int64_t TimelineTrack::categoryTime(int c, uint32_t a, uint32_t b) const {
+  if (c < 0 || c >= kFoldCategories || b <= a) return 0;
+  if (b - a <= kBlock) {
+    int64_t s = 0;
+    for (uint32_t i = a; i < b; ++i)
+      if (foldCategory(m_kind[i]) == c) s += m_dur[i];
+    return s;
+  }
+  return prefix(c, b) - prefix(c, a);
+}
+
+uint32_t TimelineTrack::findFirstWide(uint32_t a, uint32_t b, int64_t minDur) const {
+  uint32_t i = a;
+  const auto levels = static_cast<int>(m_maxWide.size());
+  while (i < b) {
+    if ((i & (kBlock - 1)) != 0 || static_cast<uint64_t>(i) + kBlock > b) {
+      if (wideKey(i) >= minDur) return i;
+      ++i;
+      continue;
+    }
+    // The largest mipmap block that starts at i and lies inside [i, b).
+    int l = 0;
+    uint64_t blockRows = kBlock;
+    while (l + 1 < levels && i % (blockRows * kBlock) == 0 && i + blockRows * kBlock <= b) {
+      ++l;
+      blockRows *= kBlock;
+    }
+    if (m_maxWide[static_cast<size_t>(l)][i / blockRows] < minDur) {
+      i = static_cast<uint32_t>(i + blockRows);
+      continue;
+    }
+    // The block holds a wide row: descend to the first sub-block that does.
+    while (l > 0) {
+      const uint64_t sub = blockRows / kBlock;
+      auto j = static_cast<size_t>(i / sub);
+      const auto& lower = m_maxWide[static_cast<size_t>(l - 1)];
+      while (lower[j] < minDur) ++j;
+      i = static_cast<uint32_t>(j * sub);
+      blockRows = sub;
+      --l;
+    }
+    for (uint32_t r = i; r < i + kBlock; ++r)
+      if (wideKey(r) >= minDur) return r;
+    i += kBlock;  // unreachable when the mipmap is consistent
+  }
+  return b;
+}
+
+uint32_t TimelineTrack::longestRunning(uint32_t a, uint32_t b) const {
+  uint32_t best = kNoRow;
+  uint32_t i = a;
+  const auto levels = static_cast<int>(m_argRunning.size());
+  while (i < b) {
+    if ((i & (kBlock - 1)) != 0 || static_cast<uint64_t>(i) + kBlock > b) {
+      if (m_kind[i] == TrackKind::Running) best = betterRunning(best, i);
+      ++i;
+      continue;
+    }
+    int l = 0;
+    uint64_t blockRows = kBlock;
+    while (l + 1 < levels && i % (blockRows * kBlock) == 0 && i + blockRows * kBlock <= b) {
+      ++l;
+      blockRows *= kBlock;
+    }
+    best = betterRunning(best, m_argRunning[static_cast<size_t>(l)][i / blockRows]);
+    i = static_cast<uint32_t>(i + blockRows);
+  }
+  return best;
+}
+
+std::vector<DrawItem> TimelineTrack::query(int64_t t0, int64_t t1, double nsPerPx) const {
+  std::vector<DrawItem> out;
+  query(t0, t1, nsPerPx, out);
+  return out;
+}
+
+void TimelineTrack::query(int64_t t0, int64_t t1, double nsPerPx, std::vector<DrawItem>& out) const {
+  const auto n = static_cast<uint32_t>(size());
+  if (n == 0 || t1 <= t0 || !(nsPerPx > 0)) return;
+  const int64_t minVis = std::max<int64_t>(1, std::llround(kMinVisiblePx * nsPerPx));
+  const int64_t binNs = std::max<int64_t>(1, std::llround(kFoldPx * nsPerPx));
+  const int64_t* ts = m_ts.data();
+
+  auto pos = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t0) - ts);
+  if (pos > 0 && end(pos - 1) > t0) --pos;
+  while (pos < n && ts[pos] < t1) {
+    if (wideKey(pos) >= minVis) {
+      if (m_kind[pos] != TrackKind::Empty) {
+        DrawItem item;
+        item.kind = drawKindOf(m_kind[pos]);
+        item.firstIdx = pos;
+        item.count = 1;
+        item.ts = ts[pos];
+        item.end = end(pos);
+        out.push_back(item);
+      }
+      ++pos;
+      continue;
+    }
+    // Narrow: fold the rows that start in this bin, stopping before a wide one.
+    const int64_t binEnd = (floorDiv(ts[pos], binNs) + 1) * binNs;
+    // Gallop: the next bin is usually near.
+    uint32_t lo = pos + 1;
+    uint32_t step = 1;
+    while (lo + step < n && ts[lo + step] < binEnd) {
+      lo += step;
+      step *= 2;
+    }
+    const uint32_t hi = std::min(n, lo + step + 1);
+    const auto q = static_cast<uint32_t>(std::lower_bound(ts + lo, ts + hi, binEnd) - ts);
+    const uint32_t last = std::max(pos + 1, findFirstWide(pos + 1, q, minVis));
+
+    DrawItem item;
+    item.firstIdx = pos;
+    item.count = last - pos;
+    item.ts = ts[pos];
+    item.end = std::max(end(last - 1), item.ts);
+    bool any = false;
+    if (item.count == 1) {
+      if (m_kind[pos] != TrackKind::Empty) {
+        item.kind = drawKindOf(m_kind[pos]);
+        any = true;
+      }
+    } else {
+      item.kind = DrawKind::Folded;
+      const double span = static_cast<double>(std::max<int64_t>(1, item.end - item.ts));
+      for (int c = 0; c < kFoldCategories; ++c) {
+        const int64_t t = categoryTime(c, pos, last);
+        item.share[static_cast<size_t>(c)] = static_cast<float>(std::min(1.0, static_cast<double>(t) / span));
+        any = any || t > 0;
+      }
+      item.dominantIdx = longestRunning(pos, last);
+    }
+    if (any) out.push_back(item);
+    pos = last;
+  }
+}
+
+std::optional<uint32_t> TimelineTrack::rowAt(int64_t t) const {
+  const int64_t* ts = m_ts.data();
+  const auto n = static_cast<uint32_t>(size());
+  auto i = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t) - ts);
+  if (i == 0) return std::nullopt;
+  --i;
+  if (t < end(i) || (m_dur[i] == 0 && t == ts[i])) return i;
+  return std::nullopt;
+}
+
+std::optional<uint32_t> TimelineTrack::rowNear(int64_t t, int64_t slack) const {
+  if (auto r = rowAt(t); r && m_kind[*r] != TrackKind::Empty) return r;
+  const int64_t* ts = m_ts.data();
+  const auto n = static_cast<uint32_t>(size());
+  auto i = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t - slack) - ts);
+  if (i > 0) --i;
+  std::optional<uint32_t> best;
+  int64_t bestDist = INT64_MAX;
+  for (int guard = 0; i < n && ts[i] <= t + slack && guard < 512; ++i, ++guard) {
+    if (m_kind[i] == TrackKind::Empty) continue;
+    const int64_t d = t < ts[i] ? ts[i] - t : (t >= end(i) ? t - end(i) : 0);
+    if (d <= slack && d < bestDist) {
+      bestDist = d;
+      best = i;
+    }
+  }
+  return best;
+}
+
+size_t TimelineTrack::memoryBytes() const {
+  size_t b = m_ownTs.capacity() * 8 + m_ownDur.capacity() * 8 + m_kind.capacity() + m_rowMap.capacity() * 4 +
+             m_cum.capacity() * 8;
+  for (const auto& l : m_maxWide) b += l.capacity() * 8;
+  for (const auto& l : m_argRunning) b += l.capacity() * 4;
+  return b;
+}
+
+TimelineIndex::TimelineIndex(std::shared_ptr<const TraceModel> model) : m_model(std::move(model)) {
+  m_cpuTracks.reserve(static_cast<size_t>(m_model->cpuCount()));
+  for (int cpu = 0; cpu < m_model->cpuCount(); ++cpu) m_cpuTracks.push_back(TimelineTrack::fromCpu(*m_model, cpu));
+}
+
+const TimelineTrack& TimelineIndex::cpuTrack(int cpu) const {
+  if (cpu < 0 || static_cast<size_t>(cpu) >= m_cpuTracks.size()) return m_emptyTrack;
+  return m_cpuTracks[static_cast<size_t>(cpu)];
+}
+
+std::shared_ptr<const TimelineTrack> TimelineIndex::threadTrack(Utid utid) const {
+  {
+    std::lock_guard lock(m_mutex);
+    if (auto it = m_threadTracks.find(utid.value); it != m_threadTracks.end()) return it->second;
+  }
+  // Built outside the lock: two threads racing build the same track, one wins.
+  auto track = std::make_shared<const TimelineTrack>(TimelineTrack::fromThread(*m_model, utid));
+  std::lock_guard lock(m_mutex);
+  return m_threadTracks.emplace(utid.value, std::move(track)).first->second;
+}
+
+size_t TimelineIndex::memoryBytes() const {
+  size_t b = 0;
+  for (const auto& t : m_cpuTracks) b += t.memoryBytes();
+  std::lock_guard lock(m_mutex);
+  for (const auto& [u, t] : m_threadTracks) b += t->memoryBytes();
+  return b;
+}
+
+}  // namespace core

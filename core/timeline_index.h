@@ -1,0 +1,144 @@
+// Level-of-detail index over the timeline's tracks: one per CPU (run slices),
+// one per task on demand (state intervals). query() turns a time window and a
+// zoom into at most a few draw items per pixel, whatever the number of rows, so
+// the renderer's cost grows with pixels, not events. Built off the GUI thread
+// by app/render and app/gui; no Qt here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/trace_model.h"
+
+namespace core {
+
+/// What one row of a track shows. Empty rows (idle CPU, dead or unknown task)
+/// are not drawn but still split folds, so gaps stay visible.
+enum class TrackKind : uint8_t { Empty, Running, Runnable, Sleeping, Blocked, ForcedIdle, Loss };
+
+/// The time-weighted categories a fold reports fractions for (Empty and Loss excluded).
+inline constexpr int kFoldCategories = 5;  // Running, Runnable, Sleeping, Blocked, ForcedIdle
+inline constexpr int foldCategory(TrackKind k) { return static_cast<int>(k) - 1; }
+
+enum class DrawKind : uint8_t { Running, Runnable, Sleeping, Blocked, ForcedIdle, Loss, Folded };
+
+/// One thing to draw. A single row (count 1, kind from the row) when it is at
+/// least kMinVisiblePx wide; otherwise a Folded run of consecutive narrow rows
+/// covering about kFoldPx pixels, with the share of its time in each category.
+struct DrawItem {
+  DrawKind kind = DrawKind::Folded;
+  uint32_t firstIdx = 0;  ///< first track row (see TimelineTrack::sourceRow)
+  uint32_t count = 0;
+  int64_t ts = 0;   ///< start of the first row (absolute trace time)
+  int64_t end = 0;  ///< end of the last row
+  /// Folded: the longest Running row inside (for its colour), UINT32_MAX if none ran.
+  uint32_t dominantIdx = UINT32_MAX;
+  /// Folded: fraction of [ts, end) in each foldCategory().
+  std::array<float, kFoldCategories> share{};
+};
+
+/// One track: rows sorted by ts, non-overlapping. Immutable after construction;
+/// query() may be called from any number of threads at once.
+class TimelineTrack {
+ public:
+  static constexpr double kMinVisiblePx = 3.0;  ///< narrower rows are folded (Tracy's MinVisSize)
+  static constexpr double kFoldPx = 2.0;        ///< width of a fold bin
+  static constexpr uint32_t kNoRow = UINT32_MAX;
+
+  /// Run slices of one CPU; rows are the CPU's cpuSlices rows.
+  static TimelineTrack fromCpu(const TraceModel& model, int cpu);
+  /// Run slices of one CPU whose task satisfies `keep` (search highlights); rows map back with sourceRow().
+  static TimelineTrack fromCpuFiltered(const TraceModel& model, int cpu, const std::function<bool(Utid)>& keep);
+  /// State intervals of one task; rows map to threadStates rows with sourceRow().
+  static TimelineTrack fromThread(const TraceModel& model, Utid utid);
+
+  TimelineTrack() = default;
+  // Spans may point into the own vectors: moving keeps their buffers, copying would not.
+  TimelineTrack(const TimelineTrack&) = delete;
+  TimelineTrack& operator=(const TimelineTrack&) = delete;
+  TimelineTrack(TimelineTrack&&) noexcept = default;
+  TimelineTrack& operator=(TimelineTrack&&) noexcept = default;
+
+  size_t size() const { return m_ts.size(); }
+  bool empty() const { return m_ts.empty(); }
+  int64_t ts(uint32_t i) const { return m_ts[i]; }
+  int64_t dur(uint32_t i) const { return m_dur[i]; }
+  int64_t end(uint32_t i) const { return m_ts[i] + m_dur[i]; }
+  TrackKind kind(uint32_t i) const { return m_kind[i]; }
+  /// Row of the model table behind track row i (cpuSlices[cpu] or threadStates).
+  uint32_t sourceRow(uint32_t i) const { return m_rowMap.empty() ? m_rowOffset + i : m_rowMap[i]; }
+
+  /// Draw items covering [t0, t1) at `nsPerPx` nanoseconds per pixel, in time order.
+  /// Fold bins are aligned to multiples of kFoldPx*nsPerPx, so panning at a fixed
+  /// zoom yields the same bins where two windows overlap.
+  std::vector<DrawItem> query(int64_t t0, int64_t t1, double nsPerPx) const;
+  void query(int64_t t0, int64_t t1, double nsPerPx, std::vector<DrawItem>& out) const;
+
+  /// The row that covers time t, if any (ties go to the later row).
+  std::optional<uint32_t> rowAt(int64_t t) const;
+  /// The non-empty row nearest to t within `slack` ns (for clicks on thin rows).
+  std::optional<uint32_t> rowNear(int64_t t, int64_t slack) const;
+
+  /// Time in category c over rows [a, b).
+  int64_t categoryTime(int c, uint32_t a, uint32_t b) const;
+  /// First row in [a, b) at least `minDur` long (Loss rows always qualify), or b.
+  uint32_t findFirstWide(uint32_t a, uint32_t b, int64_t minDur) const;
+  /// Longest Running row in [a, b), or kNoRow.
+  uint32_t longestRunning(uint32_t a, uint32_t b) const;
+
+  size_t memoryBytes() const;
+
+ private:
+  static constexpr uint32_t kBlockShift = 4;  // mipmap fan-out and prefix-sum block: 16 rows
+  static constexpr uint32_t kBlock = 1u << kBlockShift;
+  void buildIndex();
+  int64_t wideKey(uint32_t i) const { return m_kind[i] == TrackKind::Loss ? INT64_MAX : m_dur[i]; }
+  int64_t runningKey(uint32_t i) const { return m_kind[i] == TrackKind::Running ? m_dur[i] : -1; }
+  uint32_t betterRunning(uint32_t a, uint32_t b) const;
+  int64_t prefix(int c, uint32_t x) const;
+
+  std::span<const int64_t> m_ts;
+  std::span<const int64_t> m_dur;
+  std::vector<int64_t> m_ownTs;  // when the model has no such column (thread states, filtered tracks)
+  std::vector<int64_t> m_ownDur;
+  std::vector<TrackKind> m_kind;
+  std::vector<uint32_t> m_rowMap;
+  uint32_t m_rowOffset = 0;
+  // Mipmaps: level l holds one entry per 16^(l+1) rows.
+  std::vector<std::vector<int64_t>> m_maxWide;
+  std::vector<std::vector<uint32_t>> m_argRunning;
+  // Per-category time before each 16-row block: m_cum[block * kFoldCategories + c].
+  std::vector<int64_t> m_cum;
+};
+
+/// The tracks of one model: every CPU eagerly, tasks lazily. Keeps the model
+/// alive. Thread-safe: tracks are immutable, the lazy cache is locked.
+class TimelineIndex {
+ public:
+  explicit TimelineIndex(std::shared_ptr<const TraceModel> model);
+  const TraceModel& model() const { return *m_model; }
+  const std::shared_ptr<const TraceModel>& modelPtr() const { return m_model; }
+  /// Track of CPU number `cpu` (an empty track for CPUs without slices).
+  const TimelineTrack& cpuTrack(int cpu) const;
+  std::shared_ptr<const TimelineTrack> threadTrack(Utid utid) const;
+  size_t memoryBytes() const;
+
+ private:
+  std::shared_ptr<const TraceModel> m_model;
+  std::vector<TimelineTrack> m_cpuTracks;
+  TimelineTrack m_emptyTrack;
+  mutable std::mutex m_mutex;
+  mutable std::unordered_map<uint32_t, std::shared_ptr<const TimelineTrack>> m_threadTracks;
+};
+
+TrackKind trackKindOf(SliceKind kind);
+TrackKind trackKindOf(TaskState state);
+
+}  // namespace core

@@ -1,0 +1,206 @@
+// Hand-worked schedules through the SchedBuilder: slices, states, wakeups,
+// task identity and the diagnostics for contradictory input.
+#include <gtest/gtest.h>
+
+#include "support/trace_builder.h"
+
+using core::SliceEnd;
+using core::SliceKind;
+using core::TaskState;
+using testing_support::TraceBuilder;
+
+namespace {
+
+// cpu0: A(1) runs; at 50 A wakes B(2); at 100 A is preempted by B; at 150 B sleeps, A runs to 200.
+std::shared_ptr<core::TraceModel> preemptionTrace() {
+  TraceBuilder t;
+  t.other(0, 0, 1).waking(50, 0, 1, 2, 0).wakeup(52, 0, 1, 2, 0).sw(100, 0, 1, "R+", 2).sw(150, 0, 2, "S", 1).other(200, 0, 1);
+  return t.build();
+}
+
+core::Utid utidOfTid(const core::TraceModel& m, int tid) {
+  for (size_t u = 0; u < m.threads.size(); ++u)
+    if (m.threads.tid[u] == tid) return core::Utid(static_cast<uint32_t>(u));
+  return core::Utid();
+}
+
+}  // namespace
+
+TEST(SchedBuilder, SlicesFollowSwitches) {
+  auto m = preemptionTrace();
+  ASSERT_EQ(m->cpuSlices.size(), 1u);
+  const auto& s = m->cpuSlices[0];
+  ASSERT_EQ(s.size(), 3u);
+  const auto a = utidOfTid(*m, 1), b = utidOfTid(*m, 2);
+  // The first slice begins at the CPU's first event, flagged as a lower bound.
+  EXPECT_EQ(s.ts[0], 0);
+  EXPECT_EQ(s.dur[0], 100);
+  EXPECT_EQ(s.utid[0], a);
+  EXPECT_EQ(s.endReason[0], SliceEnd::Preempted);
+  EXPECT_EQ(s.flags[0], core::kSliceStartUnknown);
+  EXPECT_EQ(s.ts[1], 100);
+  EXPECT_EQ(s.dur[1], 50);
+  EXPECT_EQ(s.utid[1], b);
+  EXPECT_EQ(s.endReason[1], SliceEnd::Blocked);
+  EXPECT_EQ(s.endState[1], TaskState::Sleeping);
+  EXPECT_EQ(s.ts[2], 150);
+  EXPECT_EQ(s.dur[2], 50);
+  EXPECT_EQ(s.endReason[2], SliceEnd::TraceEnd);
+  EXPECT_EQ(m->firstTs, 0);
+  EXPECT_EQ(m->lastTs, 200);
+}
+
+TEST(SchedBuilder, WakingAndWakeupMergeIntoOneWakeup) {
+  auto m = preemptionTrace();
+  ASSERT_EQ(m->wakeups.size(), 1u);
+  EXPECT_EQ(m->wakeups.ts[0], 50);
+  EXPECT_EQ(m->wakeups.wakee[0], utidOfTid(*m, 2));
+  EXPECT_EQ(m->wakeups.waker[0], utidOfTid(*m, 1));
+  EXPECT_EQ(m->wakeups.flags[0], core::kWakeupHadWaking | core::kWakeupHadWakeup);
+  ASSERT_EQ(m->wakeupsOf(utidOfTid(*m, 2)).size(), 1u);
+}
+
+TEST(SchedBuilder, ThreadStatesTrackEachTask) {
+  auto m = preemptionTrace();
+  const auto b = utidOfTid(*m, 2);
+  const auto [first, last] = m->stateRowsOf(b);
+  ASSERT_EQ(last - first, 3u);
+  EXPECT_EQ(m->threadStates.ts[first], 50);
+  EXPECT_EQ(m->threadStates.state[first], TaskState::Runnable);
+  EXPECT_EQ(m->threadStates.state[first + 1], TaskState::Running);
+  EXPECT_EQ(m->threadStates.ts[first + 2], 150);
+  EXPECT_EQ(m->threadStates.state[first + 2], TaskState::Sleeping);
+  EXPECT_EQ(m->stateEnd(first + 2), 200);
+  const auto a = utidOfTid(*m, 1);
+  const auto [fa, la] = m->stateRowsOf(a);
+  ASSERT_EQ(la - fa, 3u);
+  EXPECT_EQ(m->threadStates.state[fa], TaskState::Running);
+  EXPECT_EQ(m->threadStates.state[fa + 1], TaskState::RunnablePreempted);
+  EXPECT_EQ(m->threadStates.state[fa + 2], TaskState::Running);
+}
+
+TEST(SchedBuilder, WakeupFromIrqHasNoWaker) {
+  TraceBuilder t;
+  t.sw(10, 0, 3, "S", 0).waking(20, 0, 0, 3, 0).sw(30, 0, 0, "R", 3);
+  t.sw(40, 0, 3, "S", 0).waking(50, 0, 0, 3, 0, core::kCtxHardIrq).sw(60, 0, 0, "R", 3);
+  auto m = t.build();
+  ASSERT_EQ(m->wakeups.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_FALSE(m->wakeups.waker[i].isValid());
+    EXPECT_TRUE(m->wakeups.flags[i] & core::kWakeupFromIrq);
+  }
+}
+
+TEST(SchedBuilder, TidReuseAfterExitMakesNewTask) {
+  TraceBuilder t;
+  t.sw(0, 0, 0, "R", 1).fork(10, 0, 1, 5).wakeup(11, 0, 1, 5, 0, true).sw(20, 0, 1, "S", 5);
+  t.exit(30, 0, 5).sw(31, 0, 5, "X", 0);
+  t.waking(40, 0, 0, 1, 0).sw(41, 0, 0, "R", 1).fork(50, 0, 1, 5).wakeup(51, 0, 1, 5, 0, true).sw(60, 0, 1, "S", 5);
+  auto m = t.build();
+  int tasksWithTid5 = 0;
+  for (size_t u = 0; u < m->threads.size(); ++u) tasksWithTid5 += m->threads.tid[u] == 5;
+  EXPECT_EQ(tasksWithTid5, 2);
+  const auto first = utidOfTid(*m, 5);
+  EXPECT_EQ(m->threads.endTs[first.value], 31);
+  EXPECT_TRUE(m->threads.flags[first.value] & core::kThreadExited);
+  EXPECT_EQ(m->threads.parent[first.value], utidOfTid(*m, 1));
+  // The dying task's last slice ends as "exited".
+  const auto& s = m->cpuSlices[0];
+  bool sawExit = false;
+  for (size_t i = 0; i < s.size(); ++i) sawExit |= s.utid[i] == first && s.endReason[i] == SliceEnd::Exited;
+  EXPECT_TRUE(sawExit);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::tid_reused_without_fork), 0u);
+}
+
+TEST(SchedBuilder, MismatchedPrevTidIsCountedAndRepaired) {
+  TraceBuilder t;
+  t.sw(10, 0, 0, "R", 2).sw(20, 0, 3, "S", 1).other(30, 0, 1);
+  auto m = t.build();
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::mismatched_switch_prev_tid), 1u);
+  const auto& s = m->cpuSlices[0];
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s.utid[0], utidOfTid(*m, 2));
+  EXPECT_EQ(s.endReason[0], SliceEnd::Mismatch);
+  EXPECT_EQ(s.utid[1], utidOfTid(*m, 1));
+}
+
+TEST(SchedBuilder, DataLossBecomesALostSpanAndUnknownStart) {
+  TraceBuilder t;
+  t.sw(10, 0, 0, "R", 2).other(20, 0, 2).loss(0, 30, 7).other(30, 0, 3).sw(40, 0, 3, "S", 1).other(50, 0, 1);
+  auto m = t.build();
+  ASSERT_EQ(m->dataLoss.size(), 1u);
+  EXPECT_EQ(m->dataLoss.tsBegin[0], 20);
+  EXPECT_EQ(m->dataLoss.tsEnd[0], 30);
+  EXPECT_EQ(m->lostEvents(), 7);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::lost_events), 7u);
+  const auto& s = m->cpuSlices[0];
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s.endReason[0], SliceEnd::DataLoss);
+  EXPECT_EQ(s.kind[1], SliceKind::Lost);
+  EXPECT_EQ(s.ts[1], 20);
+  EXPECT_EQ(s.dur[1], 10);
+  EXPECT_EQ(s.utid[2], utidOfTid(*m, 3));
+  EXPECT_EQ(s.ts[2], 30);
+  EXPECT_EQ(s.flags[2], core::kSliceStartUnknown);
+}
+
+TEST(SchedBuilder, OutOfOrderTimestampsAreClampedAndCounted) {
+  TraceBuilder t;
+  t.sw(100, 0, 0, "R", 1).sw(90, 1, 0, "R", 2).other(120, 0, 1);
+  auto m = t.build();
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::out_of_order_timestamp), 1u);
+  EXPECT_EQ(m->cpuSlices[1].ts[0], 100);
+}
+
+TEST(SchedBuilder, EventsOnImpossibleCpusAreDroppedWithADiagnostic) {
+  TraceBuilder t;
+  t.sw(10, 0, 0, "R", 1);
+  t.builder().onOtherEvent({20, 70000, 1, 0});
+  t.builder().onOtherEvent({20, -3, 1, 0});
+  auto m = t.build();
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::cpu_out_of_range), 2u);
+  EXPECT_EQ(m->cpuCount(), 1);
+}
+
+TEST(SchedBuilder, CountsEventsByName) {
+  auto m = preemptionTrace();
+  ASSERT_EQ(m->eventCounts.size(), 4u);
+  EXPECT_EQ(m->eventCounts[0], (std::pair<std::string, uint64_t>{"other", 2}));
+  EXPECT_EQ(m->eventCounts[1], (std::pair<std::string, uint64_t>{"sched_switch", 2}));
+  EXPECT_EQ(m->eventCount, 6u);
+}
+
+TEST(SchedBuilder, CommChangesAreKept) {
+  core::SchedBuilder b;
+  core::SwitchArgs a;
+  a.prevTid = 7;
+  a.prevComm = "bash";
+  a.prevState = TaskState::Sleeping;
+  a.nextTid = 0;
+  b.onSwitch({10, 0, 7, 0}, a);
+  b.onExec({20, 0, 7, 0}, 7, 7, "/usr/bin/make");
+  a.prevComm = "make";
+  b.onSwitch({30, 0, 7, 0}, a);
+  auto m = b.finalize();
+  ASSERT_EQ(m->commChanges.size(), 1u);
+  EXPECT_EQ(m->strings.get(m->commChanges.comm[0]), "make");
+  EXPECT_EQ(m->commChanges.ts[0], 20);
+  EXPECT_EQ(m->comm(m->threadOfStateRow(0)), "make");
+}
+
+TEST(SchedBuilder, ModelStaysWithinItsMemoryBudget) {
+  // A busy two-CPU ping-pong: the model must stay at or below 32 bytes/event.
+  TraceBuilder t;
+  int64_t ts = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const int cpu = i % 2;
+    const int me = 100 + cpu, peer = 100 + (1 - cpu);
+    t.waking(ts += 100, cpu, me, peer, 1 - cpu);
+    t.wakeup(ts += 10, cpu, me, peer, 1 - cpu);
+    t.sw(ts += 100, cpu, me, "S", 0);
+    t.sw(ts += 50, 1 - cpu, 0, "R", peer);
+  }
+  auto m = t.build();
+  const double perEvent = static_cast<double>(m->memoryBytes()) / static_cast<double>(m->eventCount);
+  EXPECT_LE(perEvent, 32.0) << m->memoryBytes() << " bytes for " << m->eventCount << " events";
+}
