@@ -1,0 +1,68 @@
+# SchedLab: the two commands of the README run through here.
+#   make run   sets up a Debian 12 machine (as root), builds, opens the GUI on the
+#              bundled demo (a recording and its replays side by side); with no
+#              display it says so and writes the demo report instead.
+#   make test  sets up, builds and runs every test suite (plain, then ASan+UBSan,
+#              then a short run of each fuzzer).
+# `make setup` alone installs the Debian packages the build and tests need;
+# it is idempotent and quiet when everything is already there.
+
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+DEMO := resources/demo/pipe-and-hogs.txt
+OUT ?= demo-output
+
+PACKAGES := cmake ninja-build g++ clang libclang-rt-14-dev pkg-config \
+  qt6-base-dev qt6-charts-dev libqt6svg6-dev libgl-dev \
+  libtraceevent-dev libtracecmd-dev libtracefs-dev libbabeltrace2-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev libkshark-dev libzstd-dev zlib1g-dev \
+  trace-cmd linux-perf babeltrace2 xvfb xauth poppler-utils fonts-dejavu-core
+
+.PHONY: setup build test test-plain test-asan test-fuzz run bench clean
+
+setup:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+	    || { echo "setup: apt-get failed (run as root on Debian 12)"; exit 1; }; \
+	fi
+
+build: setup
+	@[ -f build/dev/build.ninja ] || cmake --preset dev >/dev/null
+	@cmake --build --preset dev -j $(JOBS)
+
+test-plain: build
+	ctest --preset dev -j $(JOBS)
+
+test-asan: setup
+	@[ -f build/asan/build.ninja ] || cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 ctest --preset asan -j $(JOBS)
+
+test-fuzz: setup
+	@if ls tests/fuzz/*_fuzzer.cpp >/dev/null 2>&1; then \
+	  [ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null; \
+	  cmake --build --preset fuzz -j $(JOBS) && tests/fuzz/run-fuzzers.sh build/fuzz $${FUZZ_SECONDS:-60}; \
+	fi
+
+test: test-plain test-asan test-fuzz
+
+run: build
+	@mkdir -p $(OUT)
+	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then \
+	  if [ -x build/dev/app/gui/schedlab ]; then \
+	    exec build/dev/app/gui/schedlab $(DEMO) --replay cfs --replay bfs; \
+	  fi; \
+	fi; \
+	echo "No display (DISPLAY is not set): writing the demo report to $(OUT)/ instead."; \
+	build/dev/app/cli/schedlab-cli stats $(DEMO) | tee $(OUT)/demo-stats.txt
+
+bench:
+	tests/bench/run-import-bench.sh
+
+clean:
+	rm -rf build
