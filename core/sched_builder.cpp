@@ -296,11 +296,12 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
     if (stale != kIdleUtid && m_threads[stale.value].state == TaskState::Running &&
         m_threads[stale.value].cpu == cpu)
       setState(stale, ts, TaskState::Unknown, cpu);
-    c.unknownSince = ts;  // when prev really started is unknowable: no leading slice
+    c.unknownSince = ts;  // when prev really started is unknowable
   }
-  if (!c.sliceOpen && c.unknownSince < ts) {
-    // First switch on this CPU (or first after lost data): prev has been running
-    // at least since the CPU's first event after the gap.
+  if (!c.sliceOpen && (c.unknownSince < ts || prev != kIdleUtid)) {
+    // First switch on this CPU (or first after lost data or a mismatch): prev has
+    // been running at least since the CPU's first event after the gap. Kept even
+    // when that is this very event, so that the switch itself is counted.
     const int64_t since = c.unknownSince;
     if (prev != kIdleUtid && m_threads[prev.value].lastStateTs <= since) setState(prev, since, TaskState::Running, cpu);
     openSlice(c, cpu, prev, since, kSliceStartUnknown, false);

@@ -153,7 +153,9 @@ int weightOfPrio(int prio) {
   return kPrioToWeight[prio - 100];
 }
 
-TimeRange wholeTrace(const TraceModel& model) { return {model.firstTs, std::max(model.lastTs, model.firstTs + 1)}; }
+// One past the last timestamp, so that events at the very end (a final switch)
+// fall inside the half-open range.
+TimeRange wholeTrace(const TraceModel& model) { return {model.firstTs, model.lastTs + 1}; }
 
 Distribution Distribution::of(std::vector<int64_t> values) {
   Distribution d;

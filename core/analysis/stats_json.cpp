@@ -100,6 +100,71 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
   j.endObject();
 }
 
+void writeMetricDeltaJson(JsonWriter& j, const MetricDelta& m) {
+  j.key(m.name).beginObject();
+  j.field("a", m.a);
+  j.field("b", m.b);
+  j.field("abs", m.delta());
+  if (auto r = m.relative()) j.field("rel", *r);
+  else j.nullField("rel");
+  j.endObject();
+}
+
+namespace {
+void writeRunSummaryJson(JsonWriter& j, const RunSummary& r) {
+  j.beginObject();
+  j.field("label", r.label);
+  j.field("span_ns", r.spanNs);
+  j.field("cpus", r.cpus);
+  j.field("tasks", static_cast<uint64_t>(r.stats.tasks.size()));
+  writeRunStatsJson(j, r.stats, StatsGrouping::Cpu);
+  j.endObject();
+}
+
+void writeTaskOrNull(JsonWriter& j, const char* key, const std::optional<TaskStats>& t) {
+  j.key(key);
+  if (!t) {
+    j.null();
+    return;
+  }
+  j.beginObject();
+  writeTaskFieldsJson(j, *t);
+  j.endObject();
+}
+}  // namespace
+
+void writeRunDiffJson(JsonWriter& j, const RunDiff& diff) {
+  j.key("a");
+  writeRunSummaryJson(j, diff.a);
+  j.key("b");
+  writeRunSummaryJson(j, diff.b);
+  j.key("tasks").beginArray();
+  for (const TaskDiff& t : diff.tasks) {
+    j.beginObject();
+    j.field("comm", t.comm);
+    j.field("process", t.process);
+    j.field("tasks_a", static_cast<uint64_t>(t.tasksA));
+    j.field("tasks_b", static_cast<uint64_t>(t.tasksB));
+    writeTaskOrNull(j, "a", t.a);
+    writeTaskOrNull(j, "b", t.b);
+    j.key("delta").beginObject();
+    for (const MetricDelta& m : t.metrics) writeMetricDeltaJson(j, m);
+    j.endObject();
+    j.field("wakeup_latency_ks", t.wakeupLatencyKs);
+    j.field("sched_delay_ks", t.schedDelayKs);
+    j.endObject();
+  }
+  j.endArray();
+  j.key("summary").beginObject();
+  for (const MetricDelta& m : diff.summary) writeMetricDeltaJson(j, m);
+  j.field("wakeup_latency_ks", diff.wakeupLatencyKs);
+  j.field("sched_delay_ks", diff.schedDelayKs);
+  j.key("cpus").beginObject();
+  for (const MetricDelta& m : diff.cpus) writeMetricDeltaJson(j, m);
+  j.endObject();
+  j.endObject();
+}
+
 namespace {
 std::string csvField(std::string_view s) {
   if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);

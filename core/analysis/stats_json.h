@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/analysis/diff.h"
 #include "core/analysis/stats.h"
 #include "core/json_writer.h"
 
@@ -17,6 +18,9 @@ void writeDistributionJson(JsonWriter& j, const Distribution& d);
 void writeTaskFieldsJson(JsonWriter& j, const TaskStats& t);
 /// "tasks" (or "processes"), "cpus", "fairness", "range", "totals" keys into an open object.
 void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping grouping);
+/// The `diff --json` document body: "a", "b", "tasks", "summary" keys into an open object.
+void writeRunDiffJson(JsonWriter& j, const RunDiff& diff);
+void writeMetricDeltaJson(JsonWriter& j, const MetricDelta& m);
 std::string runStatsCsv(const RunStats& stats, StatsGrouping grouping);
 
 }  // namespace core::analysis

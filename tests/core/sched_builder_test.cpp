@@ -118,10 +118,14 @@ TEST(SchedBuilder, MismatchedPrevTidIsCountedAndRepaired) {
   auto m = t.build();
   EXPECT_EQ(m->diagnostics.count(core::DiagCode::mismatched_switch_prev_tid), 1u);
   const auto& s = m->cpuSlices[0];
-  ASSERT_EQ(s.size(), 2u);
+  ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s.utid[0], utidOfTid(*m, 2));
   EXPECT_EQ(s.endReason[0], SliceEnd::Mismatch);
-  EXPECT_EQ(s.utid[1], utidOfTid(*m, 1));
+  // prev_tid 3 was running, since when is unknown: a zero-length slice keeps its switch.
+  EXPECT_EQ(s.utid[1], utidOfTid(*m, 3));
+  EXPECT_EQ(s.dur[1], 0);
+  EXPECT_EQ(s.flags[1], core::kSliceStartUnknown);
+  EXPECT_EQ(s.utid[2], utidOfTid(*m, 1));
 }
 
 TEST(SchedBuilder, DataLossBecomesALostSpanAndUnknownStart) {

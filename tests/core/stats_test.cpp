@@ -28,7 +28,7 @@ TEST(Stats, TimesSwitchesAndLatencies) {
   auto m = preemption();
   const auto s = computeStats(*m);
   EXPECT_EQ(s.range.from, 0);
-  EXPECT_EQ(s.range.to, 2000);
+  EXPECT_EQ(s.range.to, 2001);
   const auto& a = task(s, 1);
   const auto& b = task(s, 2);
   EXPECT_EQ(a.runtimeNs, 1500);
@@ -45,10 +45,10 @@ TEST(Stats, TimesSwitchesAndLatencies) {
   EXPECT_EQ(b.wakeups, 1u);
   EXPECT_EQ(b.wakeupLatency.count, 1u);
   EXPECT_EQ(b.wakeupLatency.p50, 500);
-  EXPECT_DOUBLE_EQ(a.cpuShare, 0.75);
+  EXPECT_DOUBLE_EQ(a.cpuShare, 1500.0 / 2001.0);
   ASSERT_EQ(s.cpus.size(), 1u);
   EXPECT_EQ(s.cpus[0].busyNs, 2000);
-  EXPECT_DOUBLE_EQ(s.cpus[0].utilisation, 1.0);
+  EXPECT_DOUBLE_EQ(s.cpus[0].utilisation, 2000.0 / 2001.0);
 }
 
 TEST(Stats, FairnessByHand) {

@@ -1,0 +1,165 @@
+#include "core/analysis/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace core::analysis {
+
+std::optional<double> MetricDelta::relative() const {
+  if (a == 0) return std::nullopt;
+  return (b - a) / std::fabs(a);
+}
+
+double ksDistance(const std::vector<int64_t>& x, const std::vector<int64_t>& y) {
+  if (x.empty() || y.empty()) return 0.0;
+  size_t i = 0, j = 0;
+  double d = 0;
+  const auto nx = static_cast<double>(x.size()), ny = static_cast<double>(y.size());
+  while (i < x.size() && j < y.size()) {
+    const int64_t v = std::min(x[i], y[j]);
+    while (i < x.size() && x[i] == v) ++i;
+    while (j < y.size() && y[j] == v) ++j;
+    d = std::max(d, std::fabs(static_cast<double>(i) / nx - static_cast<double>(j) / ny));
+  }
+  return d;
+}
+
+TaskStats sumTasks(const std::vector<const TaskStats*>& tasks) {
+  TaskStats s;
+  std::vector<int64_t> lat, delay;
+  for (const TaskStats* t : tasks) {
+    if (s.comm.empty()) {
+      s.comm = t->comm;
+      s.tid = t->tid;
+      s.tgid = t->tgid;
+      s.prio = t->prio;
+    }
+    s.runtimeNs += t->runtimeNs;
+    s.waitNs += t->waitNs;
+    s.sleepNs += t->sleepNs;
+    s.blockedNs += t->blockedNs;
+    s.cpuShare += t->cpuShare;
+    s.switchesVoluntary += t->switchesVoluntary;
+    s.switchesInvoluntary += t->switchesInvoluntary;
+    s.migrations += t->migrations;
+    s.wakeups += t->wakeups;
+    s.forceidleSumNs += t->forceidleSumNs;
+    lat.insert(lat.end(), t->wakeupLatency.sorted.begin(), t->wakeupLatency.sorted.end());
+    delay.insert(delay.end(), t->schedDelay.sorted.begin(), t->schedDelay.sorted.end());
+  }
+  s.wakeupLatency = Distribution::of(std::move(lat));
+  s.schedDelay = Distribution::of(std::move(delay));
+  return s;
+}
+
+namespace {
+
+std::vector<MetricDelta> taskMetrics(const TaskStats& a, const TaskStats& b) {
+  auto d = [](const char* name, double x, double y) { return MetricDelta{name, x, y}; };
+  return {
+      d("runtime_ns", static_cast<double>(a.runtimeNs), static_cast<double>(b.runtimeNs)),
+      d("wait_ns", static_cast<double>(a.waitNs), static_cast<double>(b.waitNs)),
+      d("sleep_ns", static_cast<double>(a.sleepNs), static_cast<double>(b.sleepNs)),
+      d("blocked_ns", static_cast<double>(a.blockedNs), static_cast<double>(b.blockedNs)),
+      d("cpu_share", a.cpuShare, b.cpuShare),
+      d("switches_voluntary", static_cast<double>(a.switchesVoluntary), static_cast<double>(b.switchesVoluntary)),
+      d("switches_involuntary", static_cast<double>(a.switchesInvoluntary),
+        static_cast<double>(b.switchesInvoluntary)),
+      d("migrations", static_cast<double>(a.migrations), static_cast<double>(b.migrations)),
+      d("wakeups", static_cast<double>(a.wakeups), static_cast<double>(b.wakeups)),
+      d("wakeup_latency_mean_ns", a.wakeupLatency.mean, b.wakeupLatency.mean),
+      d("wakeup_latency_p99_ns", static_cast<double>(a.wakeupLatency.p99), static_cast<double>(b.wakeupLatency.p99)),
+      d("sched_delay_mean_ns", a.schedDelay.mean, b.schedDelay.mean),
+      d("sched_delay_p99_ns", static_cast<double>(a.schedDelay.p99), static_cast<double>(b.schedDelay.p99)),
+      d("forceidle_sum_ns", static_cast<double>(a.forceidleSumNs), static_cast<double>(b.forceidleSumNs)),
+  };
+}
+
+// (process name, comm) of each task: the key that survives across runs.
+std::map<std::pair<std::string, std::string>, std::vector<const TaskStats*>> groupTasks(const TraceModel& m,
+                                                                                           const RunStats& s) {
+  std::map<std::pair<std::string, std::string>, std::vector<const TaskStats*>> groups;
+  for (const TaskStats& t : s.tasks) {
+    std::string process = t.comm;
+    if (t.upid.isValid() && t.upid.value < m.processes.size())
+      process = std::string(m.strings.get(m.processes.name[t.upid.value]));
+    groups[{process, t.comm}].push_back(&t);
+  }
+  return groups;
+}
+
+}  // namespace
+
+RunDiff diffRuns(const TraceModel& ma, const RunStats& sa, std::string labelA, const TraceModel& mb,
+                 const RunStats& sb, std::string labelB) {
+  RunDiff out;
+  out.a = {std::move(labelA), ma.span(), ma.topology.cpuCount(), sa};
+  out.b = {std::move(labelB), mb.span(), mb.topology.cpuCount(), sb};
+  const auto ga = groupTasks(ma, sa);
+  const auto gb = groupTasks(mb, sb);
+  std::map<std::pair<std::string, std::string>, TaskDiff> merged;
+  for (const auto& [key, list] : ga) {
+    TaskDiff& d = merged[key];
+    d.process = key.first;
+    d.comm = key.second;
+    d.tasksA = list.size();
+    d.a = sumTasks(list);
+  }
+  for (const auto& [key, list] : gb) {
+    TaskDiff& d = merged[key];
+    d.process = key.first;
+    d.comm = key.second;
+    d.tasksB = list.size();
+    d.b = sumTasks(list);
+  }
+  const TaskStats empty;
+  for (auto& [key, d] : merged) {
+    d.metrics = taskMetrics(d.a ? *d.a : empty, d.b ? *d.b : empty);
+    if (d.a && d.b) {
+      d.wakeupLatencyKs = ksDistance(d.a->wakeupLatency.sorted, d.b->wakeupLatency.sorted);
+      d.schedDelayKs = ksDistance(d.a->schedDelay.sorted, d.b->schedDelay.sorted);
+    }
+    out.tasks.push_back(std::move(d));
+  }
+  std::stable_sort(out.tasks.begin(), out.tasks.end(), [](const TaskDiff& x, const TaskDiff& y) {
+    return std::fabs(x.metrics[0].delta()) > std::fabs(y.metrics[0].delta());
+  });
+
+  auto m = [](const char* name, double x, double y) { return MetricDelta{name, x, y}; };
+  const auto cnt = [](uint64_t v) { return static_cast<double>(v); };
+  out.summary = {
+      m("span_ns", static_cast<double>(ma.span()), static_cast<double>(mb.span())),
+      m("tasks", static_cast<double>(sa.tasks.size()), static_cast<double>(sb.tasks.size())),
+      m("busy_ns", static_cast<double>(sa.busyNs), static_cast<double>(sb.busyNs)),
+      m("switches_voluntary", cnt(sa.switchesVoluntary), cnt(sb.switchesVoluntary)),
+      m("switches_involuntary", cnt(sa.switchesInvoluntary), cnt(sb.switchesInvoluntary)),
+      m("involuntary_fraction",
+        sa.switchesVoluntary + sa.switchesInvoluntary
+            ? cnt(sa.switchesInvoluntary) / cnt(sa.switchesVoluntary + sa.switchesInvoluntary)
+            : 0.0,
+        sb.switchesVoluntary + sb.switchesInvoluntary
+            ? cnt(sb.switchesInvoluntary) / cnt(sb.switchesVoluntary + sb.switchesInvoluntary)
+            : 0.0),
+      m("migrations", cnt(sa.migrations), cnt(sb.migrations)),
+      m("wakeup_latency_mean_ns", sa.wakeupLatency.mean, sb.wakeupLatency.mean),
+      m("wakeup_latency_p50_ns", static_cast<double>(sa.wakeupLatency.p50), static_cast<double>(sb.wakeupLatency.p50)),
+      m("wakeup_latency_p99_ns", static_cast<double>(sa.wakeupLatency.p99), static_cast<double>(sb.wakeupLatency.p99)),
+      m("sched_delay_mean_ns", sa.schedDelay.mean, sb.schedDelay.mean),
+      m("sched_delay_p99_ns", static_cast<double>(sa.schedDelay.p99), static_cast<double>(sb.schedDelay.p99)),
+      m("jain", sa.fairness.jain, sb.fairness.jain),
+      m("gps_lag_max_ns", static_cast<double>(sa.fairness.gpsLagMaxNs), static_cast<double>(sb.fairness.gpsLagMaxNs)),
+      m("forced_idle_ns", static_cast<double>(sa.forcedIdleNs), static_cast<double>(sb.forcedIdleNs)),
+  };
+  const size_t cpus = std::max(sa.cpus.size(), sb.cpus.size());
+  for (size_t c = 0; c < cpus; ++c) {
+    const double ua = c < sa.cpus.size() ? sa.cpus[c].utilisation : 0.0;
+    const double ub = c < sb.cpus.size() ? sb.cpus[c].utilisation : 0.0;
+    out.cpus.push_back({"cpu" + std::to_string(c) + " utilisation", ua, ub});
+  }
+  out.wakeupLatencyKs = ksDistance(sa.wakeupLatency.sorted, sb.wakeupLatency.sorted);
+  out.schedDelayKs = ksDistance(sa.schedDelay.sorted, sb.schedDelay.sorted);
+  return out;
+}
+
+}  // namespace core::analysis
