@@ -55,6 +55,9 @@ class SchedBuilder {
   SchedBuilder(const SchedBuilder&) = delete;
   SchedBuilder& operator=(const SchedBuilder&) = delete;
 
+  /// Optional: pre-sizes the tables for about this many events (avoids regrowth copies).
+  void reserve(uint64_t expectedEvents);
+
   // --- Run metadata ---
   void setFormat(std::string format);
   void addSourceFile(std::string path);
