@@ -1,0 +1,98 @@
+// Streams an ftrace text trace into a core::SchedBuilder: the tracefs trace and
+// trace_pipe layouts, trace-cmd report output, Android atrace text and the
+// legacy systrace HTML/JS string that wraps it. Used by the "ftrace-text"
+// importer (ftrace_importer.cpp); tests drive it through importers::importTrace.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.h"
+#include "core/sched_builder.h"
+#include "core/task_state.h"
+#include "importers/ftrace/ftrace_line_tokenizer.h"
+#include "importers/importer.h"
+
+namespace importers::ftrace {
+
+/// Confidence 0..100 that `head` (the first bytes of a file) is ftrace text.
+int probeFtraceText(std::string_view head);
+
+/// One read of one file. Lines that do not parse are counted as malformed_record
+/// (with their line number) and skipped; a file in which nothing parses is an
+/// error "FILE: line N: not an ftrace text trace".
+class FtraceTextReader {
+ public:
+  FtraceTextReader(core::SchedBuilder& builder, const ImportOptions& options);
+  /// Reads the whole file. Fails (keeping what was fed) on I/O errors, on
+  /// cancel, and when the file holds no ftrace text at all.
+  core::Status read(const std::string& path);
+
+  uint64_t lineCount() const { return m_lineNo; }
+  uint64_t eventCount() const { return m_events; }
+  uint64_t malformedCount() const { return m_malformed; }
+
+ private:
+  enum class Kind : uint8_t { Other, Switch, Waking, Wakeup, WakeupNew, Migrate, Fork, Exec, Exit, Free, Rename, Marker };
+  struct TypeInfo {
+    uint32_t type = 0;
+    Kind kind = Kind::Other;
+  };
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+
+  void processLine(std::string_view line, bool lastWithoutNewline);
+  void processHeaderComment(std::string_view line);
+  bool processOtherText(std::string_view line);
+  void handleEvent(const LineFields& f);
+  /// false when the payload of a sched event did not parse.
+  bool feedSchedEvent(Kind kind, const LineFields& f, const core::EventContext& ctx);
+  const TypeInfo& typeFor(const LineFields& f);
+  core::TaskState decodeState(const SwitchFields& sw);
+  void flushLoss(int32_t cpu, int64_t ts);
+  void noteMalformed(std::string_view line, bool truncated);
+  void noteUnsupported(const LineFields& f);
+
+  core::SchedBuilder& m_builder;
+  const ImportOptions& m_options;
+  std::string m_path;
+
+  // What the file turned out to be, decided from its first lines.
+  bool m_sawFirstLine = false;
+  bool m_html = false;        // systrace HTML: only the lines that parse are the trace
+  bool m_jsEscaped = false;   // lines end in "\n\" (text inside a JavaScript string)
+  bool m_inUnterminatedLine = false;  // the last line, which has no '\n'
+  bool m_haveHeader = false;  // "# tracer:" or trace-cmd's "version = N"
+  int m_headerCpus = 0;       // "#P:N" or "cpus=N"
+
+  // Raw prev_state bits mean different things before and after Linux 4.14; the
+  // encoding is guessed once over all values of the file (a pre-scan).
+  bool m_rawEncodingKnown = false;
+  core::PrevStateEncoding m_rawEncoding = core::PrevStateEncoding::Report414;
+
+  uint64_t m_lineNo = 0;
+  uint64_t m_events = 0;
+  uint64_t m_malformed = 0;
+  uint64_t m_firstBadLine = 0;
+  uint64_t m_candidates = 0;  // non-comment lines seen, to give up early on a file that is not ftrace
+  int64_t m_lastTs = 0;
+
+  std::unordered_map<std::string, TypeInfo, NameHash, std::equal_to<>> m_types;
+  struct TypeCacheSlot {
+    std::string name;
+    const TypeInfo* info = nullptr;
+  };
+  std::array<TypeCacheSlot, 32> m_typeCache;
+  std::string m_nameScratch;
+  std::vector<int64_t> m_pendingLoss;  // per CPU: events lost before its next event; -2 none, -1 unknown count
+  bool m_anyPendingLoss = false;
+  std::vector<int32_t> m_knownTgid;    // per tid (dense), tgid already told to the builder
+};
+
+}  // namespace importers::ftrace
