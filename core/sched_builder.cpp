@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <tuple>
 
@@ -46,6 +47,48 @@ void scatterByKey(size_t rows, size_t keyCount, KeyFn key, std::vector<uint32_t>
     std::apply([&](auto&... out) { ((out[dst] = columns[i]), ...); }, outs);
   }
   std::apply([&](auto&... out) { (columns.swap(out), ...); }, outs);
+}
+
+// The same stable partition done in place, for the biggest table (thread
+// states): scatterByKey's second copy of the table was the peak RSS of a whole
+// import (+44 MB at 3.9M events, over the 1/3-of-KernelShark memory target).
+// The key column is overwritten with each row's destination; then the final
+// positions are filled from the end, at most `chunk` rows per sweep: the rows
+// bound for [a, r) go to a small buffer, the others slide down in order. About
+// rows/chunk/2 sequential sweeps, no second copy of the table.
+template <typename Key, typename KeyOf, typename SetKey, typename... Columns>
+void partitionInPlace(std::vector<Key>& keys, size_t keyCount, KeyOf keyOf, SetKey setKey,
+                      std::vector<uint32_t>& begins, Columns&... columns) {
+  const size_t rows = keys.size();
+  begins.assign(keyCount + 1, 0);
+  for (size_t i = 0; i < rows; ++i) ++begins[keyOf(keys[i]) + 1];
+  std::partial_sum(begins.begin(), begins.end(), begins.begin());
+  {
+    std::vector<uint32_t> next(begins.begin(), begins.end() - 1);
+    for (auto& k : keys) setKey(k, next[keyOf(k)]++);
+  }
+  const size_t chunk = std::max<size_t>(rows / 8, 1 << 16);
+  // Default-initialised buffers: pages are only touched as rows land in them.
+  auto buffers = std::make_tuple(std::unique_ptr<typename Columns::value_type[]>(
+      new typename Columns::value_type[std::min(chunk, rows)])...);
+  for (size_t r = rows; r > 0;) {
+    const size_t a = r > chunk ? r - chunk : 0;
+    size_t w = 0;
+    for (size_t i = 0; i < r; ++i) {
+      const size_t dst = keyOf(keys[i]);
+      if (dst >= a) {
+        std::apply([&](auto&... buf) { ((buf[dst - a] = columns[i]), ...); }, buffers);
+      } else {
+        keys[w] = keys[i];
+        ((columns[w] = columns[i]), ...);
+        ++w;
+      }
+    }
+    const auto at = static_cast<std::ptrdiff_t>(a);
+    std::apply([&](auto&... buf) { (std::copy(buf.get(), buf.get() + (r - a), columns.begin() + at), ...); },
+               buffers);
+    r = a;
+  }
 }
 }  // namespace
 
@@ -98,6 +141,17 @@ void SchedBuilder::reserve(uint64_t expectedEvents) {
   w.targetCpu.reserve(n / 3);
   w.wakerCpu.reserve(n / 3);
   w.flags.reserve(n / 3);
+  // Slices: one per switch, over the CPUs the topology names if it is known yet
+  // (grown by doubling, the per-CPU tables left ~6 MB of freed halves resident).
+  if (const int cpus = m_model->topology.cpuLimit(); cpus > 0 && cpus <= kMaxCpus) {
+    const size_t perCpu = n / 2 / static_cast<size_t>(cpus) + 1024;
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      cpuRt(cpu);
+      auto& t = m_model->cpuSlices[static_cast<size_t>(cpu)];
+      t.ts.reserve(perCpu), t.dur.reserve(perCpu), t.utid.reserve(perCpu), t.prio.reserve(perCpu);
+      t.endState.reserve(perCpu), t.endReason.reserve(perCpu), t.kind.reserve(perCpu), t.flags.reserve(perCpu);
+    }
+  }
 }
 
 void SchedBuilder::setFormat(std::string format) { m_model->format = std::move(format); }
@@ -306,7 +360,9 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
   notePrio(next, a.nextPrio);
 
   TaskState endState = a.prevState;
-  if (prev != kIdleUtid && m_threads[prev.value].exiting) endState = TaskState::Dead;
+  // An exiting task can still be preempted inside do_exit() (prev_state R+) and
+  // run again before its final switch; only a switch out not runnable ends it.
+  if (prev != kIdleUtid && m_threads[prev.value].exiting && !isRunnable(endState)) endState = TaskState::Dead;
   if (endState == TaskState::Unknown) {
     recordDiagnostic(DiagCode::unknown_prev_state, "prev_state of tid " + std::to_string(a.prevTid) + " not known",
                      cpu, ts);
@@ -483,7 +539,10 @@ void SchedBuilder::onExit(EventContext ctx, int32_t tid, std::string_view comm, 
   e.other.push_back(Utid());
   e.text.push_back(StringId());
   // A task that exits while not on a CPU (never switched out afterwards) is dead now.
-  if (m_threads[u.value].state != TaskState::Running) killThread(u, ctx.ts);
+  // One the model has as runnable is really running (sched_process_exit fires in
+  // its own context; its switch-in was lost): its final switch-out ends it.
+  const TaskState st = m_threads[u.value].state;
+  if (st != TaskState::Running && !isRunnable(st)) killThread(u, ctx.ts);
 }
 
 void SchedBuilder::onRename(EventContext ctx, int32_t tid, std::string_view newComm) {
@@ -589,9 +648,9 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
   // Thread states: partition by utid (stable, so each thread's rows stay in time order).
   {
     auto& s = m.threadStates;
-    scatterByKey(
-        s.ts.size(), m.threads.size(), [&](size_t i) { return m_stateUtid[i].value; }, s.rowsBegin, s.ts, s.state,
-        s.cpu);
+    partitionInPlace(
+        m_stateUtid, m.threads.size(), [](Utid u) { return static_cast<size_t>(u.value); },
+        [](Utid& u, uint32_t row) { u.value = row; }, s.rowsBegin, s.ts, s.state, s.cpu);
     m_stateUtid.clear();
     m_stateUtid.shrink_to_fit();
   }
