@@ -1,0 +1,1267 @@
+#include "importers/perf/perf_data_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/task_state.h"
+#include "core/topology.h"
+#include "importers/perf/builder_feed.h"
+#include "importers/perf/decoded_event.h"
+#include "importers/perf/perf_data_format.h"
+#include "importers/perf/round_sorter.h"
+#include "importers/perf/tracing_data.h"
+
+namespace importers::perf {
+
+namespace {
+
+constexpr size_t kMaxAttrs = 0xffff;  // perf writes one per event per recording; more is a corrupt header
+constexpr uint64_t kMaxAttrSize = 1 << 16;
+constexpr uint64_t kMaxIdsPerAttr = 1 << 22;
+constexpr int kMaxCpu = core::SchedBuilder::kMaxCpus;
+constexpr uint32_t kProgressEvery = 1 << 16;
+constexpr uint64_t kThreadedFromBytes = 4 << 20;
+// perf's u64 nanoseconds beyond int64 are corrupt data; the model's time is int64.
+constexpr uint64_t kMaxTs = INT64_MAX;
+
+std::string offsetText(uint64_t off) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "byte offset %llu (0x%llx)", static_cast<unsigned long long>(off),
+                static_cast<unsigned long long>(off));
+  return buf;
+}
+
+// Whether another thread would get a CPU of its own now. The hand-over between
+// reader and builder costs ~15% more CPU time in all, which only pays when the
+// two really run side by side: on a machine whose CPUs are all busy it is a loss.
+// /proc/loadavg's fourth field counts the tasks running or runnable right now
+// (this one included).
+bool spareCpu() {
+  const unsigned cpus = std::thread::hardware_concurrency();
+  if (cpus < 2) return false;
+  char buf[128] = {};
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  unsigned running = 0;
+  if (n <= 0 || std::sscanf(buf, "%*s %*s %*s %u/", &running) != 1) return true;
+  return running < cpus;
+}
+
+// --- Input: the whole file, mapped read-only ----------------------------------
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (m_map) munmap(m_map, m_size);
+  }
+
+  core::Status open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return core::Error(path + ": cannot open for reading: " + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return core::Error(path + ": not a regular file");
+    }
+    m_size = static_cast<size_t>(st.st_size);
+    if (m_size > 0) {
+      // The whole file is walked once; populating up front costs less than
+      // taking one page fault per 4 KiB.
+      void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        return core::Error(path + ": cannot map the file: " + std::strerror(errno));
+      }
+      m_map = p;
+    }
+    ::close(fd);
+    return core::Status::ok();
+  }
+  const uint8_t* data() const { return static_cast<const uint8_t*>(m_map); }
+  size_t size() const { return m_size; }
+
+ private:
+  void* m_map = nullptr;
+  size_t m_size = 0;
+};
+
+// --- Attributes: one per perf event (evsel) -----------------------------------
+
+struct Attr {
+  uint32_t type = 0;
+  uint64_t config = 0;
+  uint64_t sampleType = 0;
+  uint64_t readFormat = 0;
+  bool sampleIdAll = false;
+  std::vector<uint64_t> ids;
+
+  // PERF_RECORD_SAMPLE layout: offsets from the record start, -1 when absent.
+  int32_t idOff = -1;
+  int32_t tidOff = -1;
+  int32_t timeOff = -1;
+  int32_t cpuOff = -1;
+  int32_t rawOff = -1;        // fixed when nothing of variable size precedes RAW
+  int32_t variableFrom = -1;  // offset of the first variable-size part (READ group, CALLCHAIN)
+  // sample_id_all trailer of other records: its size and field offsets within it.
+  uint32_t trailerSize = 0;
+  int32_t trailerTid = -1;
+  int32_t trailerTime = -1;
+  int32_t trailerId = -1;
+  int32_t trailerCpu = -1;
+
+  uint32_t fixedEnd = 0;  // a sample at least this long holds the tid, time and cpu fields
+  uint32_t decoder = 0;   // index into the reader's decoders
+};
+
+void computeLayout(Attr& a) {
+  const uint64_t st = a.sampleType;
+  int32_t pos = kRecordHeaderSize;
+  auto take = [&](uint64_t bit, int32_t* where) {
+    if (!(st & bit)) return;
+    if (where) *where = pos;
+    pos += 8;
+  };
+  if (st & kSampleIdentifier) {
+    a.idOff = pos;
+    pos += 8;
+  }
+  take(kSampleIp, nullptr);
+  take(kSampleTid, &a.tidOff);
+  take(kSampleTime, &a.timeOff);
+  take(kSampleAddr, nullptr);
+  if (st & kSampleId) {
+    if (a.idOff < 0) a.idOff = pos;
+    pos += 8;
+  }
+  take(kSampleStreamId, nullptr);
+  take(kSampleCpu, &a.cpuOff);
+  take(kSamplePeriod, nullptr);
+  bool variable = false;
+  if (st & kSampleRead) {
+    if (a.readFormat & kReadGroup) {
+      variable = true;
+    } else {
+      pos += 8 * (1 + std::popcount(a.readFormat & (kReadTotalTimeEnabled | kReadTotalTimeRunning | kReadId | kReadLost)));
+    }
+  }
+  if (st & kSampleCallchain) variable = true;
+  for (int32_t at : {a.tidOff, a.timeOff, a.cpuOff})
+    if (at >= 0) a.fixedEnd = std::max(a.fixedEnd, static_cast<uint32_t>(at) + 8);
+  if (variable) {
+    a.variableFrom = pos;
+  } else if (st & kSampleRaw) {
+    a.rawOff = pos;
+  }
+
+  int32_t t = 0;
+  auto trailer = [&](uint64_t bit, int32_t* where) {
+    if (!(st & bit)) return;
+    if (where) *where = t;
+    t += 8;
+  };
+  if (a.sampleIdAll) {
+    trailer(kSampleTid, &a.trailerTid);
+    trailer(kSampleTime, &a.trailerTime);
+    trailer(kSampleId, &a.trailerId);
+    trailer(kSampleStreamId, nullptr);
+    trailer(kSampleCpu, &a.trailerCpu);
+    trailer(kSampleIdentifier, &a.trailerId);
+  }
+  a.trailerSize = static_cast<uint32_t>(t);
+}
+
+// Reads the perf_event_attr fields we need (all within PERF_ATTR_SIZE_VER0) at `off`.
+Attr readAttr(const Bytes& b, uint64_t off) {
+  Attr a;
+  a.type = b.u32(off);
+  a.config = b.u64(off + 8);
+  a.sampleType = b.u64(off + 24);
+  a.readFormat = b.u64(off + 32);
+  // The flag bits are C bitfields: sample_id_all is bit 18, counted from the
+  // least significant bit on little-endian writers and from the most significant
+  // bit of the first byte on big-endian ones (perf swaps them bit by bit too).
+  const uint8_t flagByte = b.data()[off + 40 + 2];
+  a.sampleIdAll = b.swapped() == (std::endian::native == std::endian::little) ? (flagByte >> 5) & 1 : (flagByte >> 2) & 1;
+  computeLayout(a);
+  return a;
+}
+
+// --- Tracepoint field access, resolved once per format ------------------------
+
+enum class FieldKind : uint8_t { None, Unsigned, Signed, FixedString, DynString, RelString };
+
+struct Field {
+  uint32_t off = 0;
+  uint32_t size = 0;
+  FieldKind kind = FieldKind::None;
+  bool present() const { return kind != FieldKind::None; }
+  bool isInt() const { return kind == FieldKind::Signed || kind == FieldKind::Unsigned; }
+};
+
+// strnlen for the short comm fields, a word at a time (comms are 16 bytes).
+inline size_t boundedLength(const char* s, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s + i, 8);
+    const uint64_t zero = (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL;
+    if (zero) return i + static_cast<size_t>(std::countr_zero(zero) / 8);
+  }
+  for (; i < n; ++i)
+    if (s[i] == 0) return i;
+  return n;
+}
+
+Field resolve(const TracepointFormat& f, std::string_view name) {
+  Field out;
+  const TracepointField* tf = f.field(name);
+  if (!tf) return out;
+  out.off = tf->offset;
+  out.size = tf->size;
+  if (tf->isDynamic)
+    out.kind = tf->isRelative ? FieldKind::RelString : FieldKind::DynString;
+  else if (tf->size > 8)
+    out.kind = FieldKind::FixedString;
+  else if (tf->size == 1 || tf->size == 2 || tf->size == 4 || tf->size == 8)
+    out.kind = tf->isSigned ? FieldKind::Signed : FieldKind::Unsigned;
+  return out;
+}
+
+enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec };
+
+struct Decoder {
+  SchedKind kind = SchedKind::Other;
+  uint32_t countType = 0;
+  uint32_t minRawSize = 0;  // every fixed field lies below this
+  Field commonPid;
+  Field commonFlags;
+  Field f[7];
+  core::PrevStateEncoding encoding = core::PrevStateEncoding::Report414;
+  std::array<core::TaskState, 512> stateOf{};  // prev_state values below 512, decoded once
+  std::string name;
+};
+
+// Fields per kind, in the order the decoder's f[] holds them.
+struct KindSpec {
+  std::string_view event;
+  SchedKind kind;
+  std::array<std::string_view, 7> fields;
+  uint32_t required;  // how many leading fields must exist
+};
+constexpr KindSpec kKinds[] = {
+    {"sched_switch", SchedKind::Switch,
+     {"prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio"}, 7},
+    {"sched_wakeup", SchedKind::Wakeup, {"pid", "comm", "prio", "target_cpu", {}, {}, {}}, 1},
+    {"sched_waking", SchedKind::Waking, {"pid", "comm", "prio", "target_cpu", {}, {}, {}}, 1},
+    {"sched_wakeup_new", SchedKind::WakeupNew, {"pid", "comm", "prio", "target_cpu", {}, {}, {}}, 1},
+    {"sched_migrate_task", SchedKind::Migrate, {"pid", "dest_cpu", "comm", "prio", "orig_cpu", {}, {}}, 2},
+    {"sched_process_fork", SchedKind::Fork, {"parent_pid", "child_pid", "parent_comm", "child_comm", {}, {}, {}}, 2},
+    {"sched_process_exit", SchedKind::Exit, {"pid", "comm", "prio", {}, {}, {}, {}}, 1},
+    {"sched_process_exec", SchedKind::Exec, {"pid", "filename", "old_pid", {}, {}, {}, {}}, 1},
+};
+
+// The flag table of prev_state's __print_flags says which encoding the kernel used.
+core::PrevStateEncoding encodingFromPrintFmt(std::string_view fmt) {
+  if (fmt.find("\"I\"") != std::string_view::npos) return core::PrevStateEncoding::Report414;
+  if (fmt.find("\"K\"") != std::string_view::npos || fmt.find("\"W\"") != std::string_view::npos ||
+      fmt.find("\"x\"") != std::string_view::npos)
+    return core::PrevStateEncoding::Legacy;
+  return core::PrevStateEncoding::Report414;
+}
+
+Decoder makeDecoder(const TracepointFormat& f) {
+  Decoder d;
+  d.name = f.name;
+  d.commonPid = resolve(f, "common_pid");
+  d.commonFlags = resolve(f, "common_flags");
+  if (f.system == "sched") {
+    for (const auto& spec : kKinds) {
+      if (spec.event != f.name) continue;
+      bool ok = true;
+      for (uint32_t i = 0; i < spec.fields.size(); ++i) {
+        if (spec.fields[i].empty()) continue;
+        d.f[i] = resolve(f, spec.fields[i]);
+        if (i < spec.required && !d.f[i].present()) ok = false;
+      }
+      d.kind = ok ? spec.kind : SchedKind::Other;
+      break;
+    }
+    if (d.kind == SchedKind::Switch) {
+      d.encoding = encodingFromPrintFmt(f.printFmt);
+      for (uint64_t v = 0; v < d.stateOf.size(); ++v)
+        d.stateOf[v] = core::taskStateFromRaw(v, d.encoding).value_or(core::TaskState::Unknown);
+    }
+  }
+  auto grow = [&](const Field& fl) {
+    if (!fl.present()) return;
+    const uint32_t end = fl.off + (fl.kind == FieldKind::DynString || fl.kind == FieldKind::RelString ? 4 : fl.size);
+    d.minRawSize = std::max(d.minRawSize, end);
+  };
+  grow(d.commonPid);
+  grow(d.commonFlags);
+  for (const auto& fl : d.f) grow(fl);
+  return d;
+}
+
+// --- CPU lists ("0-3,8,10-11") -----------------------------------------------
+
+bool parseCpuList(std::string_view s, std::vector<int>& out) {
+  out.clear();
+  while (!s.empty()) {
+    const size_t comma = s.find(',');
+    std::string_view part = s.substr(0, comma);
+    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
+    while (!part.empty() && (part.back() == '\n' || part.back() == ' ')) part.remove_suffix(1);
+    if (part.empty()) continue;
+    int lo = 0;
+    int hi = 0;
+    const size_t dash = part.find('-');
+    const auto parse = [](std::string_view t, int& v) {
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+      return ec == std::errc() && p == t.data() + t.size() && v >= 0 && v < kMaxCpu;
+    };
+    if (dash == std::string_view::npos) {
+      if (!parse(part, lo)) return false;
+      hi = lo;
+    } else if (!parse(part.substr(0, dash), lo) || !parse(part.substr(dash + 1), hi) || hi < lo) {
+      return false;
+    }
+    for (int c = lo; c <= hi; ++c) out.push_back(c);
+    if (out.size() > static_cast<size_t>(kMaxCpu)) return false;
+  }
+  return !out.empty();
+}
+
+// --- The reader ----------------------------------------------------------------
+
+struct TaskInfo {
+  int32_t tgid = -1;
+  char comm[16] = {};  // as DecodedEvent::text: NUL-terminated unless 16 long
+};
+
+class Reader {
+ public:
+  Reader(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options, Threading threading)
+      : m_path(path), m_b(builder), m_opt(options), m_threading(threading), m_out(builder) {}
+
+  core::Status run();
+
+ private:
+  core::Error errorAt(uint64_t off, const std::string& what) const {
+    return core::Error(m_path + ": " + offsetText(off) + ": " + what);
+  }
+  void diag(core::DiagCode code, uint64_t off, std::string what, std::optional<int> cpu = {}) {
+    m_out.diagnostic(code, off, std::move(what), cpu);
+  }
+
+  core::Status readFileHeader();
+  core::Status readFeatures(uint64_t tableOffset);
+  core::Status readFeature(int feat, uint64_t off, uint64_t size);
+  core::Status readTracingData(uint64_t off, uint64_t size, uint64_t* used);
+  void readTopology(const Bytes& sec, uint64_t base);
+  std::optional<std::string> headerString(const Bytes& sec, uint64_t& pos);
+  core::Status addAttr(Attr a);
+  void rebuildDecoders();
+  core::Status processRecords(uint64_t begin, uint64_t end);
+
+  int attrIndexForId(uint64_t id) const;
+  int attrForSample(const uint8_t* rec, uint32_t size) const;
+  int attrForOther(const uint8_t* rec, uint32_t size) const;
+
+  void queue(DecodedEvent& e);
+  void flushUpTo(uint64_t limit);
+  void flushAll() { flushUpTo(UINT64_MAX); }
+  void decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a);
+  bool locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const uint8_t*& raw, uint32_t& rawLen) const;
+  void decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a);
+  void deliver(DecodedEvent& e);
+  void finish();
+
+  uint64_t rd64(const uint8_t* p) const {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return m_swap ? byteSwap(v) : v;
+  }
+  uint32_t rd32(const uint8_t* p) const {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return m_swap ? byteSwap(v) : v;
+  }
+  [[gnu::always_inline]] int64_t field(const uint8_t* raw, const Field& f) const;
+  [[gnu::always_inline]] std::string_view string(const uint8_t* raw, uint32_t len, const Field& f) const;
+  // The first time the schedule names a tid, its identity from COMM/FORK records
+  // (tgid, the comm at trace start) is queued and given to the builder right
+  // after the event that created the task — not before (a fork would then find
+  // a live task of that tid) and not at the end (the task may be dead by then).
+  void seeTid(int32_t tid) {
+    if (tid <= 0 || tid >= (1 << 22)) return;
+    const auto w = static_cast<size_t>(tid) >> 6;
+    const uint64_t bit = uint64_t{1} << (tid & 63);
+    if (w >= m_seenTids.size()) m_seenTids.resize(std::max(w + 1, m_seenTids.size() * 2), 0);
+    if (m_seenTids[w] & bit) return;
+    m_seenTids[w] |= bit;
+    if (m_tasks.count(tid)) m_announce.push_back(tid);
+  }
+  bool seenTid(int32_t tid) const {
+    if (tid <= 0 || tid >= (1 << 22)) return false;
+    const auto w = static_cast<size_t>(tid) >> 6;
+    return w < m_seenTids.size() && (m_seenTids[w] >> (tid & 63) & 1);
+  }
+  void announce() {
+    for (int32_t tid : m_announce) {
+      const TaskInfo& info = m_tasks[tid];
+      DecodedEvent e;
+      e.op = EventOp::TaskInfo;
+      e.a = tid;
+      e.b = info.tgid;
+      std::memcpy(e.text[0], info.comm, sizeof info.comm);
+      m_out.event(e);
+    }
+    m_announce.clear();
+  }
+
+  std::string m_path;
+  core::SchedBuilder& m_b;
+  const ImportOptions& m_opt;
+  Threading m_threading;
+  BuilderFeed m_out;  // every event and diagnostic goes through it, never straight to m_b
+  MappedFile m_file;
+  Bytes m_bytes;
+  bool m_swap = false;
+  bool m_pipe = false;
+
+  uint64_t m_dataBegin = 0;
+  uint64_t m_dataEnd = 0;
+  std::vector<Attr> m_attrs;
+  bool m_uniformSampleType = true;
+  std::vector<uint32_t> m_denseIds;                   // id -> attr + 1, for small ids
+  std::unordered_map<uint64_t, uint32_t> m_sparseIds;  // the rest
+  std::unordered_map<uint64_t, std::string> m_descNames;
+  std::vector<TracepointFormat> m_formats;
+  bool m_haveTracingData = false;
+  std::vector<Decoder> m_decoders;
+  bool m_haveExecTracepoint = false;
+
+  RoundSorter<DecodedEvent> m_sorter;
+  uint64_t m_nextFlush = 0;
+  uint64_t m_maxTs = 0;
+  uint64_t m_lastDeliveredTs = 0;
+
+  std::unordered_map<int32_t, TaskInfo> m_tasks;
+  std::vector<uint64_t> m_seenTids;
+  std::vector<int32_t> m_announce;
+  uint64_t m_synthLostSamples = 0;
+  int m_nrCpusOnline = 0;
+  int m_nrCpusAvail = 0;
+};
+
+core::Status Reader::run() {
+  if (auto st = m_file.open(m_path); !st) return st;
+  if (m_file.size() < 16) return errorAt(0, "file too short for a perf.data header (" + std::to_string(m_file.size()) + " bytes)");
+  uint64_t magic;
+  std::memcpy(&magic, m_file.data(), 8);
+  if (std::endian::native == std::endian::big) magic = byteSwap(magic);
+  if (magic == kMagic2Swapped) {
+    m_swap = std::endian::native == std::endian::little;
+  } else if (magic == kMagic2) {
+    m_swap = std::endian::native == std::endian::big;
+  } else if (std::memcmp(m_file.data(), "PERFFILE", 8) == 0) {
+    return errorAt(0, "perf.data version 1 (magic PERFFILE) is not supported; only PERFILE2");
+  } else {
+    return errorAt(0, "not a perf.data file (no PERFILE2 magic)");
+  }
+  m_bytes = Bytes(m_file.data(), m_file.size(), m_swap);
+  const uint64_t headerSize = m_bytes.u64(8);
+  if (headerSize == kPipeHeaderSize) {
+    m_pipe = true;
+    m_dataBegin = kPipeHeaderSize;
+    m_dataEnd = m_file.size();
+  } else {
+    if (auto st = readFileHeader(); !st) return st;
+  }
+  m_b.setMetadata("perf_data_layout", m_pipe ? "pipe" : "file");
+  // A sched tracepoint sample takes 90-130 bytes; the builder sizes its tables from this.
+  m_b.reserve((m_dataEnd - m_dataBegin) / 96);
+  // Reading the file and building the model take about 40% and 60% of a large
+  // import: with a core to spare, read on a worker thread so the two overlap.
+  // Pipe data changes the event list while it streams, so it is read here.
+  const bool threaded = !m_pipe && (m_threading == Threading::Always ||
+                                    (m_threading == Threading::Auto && m_dataEnd - m_dataBegin >= kThreadedFromBytes && spareCpu()));
+  if (!threaded) {
+    core::Status body = processRecords(m_dataBegin, m_dataEnd);
+    flushAll();
+    finish();
+    return body;
+  }
+  m_out.setThreaded();
+  std::thread worker([this] {
+    core::Status body;
+    try {
+      body = processRecords(m_dataBegin, m_dataEnd);
+      flushAll();
+      finish();
+    } catch (const std::exception& e) {
+      body = core::Error(m_path + ": reading stopped: " + e.what());
+    }
+    m_out.finish(std::move(body));
+  });
+  core::Status body;
+  try {
+    body = m_out.drain(m_opt);
+  } catch (const std::exception& e) {
+    // The worker must not wait for a consumer that is gone.
+    m_out.abandon();
+    body = core::Error(m_path + ": building the model failed: " + e.what());
+  }
+  worker.join();
+  return body;
+}
+
+core::Status Reader::readFileHeader() {
+  const Bytes& b = m_bytes;
+  const uint64_t headerSize = b.u64(8);
+  // Headers written before the feature bitmap existed end right after event_types.
+  constexpr uint64_t kHeaderWithoutFeatures = 72;
+  if (headerSize != kFileHeaderSize && headerSize != kHeaderWithoutFeatures)
+    return errorAt(8, "unsupported perf.data header size " + std::to_string(headerSize) + " (expected 104, or 16 for pipe data)");
+  if (!b.has(0, headerSize)) return errorAt(0, "file ends inside the perf.data header");
+  const uint64_t attrSize = b.u64(16);
+  const uint64_t attrsOff = b.u64(24);
+  const uint64_t attrsSize = b.u64(32);
+  const uint64_t dataOff = b.u64(40);
+  const uint64_t dataSize = b.u64(48);
+  if (attrSize < kAttrMinSize + 16 || attrSize > kMaxAttrSize)
+    return errorAt(16, "implausible attr_size " + std::to_string(attrSize));
+  if (!b.has(attrsOff, attrsSize)) return errorAt(24, "attrs section [" + std::to_string(attrsOff) + ", +" + std::to_string(attrsSize) + ") lies outside the file (" + std::to_string(b.size()) + " bytes)");
+  if (attrsSize % attrSize != 0) return errorAt(32, "attrs section size " + std::to_string(attrsSize) + " is not a multiple of attr_size " + std::to_string(attrSize));
+  const uint64_t nAttrs = attrsSize / attrSize;
+  if (nAttrs == 0) return errorAt(32, "the file declares no events (empty attrs section)");
+  if (nAttrs > kMaxAttrs) return errorAt(32, "implausible number of events " + std::to_string(nAttrs));
+  for (uint64_t i = 0; i < nAttrs; ++i) {
+    const uint64_t at = attrsOff + i * attrSize;
+    Attr a = readAttr(b, at);
+    const uint64_t idsOff = b.u64(at + attrSize - 16);
+    const uint64_t idsSize = b.u64(at + attrSize - 8);
+    if (!b.has(idsOff, idsSize) || idsSize % 8 != 0 || idsSize / 8 > kMaxIdsPerAttr)
+      return errorAt(at + attrSize - 16, "ids of event " + std::to_string(i) + " lie outside the file or have a bad size");
+    for (uint64_t k = 0; k < idsSize / 8; ++k) a.ids.push_back(b.u64(idsOff + 8 * k));
+    if (auto st = addAttr(std::move(a)); !st) return errorAt(at, st.message());
+  }
+
+  m_dataBegin = dataOff;
+  m_dataEnd = dataOff + dataSize;
+  if (dataOff > b.size() || dataSize > UINT64_MAX - dataOff)
+    return errorAt(40, "data section offset " + std::to_string(dataOff) + " lies beyond the end of the file (" + std::to_string(b.size()) + " bytes)");
+  const bool dataTruncated = m_dataEnd > b.size();
+  if (headerSize == kFileHeaderSize && !dataTruncated) {
+    if (auto st = readFeatures(m_dataEnd); !st) return st;
+  }
+  if (dataTruncated) {
+    // The feature sections (tracing formats among them) follow the data: a file
+    // cut inside its data has lost them, and the samples cannot be decoded.
+    return errorAt(b.size(), "file ends inside the data section, which is declared to end at byte " +
+                                 std::to_string(m_dataEnd) + "; the feature sections after it (event formats) are missing");
+  }
+  bool anyTracepoint = false;
+  for (const auto& a : m_attrs) anyTracepoint |= a.type == kPerfTypeTracepoint;
+  if (anyTracepoint && !m_haveTracingData)
+    return errorAt(m_dataEnd, "the file has tracepoint events but no tracing data feature (event formats)");
+  rebuildDecoders();
+  return core::Status::ok();
+}
+
+core::Status Reader::addAttr(Attr a) {
+  if (m_attrs.size() >= kMaxAttrs) return core::Error("too many events");
+  if (!m_attrs.empty() && a.sampleType != m_attrs.front().sampleType) m_uniformSampleType = false;
+  const auto index = static_cast<uint32_t>(m_attrs.size());
+  for (uint64_t id : a.ids) {
+    if (id < (1u << 20)) {
+      if (id >= m_denseIds.size()) m_denseIds.resize(std::max<size_t>(id + 1, m_denseIds.size() * 2), 0);
+      m_denseIds[id] = index + 1;
+    } else {
+      m_sparseIds[id] = index;
+    }
+  }
+  m_attrs.push_back(std::move(a));
+  return core::Status::ok();
+}
+
+std::optional<std::string> Reader::headerString(const Bytes& sec, uint64_t& pos) {
+  const auto len = sec.checkedU32(pos);
+  if (!len || !sec.has(pos + 4, *len)) return std::nullopt;
+  std::string_view s = sec.text(pos + 4, *len);
+  pos += 4 + *len;
+  return std::string(s.substr(0, s.find('\0')));
+}
+
+core::Status Reader::readFeatures(uint64_t tableOffset) {
+  const Bytes& b = m_bytes;
+  uint64_t pos = tableOffset;
+  for (int feat = 1; feat < kFeatBits; ++feat) {
+    const uint64_t word = b.u64(72 + 8 * static_cast<uint64_t>(feat / 64));  // adds_features follows event_types
+    if (!(word >> (feat % 64) & 1)) continue;
+    if (!b.has(pos, 16)) {
+      diag(core::DiagCode::truncated_input, pos, "feature section table ends early; later header features ignored");
+      break;
+    }
+    const uint64_t off = b.u64(pos);
+    const uint64_t size = b.u64(pos + 8);
+    if (!b.has(off, size)) {
+      if (feat == kFeatTracingData) return errorAt(pos, "tracing data feature section lies outside the file");
+      diag(core::DiagCode::malformed_record, pos, "header feature " + std::to_string(feat) + " lies outside the file; ignored");
+    } else if (auto st = readFeature(feat, off, size); !st) {
+      return st;
+    }
+    pos += 16;
+  }
+  return core::Status::ok();
+}
+
+core::Status Reader::readTracingData(uint64_t off, uint64_t size, uint64_t* used) {
+  auto parsed = parseTracingData({m_file.data() + off, static_cast<size_t>(size)}, off);
+  if (!parsed) return core::Error(m_path + ": cannot read the tracing data (event formats): " + parsed.error().message());
+  m_formats = std::move(parsed->formats);
+  m_haveTracingData = true;
+  if (used) *used = parsed->bytesUsed;
+  rebuildDecoders();
+  return core::Status::ok();
+}
+
+core::Status Reader::readFeature(int feat, uint64_t off, uint64_t size) {
+  const Bytes sec = m_bytes.sub(off, size);
+  uint64_t pos = 0;
+  switch (feat) {
+    case kFeatTracingData: return readTracingData(off, size, nullptr);
+    case kFeatHostname:
+    case kFeatOsRelease:
+    case kFeatVersion:
+    case kFeatArch:
+    case kFeatCpuDesc: {
+      const auto s = headerString(sec, pos);
+      if (!s) {
+        diag(core::DiagCode::malformed_record, off, "header feature " + std::to_string(feat) + " is not a valid string");
+        break;
+      }
+      static constexpr std::pair<int, const char*> kKeys[] = {{kFeatHostname, "hostname"},
+                                                              {kFeatOsRelease, "osrelease"},
+                                                              {kFeatVersion, "perf_version"},
+                                                              {kFeatArch, "arch"},
+                                                              {kFeatCpuDesc, "cpudesc"}};
+      for (const auto& [f, key] : kKeys)
+        if (f == feat) m_b.setMetadata(key, *s);
+      break;
+    }
+    case kFeatNrCpus: {
+      // Written as nr_cpus_available (present CPUs) then nr_cpus_online.
+      if (!sec.has(0, 8)) {
+        diag(core::DiagCode::malformed_record, off, "NRCPUS header feature is too short");
+        break;
+      }
+      m_nrCpusAvail = static_cast<int>(std::min<uint32_t>(sec.u32(0), kMaxCpu));
+      m_nrCpusOnline = static_cast<int>(std::min<uint32_t>(sec.u32(4), kMaxCpu));
+      m_b.setMetadata("nrcpus", std::to_string(m_nrCpusOnline));
+      m_b.setMetadata("nrcpus_avail", std::to_string(m_nrCpusAvail));
+      break;
+    }
+    case kFeatCmdline: {
+      const auto n = sec.checkedU32(0);
+      pos = 4;
+      std::string cmdline;
+      for (uint32_t i = 0; n && i < *n; ++i) {
+        const auto s = headerString(sec, pos);
+        if (!s) {
+          diag(core::DiagCode::malformed_record, off, "CMDLINE header feature is cut short");
+          break;
+        }
+        if (!cmdline.empty()) cmdline += ' ';
+        cmdline += *s;
+      }
+      m_b.setMetadata("cmdline", cmdline);
+      break;
+    }
+    case kFeatEventDesc: {
+      const auto n = sec.checkedU32(0);
+      const auto attrSize = sec.checkedU32(4);
+      if (!n || !attrSize) break;
+      pos = 8;
+      for (uint32_t i = 0; i < *n; ++i) {
+        const auto nrIds = sec.checkedU32(pos + *attrSize);
+        if (!nrIds) break;
+        pos += *attrSize + 4;
+        const auto name = headerString(sec, pos);
+        if (!name || !sec.has(pos, uint64_t{*nrIds} * 8)) break;
+        for (uint32_t k = 0; k < *nrIds; ++k) m_descNames[sec.u64(pos + 8 * k)] = *name;
+        pos += uint64_t{*nrIds} * 8;
+      }
+      break;
+    }
+    case kFeatCpuTopology: readTopology(sec, off); break;
+    default: break;
+  }
+  return core::Status::ok();
+}
+
+void Reader::readTopology(const Bytes& sec, uint64_t base) {
+  uint64_t pos = 0;
+  auto readList = [&](std::vector<std::string>& out) {
+    const auto n = sec.checkedU32(pos);
+    if (!n || *n > static_cast<uint32_t>(kMaxCpu)) return false;
+    pos += 4;
+    for (uint32_t i = 0; i < *n; ++i) {
+      auto s = headerString(sec, pos);
+      if (!s) return false;
+      out.push_back(std::move(*s));
+    }
+    return true;
+  };
+  std::vector<std::string> packageLists;
+  std::vector<std::string> threadLists;
+  if (!readList(packageLists) || !readList(threadLists)) {
+    diag(core::DiagCode::malformed_record, base, "CPU_TOPOLOGY header feature is malformed; topology not read");
+    return;
+  }
+  // thread_siblings lists name the SMT siblings of one core ("0,4" or "0-1");
+  // core_siblings lists (despite the name) the CPUs of one package.
+  std::vector<std::vector<int>> packages;
+  for (const auto& s : packageLists) {
+    std::vector<int> cpus;
+    if (parseCpuList(s, cpus)) packages.push_back(std::move(cpus));
+  }
+  std::vector<std::vector<int>> cores;
+  std::vector<int> seen(static_cast<size_t>(kMaxCpu), 0);
+  for (const auto& s : threadLists) {
+    std::vector<int> cpus;
+    if (!parseCpuList(s, cpus)) {
+      diag(core::DiagCode::malformed_record, base, "CPU_TOPOLOGY thread siblings list '" + s + "' is not a CPU list");
+      return;
+    }
+    for (int c : cpus)
+      if (seen[static_cast<size_t>(c)]++) {
+        diag(core::DiagCode::malformed_record, base, "CPU_TOPOLOGY names cpu " + std::to_string(c) + " in two cores");
+        return;
+      }
+    cores.push_back(std::move(cpus));
+  }
+  if (cores.empty()) return;
+  std::sort(cores.begin(), cores.end());
+  std::vector<int> corePackage;
+  for (const auto& core : cores) {
+    int pkg = 0;
+    for (size_t p = 0; p < packages.size(); ++p)
+      if (std::find(packages[p].begin(), packages[p].end(), core.front()) != packages[p].end()) pkg = static_cast<int>(p);
+    corePackage.push_back(pkg);
+  }
+  m_b.setTopology(core::Topology(std::move(cores), std::move(corePackage), "perf.data header"));
+}
+
+void Reader::rebuildDecoders() {
+  m_decoders.clear();
+  m_haveExecTracepoint = false;
+  for (auto& a : m_attrs) {
+    Decoder d;
+    const TracepointFormat* fmt = nullptr;
+    if (a.type == kPerfTypeTracepoint)
+      for (const auto& f : m_formats)
+        if (f.id >= 0 && static_cast<uint64_t>(f.id) == a.config) fmt = &f;
+    if (fmt) {
+      d = makeDecoder(*fmt);
+    } else {
+      std::string name;
+      for (uint64_t id : a.ids)
+        if (auto it = m_descNames.find(id); it != m_descNames.end()) name = it->second;
+      if (name.empty()) name = a.type == kPerfTypeTracepoint ? "tracepoint_" + std::to_string(a.config)
+                                                             : "perf_type" + std::to_string(a.type) + "_config" +
+                                                                   std::to_string(a.config);
+      // Event names are counted without their "system:" prefix, like the other formats.
+      if (const auto colon = name.find(':'); colon != std::string::npos && a.type == kPerfTypeTracepoint)
+        name = name.substr(colon + 1);
+      d.name = name;
+    }
+    d.countType = m_b.eventType(d.name);
+    if (d.kind == SchedKind::Exec) m_haveExecTracepoint = true;
+    a.decoder = static_cast<uint32_t>(m_decoders.size());
+    m_decoders.push_back(std::move(d));
+  }
+}
+
+int Reader::attrIndexForId(uint64_t id) const {
+  if (id < m_denseIds.size()) return static_cast<int>(m_denseIds[id]) - 1;
+  if (auto it = m_sparseIds.find(id); it != m_sparseIds.end()) return static_cast<int>(it->second);
+  return -1;
+}
+
+int Reader::attrForSample(const uint8_t* rec, uint32_t size) const {
+  if (m_attrs.size() == 1) return 0;
+  const Attr& first = m_attrs.front();
+  // With IDENTIFIER the id sits right after the header whatever the event; with
+  // ID alone perf requires every event to put it at the same place.
+  if (first.idOff < 0 || static_cast<uint32_t>(first.idOff) + 8 > size) return m_uniformSampleType ? 0 : -1;
+  return attrIndexForId(rd64(rec + first.idOff));
+}
+
+int Reader::attrForOther(const uint8_t* rec, uint32_t size) const {
+  const Attr& first = m_attrs.front();
+  if (m_attrs.size() == 1 || first.trailerId < 0) return 0;
+  if (first.trailerSize + kRecordHeaderSize > size) return 0;
+  const int idx = attrIndexForId(rd64(rec + size - first.trailerSize + first.trailerId));
+  return idx < 0 ? 0 : idx;
+}
+
+void Reader::queue(DecodedEvent& e) {
+  // perf delivers records without a usable timestamp at once (ordered_events__queue).
+  if (e.ts == 0 || e.ts == UINT64_MAX) {
+    deliver(e);
+    return;
+  }
+  m_sorter.push(e.cpu >= 0 ? static_cast<uint32_t>(e.cpu) + 1 : 0, e);
+  m_maxTs = std::max(m_maxTs, e.ts);
+}
+
+void Reader::flushUpTo(uint64_t limit) {
+  m_sorter.flush(limit, [this](DecodedEvent& e) { deliver(e); });
+}
+
+core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
+  const uint8_t* base = m_file.data();
+  uint64_t off = begin;
+  uint32_t untilProgress = 1;  // check for cancellation before the first record too
+  const double span = static_cast<double>(std::max<uint64_t>(1, end - begin));
+  while (off < end) {
+    if (--untilProgress == 0) {
+      untilProgress = kProgressEvery;
+      if (m_opt.stop.stop_requested()) return core::Error(m_path + ": import cancelled");
+      const double fraction = static_cast<double>(off - begin) / span;
+      if (m_out.threaded())
+        m_out.progress(fraction);
+      else if (m_opt.progress)
+        m_opt.progress(fraction);
+    }
+    if (end - off < kRecordHeaderSize) return errorAt(off, "data ends inside a record header");
+    const uint8_t* rec = base + off;
+    // The hardware prefetcher stops at every 4 KiB page of the mapping; records
+    // are ~100 bytes, so two lines fetched 1 KiB ahead keep the scan fed.
+    __builtin_prefetch(rec + 1024);
+    __builtin_prefetch(rec + 1088);
+    const uint32_t type = rd32(rec);
+    uint16_t size;
+    std::memcpy(&size, rec + 6, 2);
+    if (m_swap) size = byteSwap(size);
+    if (size < kRecordHeaderSize) return errorAt(off, "record size " + std::to_string(size) + " is smaller than a record header (type " + std::to_string(type) + ")");
+    if (size > end - off) return errorAt(off, "record of " + std::to_string(size) + " bytes (type " + std::to_string(type) + ") runs past the end of the data (" + std::to_string(end - off) + " bytes left)");
+    uint64_t next = off + size;
+    switch (type) {
+      case kRecordSample: {
+        if (m_attrs.empty()) return errorAt(off, "sample before any event attribute");
+        const int idx = attrForSample(rec, size);
+        if (idx < 0) {
+          diag(core::DiagCode::malformed_record, off, "sample with an id no event declares; skipped");
+          break;
+        }
+        decodeSample(off, rec, size, m_attrs[static_cast<size_t>(idx)]);
+        break;
+      }
+      case kRecordFinishedRound:
+        // perf record writes one round per pass over the per-CPU buffers; an event
+        // of round N can only be overtaken by events up to the end of round N-1.
+        flushUpTo(m_nextFlush);
+        m_nextFlush = m_maxTs;
+        break;
+      case kRecordComm:
+      case kRecordFork:
+      case kRecordExit:
+      case kRecordLost:
+      case kRecordLostSamples: {
+        if (m_attrs.empty()) break;
+        decodeOther(off, rec, size, type, m_attrs[static_cast<size_t>(attrForOther(rec, size))]);
+        break;
+      }
+      case kRecordHeaderAttr: {
+        if (size < kRecordHeaderSize + kAttrMinSize) return errorAt(off, "attribute record too short");
+        const Bytes rb = m_bytes.sub(off, size);
+        uint32_t attrSize = rb.u32(kRecordHeaderSize + 4);
+        if (attrSize == 0) attrSize = kAttrMinSize;
+        if (attrSize < kAttrMinSize || kRecordHeaderSize + attrSize > size) return errorAt(off, "attribute record declares attr size " + std::to_string(attrSize) + " beyond the record");
+        Attr a = readAttr(rb, kRecordHeaderSize);
+        for (uint64_t p = kRecordHeaderSize + attrSize; p + 8 <= size; p += 8) a.ids.push_back(rb.u64(p));
+        if (auto st = addAttr(std::move(a)); !st) return errorAt(off, st.message());
+        rebuildDecoders();
+        break;
+      }
+      case kRecordHeaderTracingData: {
+        if (size < 12) return errorAt(off, "tracing data record too short");
+        // The formats follow the record; its header only holds their (8-aligned) size.
+        const uint64_t dataSize = rd32(rec + 8);
+        if (dataSize > end - next) return errorAt(off, "tracing data of " + std::to_string(dataSize) + " bytes runs past the end of the file");
+        uint64_t used = 0;
+        if (auto st = readTracingData(next, dataSize, &used); !st) return st;
+        next += dataSize;
+        break;
+      }
+      case kRecordHeaderFeature: {
+        if (size < 16) return errorAt(off, "feature record too short");
+        const uint64_t feat = rd64(rec + 8);
+        if (feat < kFeatBits) {
+          if (auto st = readFeature(static_cast<int>(feat), off + 16, size - 16); !st) return st;
+        }
+        break;
+      }
+      case kRecordAuxtrace: {
+        if (size < 16) return errorAt(off, "auxtrace record too short");
+        const uint64_t auxSize = rd64(rec + 8);
+        if (auxSize > end - next) return errorAt(off, "auxtrace data of " + std::to_string(auxSize) + " bytes runs past the end of the data");
+        next += auxSize;
+        break;
+      }
+      case kRecordCompressed:
+        return errorAt(off, "zstd-compressed records (perf record -z) are not supported; record without -z");
+      default: break;  // MMAP, ID_INDEX, build ids...: nothing the schedule needs
+    }
+    off = next;
+  }
+  if (off != end) return errorAt(end, "records overrun the end of the data section");
+  return core::Status::ok();
+}
+
+inline int64_t Reader::field(const uint8_t* raw, const Field& f) const {
+  const uint8_t* p = raw + f.off;
+  switch (f.size) {
+    case 1: return f.kind == FieldKind::Signed ? static_cast<int8_t>(*p) : *p;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      if (m_swap) v = byteSwap(v);
+      return f.kind == FieldKind::Signed ? static_cast<int16_t>(v) : v;
+    }
+    case 4: {
+      uint32_t v = rd32(p);
+      return f.kind == FieldKind::Signed ? static_cast<int32_t>(v) : static_cast<int64_t>(v);
+    }
+    case 8: return static_cast<int64_t>(rd64(p));
+    default: return 0;
+  }
+}
+
+inline std::string_view Reader::string(const uint8_t* raw, uint32_t len, const Field& f) const {
+  const char* s = nullptr;
+  size_t n = 0;
+  switch (f.kind) {
+    case FieldKind::FixedString:
+      s = reinterpret_cast<const char*>(raw + f.off);
+      n = f.size;
+      break;
+    case FieldKind::DynString:
+    case FieldKind::RelString: {
+      const uint32_t loc = rd32(raw + f.off);
+      uint32_t at = loc & 0xffff;
+      n = loc >> 16;
+      if (f.kind == FieldKind::RelString) at += f.off + f.size;
+      if (at > len || n > len - at) return {};
+      s = reinterpret_cast<const char*>(raw + at);
+      break;
+    }
+    default: return {};
+  }
+  return {s, boundedLength(s, n)};
+}
+
+bool Reader::locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const uint8_t*& raw, uint32_t& rawLen) const {
+  uint64_t pos;
+  if (a.rawOff >= 0) {
+    pos = static_cast<uint64_t>(a.rawOff);
+  } else {
+    // Variable-size parts first: READ group values, then the callchain.
+    pos = static_cast<uint64_t>(a.variableFrom);
+    if (a.sampleType & kSampleRead) {
+      if (pos + 8 > size) return false;
+      const uint64_t nr = rd64(rec + pos);
+      const uint64_t per = 8 * (1 + ((a.readFormat & kReadId) ? 1 : 0) + ((a.readFormat & kReadLost) ? 1 : 0));
+      const uint64_t times =
+          8 * static_cast<uint64_t>(std::popcount(a.readFormat & (kReadTotalTimeEnabled | kReadTotalTimeRunning)));
+      if (nr > size) return false;
+      pos += 8 + times + nr * per;
+    }
+    if (a.sampleType & kSampleCallchain) {
+      if (pos + 8 > size) return false;
+      const uint64_t nr = rd64(rec + pos);
+      if (nr > size) return false;
+      pos += 8 + 8 * nr;
+    }
+  }
+  if (pos + 4 > size) return false;
+  rawLen = rd32(rec + pos);
+  if (rawLen > size - pos - 4) return false;
+  raw = rec + pos + 4;
+  return true;
+}
+
+void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a) {
+  const Decoder& d = m_decoders[a.decoder];
+  DecodedEvent e;
+  e.off = off;
+  e.countType = static_cast<uint16_t>(d.countType);
+  // Every sample is counted, like perf script prints it, even one that cannot be placed.
+  auto skip = [&](core::DiagCode code, std::string why) {
+    e.op = EventOp::Uncounted;
+    diag(code, off, std::move(why), e.cpu >= 0 ? std::optional<int>(e.cpu) : std::nullopt);
+    m_out.event(e);
+  };
+  if (size < a.fixedEnd) {
+    skip(core::DiagCode::malformed_record, "sample record of " + std::to_string(size) + " bytes is too short for its declared fields");
+    return;
+  }
+  e.ts = a.timeOff >= 0 ? rd64(rec + a.timeOff) : 0;
+  if (e.ts > kMaxTs) {
+    skip(core::DiagCode::malformed_record, "sample timestamp " + std::to_string(e.ts) + " is beyond the signed 64-bit range");
+    return;
+  }
+  if (a.cpuOff >= 0) {
+    const uint32_t cpu = rd32(rec + a.cpuOff);
+    e.cpu = static_cast<int16_t>(cpu < static_cast<uint32_t>(kMaxCpu) ? static_cast<int32_t>(cpu) : -1);
+  }
+  if (a.tidOff >= 0) e.ctxTid = static_cast<int32_t>(rd32(rec + a.tidOff + 4));
+
+  const uint8_t* raw = nullptr;
+  uint32_t rawLen = 0;
+  if ((a.sampleType & kSampleRaw) && !locateRaw(rec, size, a, raw, rawLen)) {
+    skip(core::DiagCode::malformed_record, "sample record of " + std::to_string(size) + " bytes is too short for its declared fields");
+    return;
+  }
+  if (e.cpu < 0) {
+    skip(core::DiagCode::cpu_out_of_range, "sample without a valid CPU number; not placed on a CPU");
+    return;
+  }
+  if (d.kind == SchedKind::Other) {
+    e.op = EventOp::Other;
+    queue(e);
+    return;
+  }
+  if (!raw || rawLen < d.minRawSize) {
+    skip(core::DiagCode::unsupported_event, d.name + " payload of " + std::to_string(rawLen) + " bytes is shorter than its format");
+    return;
+  }
+  if (d.commonPid.present()) e.ctxTid = static_cast<int32_t>(field(raw, d.commonPid));
+  if (d.commonFlags.present()) {
+    // common_flags: TRACE_FLAG_HARDIRQ 0x08, SOFTIRQ 0x10, NMI 0x40 (kernel/trace/trace.h).
+    const auto flags = static_cast<uint32_t>(field(raw, d.commonFlags));
+    e.irq = static_cast<uint8_t>(((flags & 0x08) ? core::kCtxHardIrq : 0) | ((flags & 0x10) ? core::kCtxSoftIrq : 0) |
+                                 ((flags & 0x40) ? core::kCtxNmi : 0));
+  }
+  auto i32 = [&](int k, int32_t fallback) { return d.f[k].isInt() ? static_cast<int32_t>(field(raw, d.f[k])) : fallback; };
+  auto str = [&](int k) { return d.f[k].present() ? string(raw, rawLen, d.f[k]) : std::string_view{}; };
+
+  switch (d.kind) {
+    case SchedKind::Switch: {
+      e.op = EventOp::Switch;
+      e.setText(0, str(0));
+      e.a = i32(1, 0);
+      const auto rawState = static_cast<uint64_t>(field(raw, d.f[3]));
+      e.state = rawState < d.stateOf.size() ? d.stateOf[rawState]
+                                            : core::taskStateFromRaw(rawState, d.encoding).value_or(core::TaskState::Unknown);
+      e.setText(1, str(4));
+      e.b = i32(5, 0);
+      e.setHalves(i32(2, -1), i32(6, -1));
+      break;
+    }
+    case SchedKind::Wakeup:
+    case SchedKind::Waking:
+    case SchedKind::WakeupNew:
+      e.op = d.kind == SchedKind::Waking ? EventOp::Waking : EventOp::Wakeup;
+      if (d.kind == SchedKind::WakeupNew) e.flags |= kFlagNew;
+      e.a = i32(0, 0);
+      e.setText(0, str(1));
+      e.setHalves(i32(2, -1), i32(3, -1));
+      break;
+    case SchedKind::Migrate:
+      e.op = EventOp::Migrate;
+      e.a = i32(0, 0);
+      e.b = i32(1, -1);
+      e.setText(0, str(2));
+      e.setHalves(i32(3, -1), i32(4, -1));
+      break;
+    case SchedKind::Fork:
+      e.op = EventOp::Fork;
+      e.a = i32(0, 0);
+      e.b = i32(1, 0);
+      e.setText(0, str(2));
+      e.setText(1, str(3));
+      break;
+    case SchedKind::Exit:
+      e.op = EventOp::Exit;
+      e.a = i32(0, 0);
+      e.setText(0, str(1));
+      e.setHalves(i32(2, -1), -1);
+      break;
+    case SchedKind::Exec:
+      e.op = EventOp::Exec;
+      e.a = i32(0, 0);
+      e.b = i32(2, e.a);
+      e.setLongText(str(1));  // points into the mapped file, alive for the whole import
+      break;
+    case SchedKind::Other: break;
+  }
+  queue(e);
+}
+
+void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a) {
+  DecodedEvent e;
+  e.off = off;
+  const bool haveTrailer = a.trailerSize > 0 && a.trailerSize + kRecordHeaderSize <= size;
+  const uint8_t* trailer = rec + size - a.trailerSize;
+  if (haveTrailer && a.trailerTime >= 0) e.ts = rd64(trailer + a.trailerTime);
+  if (e.ts > kMaxTs && e.ts != UINT64_MAX) return;  // garbage; ~0 means "no time" to perf
+  if (haveTrailer && a.trailerCpu >= 0) {
+    const uint32_t c = rd32(trailer + a.trailerCpu);
+    if (c < static_cast<uint32_t>(kMaxCpu)) e.cpu = static_cast<int16_t>(c);
+  }
+  const uint32_t payloadEnd = haveTrailer ? size - a.trailerSize : size;
+  switch (type) {
+    case kRecordComm: {
+      if (payloadEnd < 16) return;
+      e.op = EventOp::Comm;
+      e.a = static_cast<int32_t>(rd32(rec + 8));
+      e.b = static_cast<int32_t>(rd32(rec + 12));
+      const char* s = reinterpret_cast<const char*>(rec + 16);
+      e.setText(0, {s, boundedLength(s, payloadEnd - 16)});
+      uint16_t misc;
+      std::memcpy(&misc, rec + 4, 2);
+      if (m_swap) misc = byteSwap(misc);
+      if (misc & kMiscCommExec) e.flags |= kFlagExec;
+      break;
+    }
+    case kRecordFork:
+    case kRecordExit:
+      if (payloadEnd < 24) return;
+      e.op = EventOp::TaskIds;
+      e.a = static_cast<int32_t>(rd32(rec + 8));
+      e.b = static_cast<int32_t>(rd32(rec + 16));
+      break;
+    case kRecordLost:
+      if (payloadEnd < 24) return;
+      e.op = EventOp::Lost;
+      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 16), INT64_MAX / 2)));
+      break;
+    case kRecordLostSamples:
+      if (payloadEnd < 16) return;
+      e.op = EventOp::LostSamples;
+      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 8), INT64_MAX / 2)));
+      break;
+    default: return;
+  }
+  queue(e);
+}
+
+// In timestamp order: the reader's own state (who is known, which tids the
+// schedule has named), then the event to the builder.
+void Reader::deliver(DecodedEvent& e) {
+  switch (e.op) {
+    case EventOp::Switch:
+      seeTid(e.a);
+      seeTid(e.b);
+      break;
+    case EventOp::Waking:
+    case EventOp::Wakeup:
+    case EventOp::Migrate:
+    case EventOp::Exit:
+    case EventOp::Exec: seeTid(e.a); break;
+    case EventOp::Fork:
+      seeTid(e.a);
+      seeTid(e.b);
+      if (auto it = m_tasks.find(e.b); it != m_tasks.end()) e.c = it->second.tgid;
+      break;
+    case EventOp::Other:
+    case EventOp::Uncounted: break;
+    case EventOp::Comm: {
+      TaskInfo& info = m_tasks[e.b];
+      info.tgid = e.a;
+      std::memcpy(info.comm, e.text[0], sizeof info.comm);
+      if (e.ts == 0 || e.ts > kMaxTs) return;  // synthesized at start: names a task, not an event
+      if (seenTid(e.b)) {
+        DecodedEvent ids;
+        ids.op = EventOp::TaskInfo;
+        ids.a = e.b;
+        ids.b = e.a;
+        ids.text[0][0] = 0;
+        m_out.event(ids);
+      }
+      // A rename in the trace (prctl, or exec when sched_process_exec is not
+      // recorded) is an event of its own.
+      if (e.cpu < 0 || ((e.flags & kFlagExec) && m_haveExecTracepoint)) return;
+      seeTid(e.b);
+      m_out.event(e);
+      announce();
+      return;
+    }
+    case EventOp::TaskIds: m_tasks[e.b].tgid = e.a; return;
+    case EventOp::Lost:
+    case EventOp::LostSamples:
+      if (e.op == EventOp::LostSamples && (e.ts == 0 || e.ts > kMaxTs)) {
+        // Synthesized by perf record at the end from each event's lost-sample
+        // counter: the same overruns the LOST records already reported, per event.
+        m_synthLostSamples += static_cast<uint64_t>(e.value());
+        return;
+      }
+      e.op = EventOp::DataLoss;
+      if (e.ts == 0 || e.ts > kMaxTs) e.ts = m_lastDeliveredTs;
+      m_out.event(e);
+      return;
+    default: return;
+  }
+  m_out.event(e);
+  if (!m_announce.empty()) {
+    // An exit may have ended the task already; naming it now would start a new one.
+    if (e.op == EventOp::Exit)
+      m_announce.clear();
+    else
+      announce();
+  }
+  m_lastDeliveredTs = e.ts;
+}
+
+void Reader::finish() {
+  // Synthesized LOST_SAMPLES repeat what LOST records said; only an excess (a
+  // LOST record that never got written) is news.
+  const uint64_t reported = m_out.lostFed();
+  if (m_synthLostSamples > reported) {
+    DecodedEvent e;
+    e.op = EventOp::DataLoss;
+    e.off = m_dataEnd;
+    e.ts = m_lastDeliveredTs;
+    e.setValue(static_cast<int64_t>(m_synthLostSamples - reported));
+    m_out.event(e);
+  }
+}
+
+}  // namespace
+
+int probePerfData(std::span<const std::byte> head) {
+  if (head.size() < 8) return 0;
+  if (std::memcmp(head.data(), "PERFILE2", 8) == 0 || std::memcmp(head.data(), "2ELIFREP", 8) == 0) return 100;
+  if (std::memcmp(head.data(), "PERFFILE", 8) == 0) return 60;
+  return 0;
+}
+
+core::Status readPerfData(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options,
+                          Threading threading) {
+  Reader reader(path, builder, options, threading);
+  return reader.run();
+}
+
+}  // namespace importers::perf

@@ -1,0 +1,345 @@
+// The "perf-script" importer: the text `perf script` prints for sched
+// tracepoints (default fields, optionally pid/tid and --ns), line by line into
+// the SchedBuilder. perf script already prints in timestamp order. Registered
+// by importers/builtin.cpp.
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "importers/importer.h"
+#include "importers/perfscript/perf_script_tokenizer.h"
+#include "importers/registered.h"
+
+namespace importers {
+
+namespace {
+
+using perfscript::intValue;
+using perfscript::LineKind;
+using perfscript::splitFields;
+using perfscript::ScriptLine;
+using perfscript::valueBetween;
+
+constexpr uint64_t kProgressEvery = 1 << 16;
+// So many unreadable lines before the first sample: this is not perf script text.
+constexpr uint64_t kMaxLeadingMalformed = 1000;
+
+class MappedText {
+ public:
+  MappedText() = default;
+  MappedText(const MappedText&) = delete;
+  MappedText& operator=(const MappedText&) = delete;
+  ~MappedText() {
+    if (m_map) munmap(m_map, m_size);
+  }
+  core::Status open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return core::Error(path + ": cannot open for reading: " + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return core::Error(path + ": not a regular file");
+    }
+    m_size = static_cast<size_t>(st.st_size);
+    if (m_size > 0) {
+      void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        return core::Error(path + ": cannot map the file: " + std::strerror(errno));
+      }
+      m_map = p;
+    }
+    ::close(fd);
+    return core::Status::ok();
+  }
+  std::string_view text() const { return {static_cast<const char*>(m_map), m_size}; }
+
+ private:
+  void* m_map = nullptr;
+  size_t m_size = 0;
+};
+
+enum class Kind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec };
+
+struct EventKind {
+  std::string name;  // system-less
+  uint32_t type = 0;
+  Kind kind = Kind::Other;
+};
+
+Kind kindOf(std::string_view system, std::string_view event) {
+  if (system != "sched") return Kind::Other;
+  static constexpr std::pair<std::string_view, Kind> kKinds[] = {
+      {"sched_switch", Kind::Switch},         {"sched_wakeup", Kind::Wakeup},
+      {"sched_waking", Kind::Waking},         {"sched_wakeup_new", Kind::WakeupNew},
+      {"sched_migrate_task", Kind::Migrate},  {"sched_process_fork", Kind::Fork},
+      {"sched_process_exit", Kind::Exit},     {"sched_process_exec", Kind::Exec}};
+  for (const auto& [name, kind] : kKinds)
+    if (name == event) return kind;
+  return Kind::Other;
+}
+
+int32_t toI32(std::optional<int64_t> v, int32_t fallback) { return v ? static_cast<int32_t>(*v) : fallback; }
+
+class ScriptReader {
+ public:
+  ScriptReader(const std::string& path, core::SchedBuilder& b, const ImportOptions& o) : m_path(path), m_b(b), m_opt(o) {}
+
+  core::Status run() {
+    MappedText file;
+    if (auto st = file.open(m_path); !st) return st;
+    const std::string_view text = file.text();
+    uint64_t lineNo = 0;
+    size_t pos = 0;
+    uint64_t untilProgress = kProgressEvery;
+    uint64_t firstBadLine = 0;
+    while (pos < text.size()) {
+      const size_t nl = text.find('\n', pos);
+      const bool lastUnterminated = nl == std::string_view::npos;
+      const std::string_view line = text.substr(pos, lastUnterminated ? std::string_view::npos : nl - pos);
+      pos = lastUnterminated ? text.size() : nl + 1;
+      ++lineNo;
+      if (--untilProgress == 0) {
+        untilProgress = kProgressEvery;
+        if (m_opt.stop.stop_requested()) return errorAt(lineNo, "import cancelled");
+        if (m_opt.progress) m_opt.progress(static_cast<double>(pos) / static_cast<double>(text.size()));
+      }
+      if (line.find('\0') != std::string_view::npos) return errorAt(lineNo, "binary data (NUL byte) in a text file");
+      ScriptLine sl;
+      switch (perfscript::tokenizeLine(line, sl)) {
+        case LineKind::Skip: continue;
+        case LineKind::Malformed:
+          if (lastUnterminated) return errorAt(lineNo, "the file ends inside a line (truncated?)");
+          if (!firstBadLine) firstBadLine = lineNo;
+          if (m_samples == 0 && ++m_leadingBad >= kMaxLeadingMalformed)
+            return errorAt(firstBadLine, "no perf script sample line found in the first " +
+                                             std::to_string(kMaxLeadingMalformed) + " unreadable lines");
+          diag(core::DiagCode::malformed_record, lineNo, "not a perf script sample line; skipped");
+          continue;
+        case LineKind::Sample: break;
+      }
+      m_b.setLine(lineNo);
+      if (!handle(sl, lineNo) && lastUnterminated) return errorAt(lineNo, "the file ends inside a line (truncated?)");
+    }
+    if (m_samples == 0)
+      return errorAt(firstBadLine ? firstBadLine : 1, "no perf script sample lines (expected \"comm tid [cpu] secs.usecs: sched:sched_switch: ...\")");
+    return core::Status::ok();
+  }
+
+ private:
+  core::Error errorAt(uint64_t line, const std::string& what) const {
+    return core::Error(m_path + ": line " + std::to_string(line) + ": " + what);
+  }
+  void diag(core::DiagCode code, uint64_t line, std::string what) {
+    if (m_b.diagnostics().count(code) >= core::Diagnostics::kRecordsKeptPerCode) {
+      m_b.diagnostics().add(code);
+      return;
+    }
+    m_b.setLine(line);
+    m_b.recordDiagnostic(code, std::move(what));
+  }
+
+  const EventKind& kindFor(const ScriptLine& sl) {
+    // A handful of distinct events: a linear scan beats hashing the name.
+    if (m_last && m_last->name == sl.event) return *m_last;
+    for (auto& k : m_kinds)
+      if (k.name == sl.event) return *(m_last = &k);
+    EventKind k;
+    k.name = std::string(sl.event);
+    k.type = m_b.eventType(k.name);
+    k.kind = kindOf(sl.system, sl.event);
+    m_kinds.push_back(std::move(k));
+    m_last = nullptr;
+    return m_kinds.back();
+  }
+
+  // Returns false when a sched event's fields could not be read.
+  bool handle(const ScriptLine& sl, uint64_t lineNo) {
+    const EventKind& k = kindFor(sl);
+    m_b.countEvent(k.type);
+    ++m_samples;
+    core::EventContext ctx;
+    ctx.ts = sl.ts;
+    ctx.cpu = sl.cpu;
+    ctx.ctxTid = sl.tid;
+    if (ctx.cpu < 0) {
+      // Without a cpu column the per-CPU schedule cannot be rebuilt; count it once per line.
+      diag(core::DiagCode::cpu_out_of_range, lineNo, "no [cpu] column; event dropped");
+      return true;
+    }
+    const std::string_view a = sl.args;
+    std::string_view v[7];
+    switch (k.kind) {
+      case Kind::Switch: {
+        if (splitFields(a, {"prev_comm=", " prev_pid=", " prev_prio=", " prev_state=", " next_comm=", " next_pid=", " next_prio="}, v)) {
+          // prev_state's value runs up to " next_comm=": "S ==>".
+          std::string_view state = v[3];
+          if (state.size() >= 4 && state.substr(state.size() - 4) == " ==>") state.remove_suffix(4);
+          const auto prevTid = perfscript::toInt(v[1]);
+          const auto nextTid = perfscript::toInt(v[5]);
+          if (prevTid && nextTid) {
+            core::SwitchArgs s;
+            s.prevComm = v[0];
+            s.prevTid = static_cast<int32_t>(*prevTid);
+            s.prevPrio = toI32(perfscript::toInt(v[2]), -1);
+            s.prevState = perfscript::decodePrevState(state);
+            s.nextComm = v[4];
+            s.nextTid = static_cast<int32_t>(*nextTid);
+            s.nextPrio = toI32(perfscript::toInt(v[6]), -1);
+            m_b.onSwitch(ctx, s);
+            return true;
+          }
+        }
+        const auto prevComm = valueBetween(a, "prev_comm", "prev_pid");
+        const auto prevTid = intValue(a, "prev_pid");
+        const auto prevState = valueBetween(a, "prev_state", {});
+        const auto nextComm = valueBetween(a, "next_comm", "next_pid");
+        const auto nextTid = intValue(a, "next_pid");
+        if (!prevComm || !prevTid || !prevState || !nextComm || !nextTid) return bad(k, lineNo);
+        core::SwitchArgs s;
+        s.prevComm = *prevComm;
+        s.prevTid = static_cast<int32_t>(*prevTid);
+        s.prevPrio = toI32(intValue(a, "prev_prio"), -1);
+        s.prevState = perfscript::decodePrevState(*prevState);
+        s.nextComm = *nextComm;
+        s.nextTid = static_cast<int32_t>(*nextTid);
+        s.nextPrio = toI32(intValue(a, "next_prio"), -1);
+        m_b.onSwitch(ctx, s);
+        return true;
+      }
+      case Kind::Wakeup:
+      case Kind::Waking:
+      case Kind::WakeupNew: {
+        if (splitFields(a, {"comm=", " pid=", " prio=", " target_cpu="}, v)) {
+          if (const auto tid = perfscript::toInt(v[1])) {
+            core::WakeArgs w;
+            w.tid = static_cast<int32_t>(*tid);
+            w.comm = v[0];
+            w.prio = toI32(perfscript::toInt(v[2]), -1);
+            w.targetCpu = toI32(perfscript::toInt(v[3]), -1);
+            if (k.kind == Kind::Waking)
+              m_b.onWaking(ctx, w);
+            else
+              m_b.onWakeup(ctx, w, k.kind == Kind::WakeupNew);
+            return true;
+          }
+        }
+        const auto tid = intValue(a, "pid");
+        if (!tid) return bad(k, lineNo);
+        core::WakeArgs w;
+        w.tid = static_cast<int32_t>(*tid);
+        w.comm = valueBetween(a, "comm", "pid").value_or(std::string_view{});
+        w.prio = toI32(intValue(a, "prio"), -1);
+        w.targetCpu = toI32(intValue(a, "target_cpu"), -1);
+        if (k.kind == Kind::Waking)
+          m_b.onWaking(ctx, w);
+        else
+          m_b.onWakeup(ctx, w, k.kind == Kind::WakeupNew);
+        return true;
+      }
+      case Kind::Migrate: {
+        if (splitFields(a, {"comm=", " pid=", " prio=", " orig_cpu=", " dest_cpu="}, v)) {
+          const auto tid = perfscript::toInt(v[1]);
+          const auto dest = perfscript::toInt(v[4]);
+          if (tid && dest) {
+            m_b.onMigrate(ctx, static_cast<int32_t>(*tid), v[0], toI32(perfscript::toInt(v[2]), -1),
+                          toI32(perfscript::toInt(v[3]), -1), static_cast<int32_t>(*dest));
+            return true;
+          }
+        }
+        const auto tid = intValue(a, "pid");
+        const auto dest = intValue(a, "dest_cpu");
+        if (!tid || !dest) return bad(k, lineNo);
+        m_b.onMigrate(ctx, static_cast<int32_t>(*tid), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
+                      toI32(intValue(a, "prio"), -1), toI32(intValue(a, "orig_cpu"), -1), static_cast<int32_t>(*dest));
+        return true;
+      }
+      case Kind::Fork: {
+        const auto parent = intValue(a, "pid");
+        const auto child = intValue(a, "child_pid");
+        if (!parent || !child) return bad(k, lineNo);
+        m_b.onFork(ctx, static_cast<int32_t>(*parent), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
+                   static_cast<int32_t>(*child), valueBetween(a, "child_comm", "child_pid").value_or(std::string_view{}));
+        return true;
+      }
+      case Kind::Exit: {
+        const auto tid = intValue(a, "pid");
+        if (!tid) return bad(k, lineNo);
+        m_b.onExit(ctx, static_cast<int32_t>(*tid), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
+                   toI32(intValue(a, "prio"), -1));
+        return true;
+      }
+      case Kind::Exec: {
+        const auto tid = intValue(a, "pid");
+        const auto filename = valueBetween(a, "filename", "pid");
+        if (!tid || !filename) return bad(k, lineNo);
+        m_b.onExec(ctx, static_cast<int32_t>(*tid), toI32(intValue(a, "old_pid"), static_cast<int32_t>(*tid)), *filename);
+        return true;
+      }
+      case Kind::Other: m_b.onOtherEvent(ctx); return true;
+    }
+    return true;
+  }
+
+  bool bad(const EventKind& k, uint64_t lineNo) {
+    diag(core::DiagCode::malformed_record, lineNo, k.name + " fields not understood; event skipped");
+    return false;
+  }
+
+  std::string m_path;
+  core::SchedBuilder& m_b;
+  const ImportOptions& m_opt;
+  std::vector<EventKind> m_kinds;
+  EventKind* m_last = nullptr;
+  uint64_t m_samples = 0;
+  uint64_t m_leadingBad = 0;
+};
+
+class PerfScriptImporter final : public Importer {
+ public:
+  std::string_view name() const override { return "perf-script"; }
+
+  int probe(const ProbeInput& input) const override {
+    if (input.isDirectory) return 0;
+    std::string_view text = input.headText();
+    // A full probe buffer ends mid-line: leave the partial last line out.
+    if (text.size() >= 64 * 1024)
+      if (const size_t nl = text.rfind('\n'); nl != std::string_view::npos) text = text.substr(0, nl);
+    int samples = 0;
+    int tracepoints = 0;
+    int malformed = 0;
+    size_t pos = 0;
+    for (int lines = 0; pos < text.size() && lines < 64; ++lines) {
+      const size_t nl = text.find('\n', pos);
+      const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+      pos = nl == std::string_view::npos ? text.size() : nl + 1;
+      if (line.find('\0') != std::string_view::npos) break;  // binary from here: judge the text before it
+      ScriptLine sl;
+      switch (perfscript::tokenizeLine(line, sl)) {
+        case LineKind::Sample:
+          ++samples;
+          tracepoints += !sl.system.empty();
+          break;
+        case LineKind::Malformed: ++malformed; break;
+        case LineKind::Skip: break;
+      }
+    }
+    if (tracepoints == 0 || samples < malformed) return 0;
+    return samples >= 3 ? 90 : 60;
+  }
+
+  core::Status read(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options) override {
+    ScriptReader reader(path, builder, options);
+    return reader.run();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Importer> makePerfScriptImporter() { return std::make_unique<PerfScriptImporter>(); }
+
+}  // namespace importers
