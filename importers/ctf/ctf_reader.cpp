@@ -1,0 +1,1576 @@
+#include "importers/ctf/ctf_reader.h"
+
+#include <babeltrace2/babeltrace.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+
+#include "core/task_state.h"
+#include "core/topology.h"
+#include "importers/ctf/ctf_crash_guard.h"
+#include "importers/ctf/ctf_event_pipe.h"
+#include "importers/ctf/ctf_packet_check.h"
+#include "importers/ctf/ctf_stream_repair.h"
+
+namespace importers::ctf {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------
+// babeltrace2 references
+
+struct GraphDeleter {
+  void operator()(bt_graph* g) const { bt_graph_put_ref(g); }
+};
+struct ValueDeleter {
+  void operator()(bt_value* v) const { bt_value_put_ref(v); }
+};
+struct PluginDeleter {
+  void operator()(const bt_plugin* p) const { bt_plugin_put_ref(p); }
+};
+struct QueryDeleter {
+  void operator()(bt_query_executor* q) const { bt_query_executor_put_ref(q); }
+};
+using GraphPtr = std::unique_ptr<bt_graph, GraphDeleter>;
+using ValuePtr = std::unique_ptr<bt_value, ValueDeleter>;
+using PluginPtr = std::unique_ptr<const bt_plugin, PluginDeleter>;
+using QueryPtr = std::unique_ptr<bt_query_executor, QueryDeleter>;
+
+struct Plugins {
+  PluginPtr ctf;
+  PluginPtr utils;
+  const bt_component_class_source* source = nullptr;
+  const bt_component_class_filter* muxer = nullptr;
+};
+
+// Our components log nothing: every failure reaches the user through the error
+// causes babeltrace2 appends whatever the log level, formatted by takeError().
+constexpr bt_logging_level kComponentLogLevel = BT_LOGGING_LEVEL_NONE;
+
+core::Result<Plugins> loadPlugins() {
+  Plugins p;
+  const bt_plugin* plugin = nullptr;
+  // Standard env var, system folder and static plugins; not ~/.local (a user's
+  // stray build must not change what an import means).
+  if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &plugin) != BT_PLUGIN_FIND_STATUS_OK)
+    return core::Error("babeltrace2 plugin 'ctf' not found (is the babeltrace2 plugins package installed?)");
+  p.ctf.reset(plugin);
+  if (bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &plugin) != BT_PLUGIN_FIND_STATUS_OK)
+    return core::Error("babeltrace2 plugin 'utils' not found (is the babeltrace2 plugins package installed?)");
+  p.utils.reset(plugin);
+  p.source = bt_plugin_borrow_source_component_class_by_name_const(p.ctf.get(), "fs");
+  p.muxer = bt_plugin_borrow_filter_component_class_by_name_const(p.utils.get(), "muxer");
+  if (!p.source || !p.muxer) return core::Error("babeltrace2 plugins lack src.ctf.fs or flt.utils.muxer");
+  bt_current_thread_clear_error();
+  return p;
+}
+
+ValuePtr makeSourceParams(const std::string& dir) {
+  ValuePtr params(bt_value_map_create());
+  ValuePtr inputs(bt_value_array_create());
+  if (!params || !inputs) return nullptr;
+  if (bt_value_array_append_string_element(inputs.get(), dir.c_str()) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK)
+    return nullptr;
+  if (bt_value_map_insert_entry(params.get(), "inputs", inputs.get()) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)
+    return nullptr;
+  return params;
+}
+
+// ---------------------------------------------------------------------------
+// Error causes -> one line naming the file
+
+/// The folders babeltrace2 was given, and the ones the user gave (they differ
+/// for a repaired trace, whose paths are mapped back in messages).
+struct PathMap {
+  std::vector<std::string> effective;
+  std::vector<std::string> original;
+  std::string toOriginal(const std::string& path) const {
+    for (size_t i = 0; i < effective.size(); ++i)
+      if (path.compare(0, effective[i].size(), effective[i]) == 0) return original[i] + path.substr(effective[i].size());
+    return path;
+  }
+};
+
+struct BtErrorInfo {
+  std::string root;   ///< the innermost cause, tidied
+  std::string file;   ///< a trace file named by a cause (original path), or empty
+  std::optional<uint64_t> offset;
+  bool crashed = false;  ///< babeltrace2 aborted (caught by runGuarded)
+  std::string format(const std::string& fallbackFile) const {
+    std::string out = file.empty() ? fallbackFile : file;
+    if (offset) out += ": byte offset " + std::to_string(*offset);
+    return out + ": " + (root.empty() ? "babeltrace2 failed without saying why" : root);
+  }
+};
+
+// Causes carry object addresses and line breaks that mean nothing to a user.
+std::string tidyCause(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t addr = text.find("addr=0x", i);
+    if (addr != std::string_view::npos) {
+      // Drop "name-addr=0x1234, " entirely.
+      size_t start = addr;
+      while (start > i && text[start - 1] != ' ' && text[start - 1] != ',' && text[start - 1] != ':') --start;
+      size_t end = addr + 7;
+      while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
+      while (end < text.size() && (text[end] == ',' || text[end] == ' ')) ++end;
+      out.append(text.substr(i, start - i));
+      i = end;
+      continue;
+    }
+    out.append(text.substr(i));
+    break;
+  }
+  std::string flat;
+  for (char c : out) {
+    if (c == '\n' || c == '\t') c = ' ';
+    if (c == ' ' && !flat.empty() && flat.back() == ' ') continue;
+    flat.push_back(c);
+  }
+  while (!flat.empty() && (flat.back() == ' ' || flat.back() == ',' || flat.back() == ':')) flat.pop_back();
+  return flat;
+}
+
+std::optional<uint64_t> findOffset(std::string_view text) {
+  for (size_t pos = text.find("offset="); pos != std::string_view::npos; pos = text.find("offset=", pos + 1)) {
+    std::string_view num = text.substr(pos + 7);
+    uint64_t value = 0;
+    int base = 10;
+    if (num.substr(0, 2) == "0x") {
+      num.remove_prefix(2);
+      base = 16;
+    }
+    auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), value, base);
+    if (ec == std::errc() && p != num.data()) return value;
+  }
+  return std::nullopt;
+}
+
+std::string findTracePath(std::string_view text, const PathMap& paths) {
+  auto scan = [&](const std::string& dir) -> std::string {
+    const size_t pos = text.find(dir + "/");
+    if (pos == std::string_view::npos) return {};
+    size_t end = pos + dir.size() + 1;
+    while (end < text.size() && std::string_view("'\"`,; \n)|").find(text[end]) == std::string_view::npos) ++end;
+    return std::string(text.substr(pos, end - pos));
+  };
+  for (const auto& dir : paths.effective)
+    if (auto p = scan(dir); !p.empty()) return paths.toOriginal(p);
+  for (const auto& dir : paths.original)
+    if (auto p = scan(dir); !p.empty()) return p;
+  return {};
+}
+
+/// Takes the current thread's babeltrace2 error (causes in the order they
+/// were appended: the innermost, the actual reason, first) and keeps the
+/// innermost cause, the first trace file a cause names (innermost first) and
+/// an offset if one is given.
+BtErrorInfo takeError(const PathMap& paths) {
+  BtErrorInfo info;
+  const bt_error* error = bt_current_thread_take_error();
+  if (!error) return info;
+  const uint64_t count = bt_error_get_cause_count(error);
+  for (uint64_t k = 0; k < count; ++k) {
+    const bt_error_cause* cause = bt_error_borrow_cause_by_index(error, k);
+    std::string text = bt_error_cause_get_message(cause) ? bt_error_cause_get_message(cause) : "";
+    if (bt_error_cause_get_actor_type(cause) == BT_ERROR_CAUSE_ACTOR_TYPE_MESSAGE_ITERATOR) {
+      // The source's output port is named "<uuid> | <stream class> | <stream file>".
+      if (const char* port = bt_error_cause_message_iterator_actor_get_component_output_port_name(cause))
+        text += std::string(" port=") + port;
+    }
+    if (k == 0) info.root = tidyCause(bt_error_cause_get_message(cause) ? bt_error_cause_get_message(cause) : "");
+    if (info.file.empty()) info.file = findTracePath(text, paths);
+    if (!info.offset) info.offset = findOffset(text);
+  }
+  bt_error_release(error);
+  // A repaired trace is read from a temporary mirror: name the user's files.
+  for (size_t i = 0; i < paths.effective.size(); ++i) {
+    if (paths.effective[i] == paths.original[i]) continue;
+    for (size_t pos = info.root.find(paths.effective[i]); pos != std::string::npos;
+         pos = info.root.find(paths.effective[i], pos + paths.original[i].size()))
+      info.root.replace(pos, paths.effective[i].size(), paths.original[i]);
+  }
+  return info;
+}
+
+// ---------------------------------------------------------------------------
+// Event classes: what each one means for the builder, resolved once
+
+enum class Kind : uint8_t {
+  Other,
+  Switch,
+  Waking,
+  Wakeup,
+  WakeupNew,
+  Migrate,
+  Fork,
+  Exec,
+  Exit,
+  Rename,
+  StatedumpProcess,
+  StatedumpCpuTopology,
+  IrqEntry,
+  IrqExit,
+  SoftIrqEntry,
+  SoftIrqExit,
+};
+
+/// "sched:sched_switch" (perf) -> "sched_switch" (what ftrace and LTTng call it).
+std::string_view plainEventName(std::string_view name) {
+  const size_t colon = name.rfind(':');
+  return colon == std::string_view::npos ? name : name.substr(colon + 1);
+}
+
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool endsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+Kind kindOf(std::string_view n) {
+  static const std::unordered_map<std::string_view, Kind> kKinds = {
+      {"sched_switch", Kind::Switch},
+      {"sched_waking", Kind::Waking},
+      {"sched_wakeup", Kind::Wakeup},
+      {"sched_wakeup_new", Kind::WakeupNew},
+      {"sched_migrate_task", Kind::Migrate},
+      {"sched_process_fork", Kind::Fork},
+      {"sched_process_exec", Kind::Exec},
+      {"sched_process_exit", Kind::Exit},
+      {"task_rename", Kind::Rename},
+      {"lttng_statedump_process_state", Kind::StatedumpProcess},
+      {"lttng_statedump_cpu_topology", Kind::StatedumpCpuTopology},
+      {"irq_handler_entry", Kind::IrqEntry},
+      {"irq_handler_exit", Kind::IrqExit},
+      // hrtimers expire in hard-irq context (or in the timer softirq): either
+      // way no task is the waker of what they wake.
+      {"hrtimer_expire_entry", Kind::IrqEntry},
+      {"hrtimer_expire_exit", Kind::IrqExit},
+      {"timer_hrtimer_expire_entry", Kind::IrqEntry},
+      {"timer_hrtimer_expire_exit", Kind::IrqExit},
+      {"softirq_entry", Kind::SoftIrqEntry},
+      {"softirq_exit", Kind::SoftIrqExit},
+      {"irq_softirq_entry", Kind::SoftIrqEntry},
+      {"irq_softirq_exit", Kind::SoftIrqExit},
+  };
+  if (auto it = kKinds.find(n); it != kKinds.end()) return it->second;
+  // lttng-modules 2.10+: x86_irq_vectors_local_timer_entry, ..._reschedule_exit...
+  if (startsWith(n, "x86_irq_vectors_")) {
+    if (endsWith(n, "_entry")) return Kind::IrqEntry;
+    if (endsWith(n, "_exit")) return Kind::IrqExit;
+  }
+  return Kind::Other;
+}
+
+enum class FieldType : uint8_t { None, Unsigned, Signed, String };
+struct FieldSlot {
+  uint32_t index = 0;
+  FieldType type = FieldType::None;
+  bool present() const { return type != FieldType::None; }
+};
+
+// Field names per kind, slot by slot; LTTng's name first, perf's (= ftrace's) second.
+using SlotNames = std::array<std::string_view, 2>;
+constexpr int kMaxSlots = 7;
+enum SwitchSlot { kPrevComm, kPrevTid, kPrevPrio, kPrevState, kNextComm, kNextTid, kNextPrio };
+enum WakeSlot { kWakeComm, kWakeTid, kWakePrio, kWakeTargetCpu };
+enum MigrateSlot { kMigComm, kMigTid, kMigPrio, kMigOrigCpu, kMigDestCpu };
+enum ForkSlot { kParentComm, kParentTid, kChildComm, kChildTid, kChildTgid };
+enum ExecSlot { kExecFilename, kExecTid, kExecOldTid };
+enum ExitSlot { kExitComm, kExitTid, kExitPrio };
+enum RenameSlot { kRenameTid, kRenameNewComm };
+enum StatedumpSlot { kSdTid, kSdTgid, kSdName, kSdStatus, kSdCpu };
+enum TopologySlot { kTopoCpu, kTopoPackage, kTopoCore };
+
+std::vector<SlotNames> slotNamesOf(Kind kind) {
+  switch (kind) {
+    case Kind::Switch:
+      return {{"prev_comm"}, {"prev_tid", "prev_pid"}, {"prev_prio"}, {"prev_state"},
+              {"next_comm"}, {"next_tid", "next_pid"}, {"next_prio"}};
+    case Kind::Waking:
+    case Kind::Wakeup:
+    case Kind::WakeupNew: return {{"comm"}, {"tid", "pid"}, {"prio"}, {"target_cpu"}};
+    case Kind::Migrate: return {{"comm"}, {"tid", "pid"}, {"prio"}, {"orig_cpu"}, {"dest_cpu"}};
+    // LTTng's child_pid is the child's tgid (it has child_tid); perf's child_pid is its tid.
+    case Kind::Fork:
+      return {{"parent_comm"}, {"parent_tid", "parent_pid"}, {"child_comm"}, {"child_tid", "child_pid"}, {"child_pid"}};
+    case Kind::Exec: return {{"filename"}, {"tid", "pid"}, {"old_tid", "old_pid"}};
+    case Kind::Exit: return {{"comm"}, {"tid", "pid"}, {"prio"}};
+    case Kind::Rename: return {{"tid", "pid"}, {"newcomm"}};
+    case Kind::StatedumpProcess: return {{"tid"}, {"pid"}, {"name"}, {"status"}, {"cpu"}};
+    case Kind::StatedumpCpuTopology: return {{"cpu_id"}, {"physical_id"}, {"core_id"}};
+    default: return {};
+  }
+}
+
+/// Slots without which the event says nothing the builder can use.
+std::vector<int> requiredSlotsOf(Kind kind) {
+  switch (kind) {
+    case Kind::Switch: return {kPrevTid, kNextTid};
+    case Kind::Waking:
+    case Kind::Wakeup:
+    case Kind::WakeupNew: return {kWakeTid};
+    case Kind::Migrate: return {kMigTid, kMigDestCpu};
+    case Kind::Fork: return {kParentTid, kChildTid};
+    case Kind::Exec: return {kExecTid};
+    case Kind::Exit: return {kExitTid};
+    case Kind::Rename: return {kRenameTid, kRenameNewComm};
+    case Kind::StatedumpProcess: return {kSdTid};
+    case Kind::StatedumpCpuTopology: return {kTopoCpu};
+    default: return {};
+  }
+}
+
+FieldType fieldTypeOf(const bt_field_class* fc) {
+  const bt_field_class_type t = bt_field_class_get_type(fc);
+  // Enumerations (prev_state in recent lttng-modules) are integers too.
+  if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) return FieldType::Unsigned;
+  if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) return FieldType::Signed;
+  if (t == BT_FIELD_CLASS_TYPE_STRING) return FieldType::String;
+  return FieldType::None;
+}
+
+/// Members of a structure field class by name (CTF's leading '_' already
+/// removed by src.ctf.fs).
+std::unordered_map<std::string_view, FieldSlot> membersOf(const bt_field_class* structFc) {
+  std::unordered_map<std::string_view, FieldSlot> out;
+  if (!structFc || bt_field_class_get_type(structFc) != BT_FIELD_CLASS_TYPE_STRUCTURE) return out;
+  const uint64_t n = bt_field_class_structure_get_member_count(structFc);
+  for (uint64_t i = 0; i < n; ++i) {
+    const bt_field_class_structure_member* m = bt_field_class_structure_borrow_member_by_index_const(structFc, i);
+    const char* name = bt_field_class_structure_member_get_name(m);
+    if (!name) continue;
+    out.emplace(name, FieldSlot{static_cast<uint32_t>(i),
+                                fieldTypeOf(bt_field_class_structure_member_borrow_field_class_const(m))});
+  }
+  return out;
+}
+
+inline const bt_field* memberField(const bt_field* s, FieldSlot f) {
+  return bt_field_structure_borrow_member_field_by_index_const(s, f.index);
+}
+inline int64_t readInt(const bt_field* s, FieldSlot f, int64_t fallback) {
+  switch (f.type) {
+    case FieldType::Unsigned: return static_cast<int64_t>(bt_field_integer_unsigned_get_value(memberField(s, f)));
+    case FieldType::Signed: return bt_field_integer_signed_get_value(memberField(s, f));
+    default: return fallback;
+  }
+}
+inline int32_t readI32(const bt_field* s, FieldSlot f, int32_t fallback) {
+  return static_cast<int32_t>(readInt(s, f, fallback));
+}
+inline std::string_view readString(const bt_field* s, FieldSlot f) {
+  if (f.type != FieldType::String) return {};
+  const bt_field* field = memberField(s, f);
+  return {bt_field_string_get_value(field), static_cast<size_t>(bt_field_string_get_length(field))};
+}
+
+/// What babeltrace2 says about one trace, decided once per trace.
+struct TraceInfo {
+  int32_t prioOffset = 0;
+  core::PrevStateEncoding encoding = core::PrevStateEncoding::Report414;
+  bool encodingFromValues = false;  ///< the env's guess was contradicted by a value
+  bool describesModel = false;      ///< its env went into the model's metadata
+};
+
+struct ClassInfo {
+  uint32_t type = 0;
+  Kind kind = Kind::Other;
+  bool hasClock = false;
+  bool hasPayload = false;
+  bool hasCommonContext = false;
+  TraceInfo* trace = nullptr;  ///< stable: unordered_map nodes never move
+  std::array<FieldSlot, kMaxSlots> slots{};
+  FieldSlot commonPid;    ///< payload: common_pid (perf), else perf_tid
+  FieldSlot commonFlags;  ///< payload: common_flags (perf): irq context bits
+  FieldSlot perfCpu;      ///< payload: perf_cpu (perf convert without per-CPU streams)
+  FieldSlot perfTgid;     ///< payload: perf_pid (perf convert): the sampled task's tgid
+  FieldSlot ctxTid;       ///< stream event context: tid (LTTng `add-context -t tid`)
+  FieldSlot ctxTgid;      ///< stream event context: pid (LTTng `add-context -t pid`)
+  FieldSlot ctxCpu;       ///< stream event context: cpu_id
+};
+
+// ftrace's TRACE_FLAG_* bits in common_flags (kernel/trace/trace.h).
+constexpr uint32_t kTraceFlagHardIrq = 0x08;
+constexpr uint32_t kTraceFlagSoftIrq = 0x10;
+constexpr uint32_t kTraceFlagNmi = 0x40;
+
+struct KernelVersion {
+  int major = 0;
+  int minor = 0;
+};
+std::optional<KernelVersion> parseKernelRelease(std::string_view release) {
+  KernelVersion v;
+  auto [p, ec] = std::from_chars(release.data(), release.data() + release.size(), v.major);
+  if (ec != std::errc() || p == release.data() + release.size() || *p != '.') return std::nullopt;
+  auto [q, ec2] = std::from_chars(p + 1, release.data() + release.size(), v.minor);
+  if (ec2 != std::errc()) return std::nullopt;
+  (void)q;
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// The builder as the sink sees it: the same calls, turned into records for the
+// builder thread (ctf_event_pipe.h).
+
+class RecordWriter {
+ public:
+  explicit RecordWriter(RecordPipe& pipe) : m_pipe(pipe) {}
+
+  /// Local event type ids; the replayer maps them to the builder's.
+  uint32_t eventType(std::string_view name) {
+    const auto id = m_nextType++;
+    Record& r = push(RecordKind::ClassName);
+    r.type = id;
+    m_chunk->setText(r, 0, name);
+    return id;
+  }
+  void countEvent(uint32_t type) { m_type = type; }
+  void setFormat(std::string_view format) { setTexts(push(RecordKind::Format), format, {}); }
+  void setMetadata(std::string_view key, std::string_view value) { setTexts(push(RecordKind::Metadata), key, value); }
+  void recordDiagnostic(core::DiagCode code, std::string_view message) {
+    Record& r = push(RecordKind::Diagnostic);
+    r.i[0] = static_cast<int32_t>(code);
+    m_chunk->setText(r, 0, message);
+  }
+
+  void onOtherEvent(const core::EventContext& ctx) { event(ctx, EventOp::Other); }
+  void onSwitch(const core::EventContext& ctx, const core::SwitchArgs& a) {
+    Record& r = event(ctx, EventOp::Switch);
+    r.i[0] = a.prevTid;
+    r.i[1] = a.prevPrio;
+    r.i[2] = a.nextTid;
+    r.i[3] = a.nextPrio;
+    r.state = a.prevState;
+    setTexts(r, a.prevComm, a.nextComm);
+  }
+  void onWaking(const core::EventContext& ctx, const core::WakeArgs& a) { wake(ctx, a, EventOp::Waking); }
+  void onWakeup(const core::EventContext& ctx, const core::WakeArgs& a, bool isNew) {
+    wake(ctx, a, isNew ? EventOp::WakeupNew : EventOp::Wakeup);
+  }
+  void onMigrate(const core::EventContext& ctx, int32_t tid, std::string_view comm, int32_t prio, int32_t origCpu,
+                 int32_t destCpu) {
+    Record& r = event(ctx, EventOp::Migrate);
+    r.i[0] = tid;
+    r.i[1] = prio;
+    r.i[2] = origCpu;
+    r.i[3] = destCpu;
+    setTexts(r, comm, {});
+  }
+  void onFork(const core::EventContext& ctx, int32_t parentTid, std::string_view parentComm, int32_t childTid,
+              std::string_view childComm, int32_t childTgid) {
+    Record& r = event(ctx, EventOp::Fork);
+    r.i[0] = parentTid;
+    r.i[1] = childTid;
+    r.i[2] = childTgid;
+    setTexts(r, parentComm, childComm);
+  }
+  void onExec(const core::EventContext& ctx, int32_t tid, int32_t oldTid, std::string_view filename) {
+    Record& r = event(ctx, EventOp::Exec);
+    r.i[0] = tid;
+    r.i[1] = oldTid;
+    setTexts(r, filename, {});
+  }
+  void onExit(const core::EventContext& ctx, int32_t tid, std::string_view comm, int32_t prio) {
+    Record& r = event(ctx, EventOp::Exit);
+    r.i[0] = tid;
+    r.i[1] = prio;
+    setTexts(r, comm, {});
+  }
+  void onRename(const core::EventContext& ctx, int32_t tid, std::string_view newComm) {
+    Record& r = event(ctx, EventOp::Rename);
+    r.i[0] = tid;
+    setTexts(r, newComm, {});
+  }
+  void onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm) {
+    Record& r = push(RecordKind::TaskInfo);
+    r.i[0] = tid;
+    r.i[1] = tgid;
+    setTexts(r, comm, {});
+  }
+  void onTaskStateSeed(int64_t ts, int32_t tid, core::TaskState state, int32_t cpu) {
+    Record& r = push(RecordKind::TaskSeed);
+    r.ts = ts;
+    r.i[0] = tid;
+    r.state = state;
+    r.cpu = cpu;
+  }
+  void onDataLoss(int32_t cpu, int64_t ts, int64_t count) {
+    Record& r = push(RecordKind::DataLoss);
+    r.cpu = cpu;
+    r.ts = ts;
+    r.setCount(count);
+  }
+
+  /// Hands what is written so far to the builder thread.
+  void flush() {
+    if (m_chunk && !m_chunk->records.empty()) m_pipe.submit(std::move(m_chunk));
+  }
+
+ private:
+  Record& push(RecordKind kind) {
+    if (!m_chunk || m_chunk->full()) {
+      flush();
+      m_chunk = m_pipe.acquire();
+    }
+    Record& r = m_chunk->records.emplace_back();
+    r.kind = kind;
+    return r;
+  }
+  Record& event(const core::EventContext& ctx, EventOp op) {
+    Record& r = push(RecordKind::Event);
+    r.ts = ctx.ts;
+    r.cpu = ctx.cpu;
+    r.ctxTid = ctx.ctxTid;
+    r.irq = ctx.irq;
+    r.type = m_type;
+    r.op = op;
+    return r;
+  }
+  void wake(const core::EventContext& ctx, const core::WakeArgs& a, EventOp op) {
+    Record& r = event(ctx, op);
+    r.i[0] = a.tid;
+    r.i[1] = a.prio;
+    r.i[2] = a.targetCpu;
+    setTexts(r, a.comm, {});
+  }
+  void setTexts(Record& r, std::string_view a, std::string_view b) {
+    if (!a.empty()) m_chunk->setText(r, 0, a);
+    if (!b.empty()) m_chunk->setText(r, 1, b);
+  }
+
+  RecordPipe& m_pipe;
+  std::unique_ptr<RecordChunk> m_chunk;
+  uint32_t m_nextType = 0;
+  uint32_t m_type = 0;
+};
+
+// ---------------------------------------------------------------------------
+// The sink: messages in time order -> builder calls
+
+class EventSink {
+ public:
+  EventSink(RecordPipe& pipe, const ImportOptions& options) : m_builder(pipe), m_pipe(pipe), m_options(options) {
+    m_classCache.fill({nullptr, 0});
+  }
+
+  void setProgressRange(int64_t begin, int64_t end) {
+    m_rangeBegin = begin;
+    m_rangeEnd = end;
+  }
+  uint64_t eventsSeen() const { return m_events; }
+  const std::string& internalError() const { return m_internalError; }
+
+  static bt_graph_simple_sink_component_consume_func_status consumeTrampoline(bt_message_iterator* it, void* data) {
+    return static_cast<EventSink*>(data)->consume(it);
+  }
+
+  /// Called after the last message: hands everything to the builder thread.
+  void finish() {
+    flushLoss(nullptr, INT64_MIN);
+    m_builder.flush();
+  }
+  /// The CPU topology the trace's statedump gave, if any (after finish()).
+  std::optional<core::Topology> topology() const {
+    if (m_topologyCpus.empty()) return std::nullopt;
+    return buildTopology();
+  }
+
+ private:
+  bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* it) {
+    bt_message_array_const msgs = nullptr;
+    uint64_t count = 0;
+    switch (bt_message_iterator_next(it, &msgs, &count)) {
+      case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK: break;
+      case BT_MESSAGE_ITERATOR_NEXT_STATUS_END: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+      case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+      case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+      default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    // From here on a fault is ours, not babeltrace2's: let it crash.
+    const OwnCodeScope own;
+    uint64_t i = 0;
+    if (m_pipe.failed()) {
+      m_internalError = "the model could not be built";
+      for (; i < count; ++i) bt_message_put_ref(msgs[i]);
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    try {
+      for (; i < count; ++i) {
+        handle(msgs[i]);
+        bt_message_put_ref(msgs[i]);
+      }
+    } catch (const std::exception& e) {
+      // No exception may cross babeltrace2's C frames.
+      m_internalError = e.what();
+      for (; i < count; ++i) bt_message_put_ref(msgs[i]);
+      return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+  }
+
+  void handle(const bt_message* msg) {
+    switch (bt_message_get_type(msg)) {
+      case BT_MESSAGE_TYPE_EVENT: handleEvent(msg); break;
+      case BT_MESSAGE_TYPE_PACKET_BEGINNING: handlePacketBeginning(msg); break;
+      case BT_MESSAGE_TYPE_STREAM_BEGINNING:
+        traceInfo(bt_stream_borrow_trace_const(bt_message_stream_beginning_borrow_stream_const(msg)));
+        break;
+      case BT_MESSAGE_TYPE_STREAM_END:
+        if (!m_pendingLoss.empty()) flushLoss(bt_message_stream_end_borrow_stream_const(msg), INT64_MIN);
+        break;
+      case BT_MESSAGE_TYPE_DISCARDED_EVENTS: handleDiscarded(msg, false); break;
+      case BT_MESSAGE_TYPE_DISCARDED_PACKETS: handleDiscarded(msg, true); break;
+      default: break;
+    }
+  }
+
+  // --- streams and CPUs ---
+
+  void handlePacketBeginning(const bt_message* msg) {
+    const bt_packet* packet = bt_message_packet_beginning_borrow_packet_const(msg);
+    const bt_stream* stream = bt_packet_borrow_stream_const(packet);
+    const bt_field* context = bt_packet_borrow_context_field_const(packet);
+    if (!context) return;
+    const bt_stream_class* sc = bt_stream_borrow_class_const(stream);
+    auto [it, inserted] = m_packetCpuSlot.try_emplace(sc);
+    if (inserted) {
+      const auto members = membersOf(bt_stream_class_borrow_packet_context_field_class_const(sc));
+      if (auto m = members.find("cpu_id"); m != members.end()) it->second = m->second;
+    }
+    if (it->second.present()) {
+      const auto cpu = static_cast<int32_t>(readInt(context, it->second, 0));
+      m_streamCpu[stream] = cpu;
+      if (stream == m_lastStream) m_lastStreamCpu = cpu;
+    }
+    if (!m_pendingLoss.empty()) {
+      int64_t ts = INT64_MIN;
+      if (bt_stream_class_packets_have_beginning_default_clock_snapshot(sc)) {
+        int64_t ns = 0;
+        if (bt_clock_snapshot_get_ns_from_origin(bt_message_packet_beginning_borrow_default_clock_snapshot_const(msg),
+                                                 &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+          ts = ns;
+      }
+      flushLoss(stream, ts);
+    }
+  }
+
+  int32_t streamCpu(const bt_stream* stream) {
+    if (stream != m_lastStream) {
+      auto it = m_streamCpu.find(stream);
+      m_lastStream = stream;
+      m_lastStreamCpu = it == m_streamCpu.end() ? 0 : it->second;
+    }
+    return m_lastStreamCpu;
+  }
+
+  void handleDiscarded(const bt_message* msg, bool packets) {
+    const bt_stream* stream = packets ? bt_message_discarded_packets_borrow_stream_const(msg)
+                                      : bt_message_discarded_events_borrow_stream_const(msg);
+    uint64_t count = 0;
+    const bool known = packets ? false
+                               : bt_message_discarded_events_get_count(msg, &count) == BT_PROPERTY_AVAILABILITY_AVAILABLE;
+    int64_t ts = m_lastTs;
+    const bt_stream_class* sc = bt_stream_borrow_class_const(stream);
+    const bool hasSnapshots = packets ? bt_stream_class_discarded_packets_have_default_clock_snapshots(sc)
+                                      : bt_stream_class_discarded_events_have_default_clock_snapshots(sc);
+    if (hasSnapshots && bt_stream_class_borrow_default_clock_class_const(sc)) {
+      const bt_clock_snapshot* end =
+          packets ? bt_message_discarded_packets_borrow_end_default_clock_snapshot_const(msg)
+                  : bt_message_discarded_events_borrow_end_default_clock_snapshot_const(msg);
+      int64_t ns = 0;
+      if (end && bt_clock_snapshot_get_ns_from_origin(end, &ns) == BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+        ts = ns;
+    }
+    // babeltrace2 dates a CTF discard from the end of the previous packet to the
+    // end of the packet whose counter grew: the tracer dropped them while no
+    // sub-buffer was free, i.e. before that packet began. The loss is given to
+    // the builder when the packet begins (flushLoss), so the packet's own events
+    // stay outside the lost range.
+    PendingLoss& loss = m_pendingLoss[stream];
+    const int64_t n = known && count > 0 ? static_cast<int64_t>(count) : -1;
+    loss.count = (loss.count < 0 || n < 0) ? -1 : loss.count + n;
+    loss.endTs = std::max(loss.endTs, ts);
+  }
+
+  /// Hands the losses pending on `stream` (all streams if null) to the builder,
+  /// at `ts` (INT64_MIN: the end babeltrace2 gave).
+  void flushLoss(const bt_stream* stream, int64_t ts) {
+    for (auto it = m_pendingLoss.begin(); it != m_pendingLoss.end();) {
+      if (stream && it->first != stream) {
+        ++it;
+        continue;
+      }
+      auto cpuIt = m_streamCpu.find(it->first);
+      const int32_t cpu = cpuIt == m_streamCpu.end() ? -1 : cpuIt->second;
+      const int64_t at = ts == INT64_MIN ? it->second.endTs : ts;
+      m_builder.onDataLoss(cpu, std::max(at, m_lastTs), it->second.count == 0 ? -1 : it->second.count);
+      if (cpu >= 0 && static_cast<size_t>(cpu) < m_irqDepth.size()) m_irqDepth[static_cast<size_t>(cpu)] = {};
+      it = m_pendingLoss.erase(it);
+    }
+  }
+
+  // --- traces: env, prio convention, prev_state encoding ---
+
+  TraceInfo& traceInfo(const bt_trace* trace) {
+    if (trace == m_lastTrace) return *m_lastTraceInfo;
+    auto [it, inserted] = m_traces.try_emplace(trace);
+    if (inserted) it->second = describeTrace(trace);
+    m_lastTrace = trace;
+    m_lastTraceInfo = &it->second;
+    return it->second;
+  }
+
+  TraceInfo describeTrace(const bt_trace* trace) {
+    std::map<std::string, std::string> env;
+    const uint64_t n = bt_trace_get_environment_entry_count(trace);
+    for (uint64_t i = 0; i < n; ++i) {
+      const char* name = nullptr;
+      const bt_value* value = nullptr;
+      bt_trace_borrow_environment_entry_by_index_const(trace, i, &name, &value);
+      if (!name || !value) continue;
+      if (bt_value_get_type(value) == BT_VALUE_TYPE_STRING)
+        env[name] = bt_value_string_get(value);
+      else if (bt_value_get_type(value) == BT_VALUE_TYPE_SIGNED_INTEGER)
+        env[name] = std::to_string(bt_value_integer_signed_get(value));
+    }
+    auto get = [&](std::initializer_list<const char*> keys) -> std::string {
+      for (const char* k : keys)
+        if (auto it = env.find(k); it != env.end()) return it->second;
+      return {};
+    };
+    TraceInfo info;
+    const std::string tracer = get({"tracer_name"});
+    const std::string release = get({"kernel_release", "release"});
+    // lttng-modules records prio - MAX_RT_PRIO (instrumentation/events/sched.h:
+    // "prev->prio - MAX_RT_PRIO"); perf keeps the kernel's prio.
+    if (startsWith(tracer, "lttng")) info.prioOffset = 100;
+    // perf records the traced kernel's sched_switch prev_state: TASK_REPORT bits
+    // from 4.14 on (commit efb40f588b43), raw task->state before. lttng-modules
+    // computes its own: raw task->state up to and including 2.10 whatever the
+    // kernel (babeltrace's lttng-tracefile-rotation trace, lttng-modules 2.10.8 on
+    // 4.15, holds 4096 = TASK_STATE_MAX and 1026 = TASK_IDLE), the kernel's
+    // TASK_REPORT form on 4.14+ kernels in later releases. A value the guess
+    // cannot hold corrects it (prevState()).
+    const auto kernel = parseKernelRelease(release);
+    const bool reportKernel = kernel && (kernel->major > 4 || (kernel->major == 4 && kernel->minor >= 14));
+    bool reportTracer = true;
+    if (startsWith(tracer, "lttng")) {
+      int major = 0;
+      int minor = 0;
+      const std::string maj = get({"tracer_major"});
+      const std::string min = get({"tracer_minor"});
+      std::from_chars(maj.data(), maj.data() + maj.size(), major);
+      std::from_chars(min.data(), min.data() + min.size(), minor);
+      reportTracer = major > 2 || (major == 2 && minor >= 11);
+    }
+    if (kernel || !reportTracer)
+      info.encoding = reportKernel && reportTracer ? core::PrevStateEncoding::Report414 : core::PrevStateEncoding::Legacy;
+
+    if (!m_describedATrace) {
+      m_describedATrace = true;
+      std::string version = get({"tracer_major"});
+      if (!version.empty() && !get({"tracer_minor"}).empty()) version += "." + get({"tracer_minor"});
+      if (tracer == "perf")
+        m_builder.setFormat("ctf (perf data convert)");
+      else if (!tracer.empty())
+        m_builder.setFormat("ctf (" + tracer + (version.empty() ? "" : " " + version) + ")");
+      else
+        m_builder.setFormat("ctf");
+      if (auto h = get({"hostname", "host"}); !h.empty()) m_builder.setMetadata("hostname", h);
+      if (!release.empty()) m_builder.setMetadata("osrelease", release);
+      if (auto v = get({"kernel_version", "version"}); !v.empty()) m_builder.setMetadata("kernel_version", v);
+      if (auto m = get({"machine"}); !m.empty()) m_builder.setMetadata("machine", m);
+      if (auto s = get({"sysname"}); !s.empty()) m_builder.setMetadata("sysname", s);
+      if (auto d = get({"domain"}); !d.empty()) m_builder.setMetadata("domain", d);
+      if (!tracer.empty()) {
+        std::string full = tracer;
+        if (!version.empty()) full += " " + version + (get({"tracer_patchlevel"}).empty() ? "" : "." + get({"tracer_patchlevel"}));
+        m_builder.setMetadata("tracer", full);
+      }
+      if (auto t = get({"trace_name"}); !t.empty()) m_builder.setMetadata("trace_name", t);
+      info.describesModel = true;
+      noteEncoding(info);
+    }
+    return info;
+  }
+
+  void noteEncoding(const TraceInfo& info) {
+    if (!info.describesModel) return;
+    std::string text = info.encoding == core::PrevStateEncoding::Report414 ? "TASK_REPORT bits (Linux 4.14+)"
+                                                                          : "raw task->state (before Linux 4.14)";
+    if (info.encodingFromValues) text += ", detected from the values";
+    m_builder.setMetadata("prev_state_encoding", text);
+  }
+
+  // --- event classes ---
+
+  const ClassInfo& classFor(const bt_event_class* ec, const bt_event* ev) {
+    // Direct-mapped cache in front of the map: a trace has a few hundred
+    // classes at most, and the hot ones (sched_*) stay resident.
+    auto& slot = m_classCache[(reinterpret_cast<uintptr_t>(ec) >> 4) & (kClassCacheSize - 1)];
+    if (slot.first == ec) return m_classes[slot.second];
+    uint32_t index;
+    if (auto it = m_classIndex.find(ec); it != m_classIndex.end()) {
+      index = it->second;
+    } else {
+      index = static_cast<uint32_t>(m_classes.size());
+      m_classes.push_back(resolveClass(ec, ev));
+      m_classIndex.emplace(ec, index);
+    }
+    slot = {ec, index};
+    return m_classes[index];
+  }
+
+  ClassInfo resolveClass(const bt_event_class* ec, const bt_event* ev) {
+    ClassInfo ci;
+    const char* rawName = bt_event_class_get_name(ec);
+    const std::string name =
+        rawName ? std::string(plainEventName(rawName)) : "event" + std::to_string(bt_event_class_get_id(ec));
+    ci.type = m_builder.eventType(name);
+    ci.kind = kindOf(name);
+    const bt_stream_class* sc = bt_event_class_borrow_stream_class_const(ec);
+    ci.hasClock = bt_stream_class_borrow_default_clock_class_const(sc) != nullptr;
+    ci.trace = &traceInfo(bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev)));
+
+    const bt_field_class* payloadFc = bt_event_class_borrow_payload_field_class_const(ec);
+    const auto payload = membersOf(payloadFc);
+    ci.hasPayload = !payload.empty();
+    auto find = [&](const auto& members, std::string_view n) -> FieldSlot {
+      auto it = members.find(n);
+      return it == members.end() ? FieldSlot{} : it->second;
+    };
+    ci.commonPid = find(payload, "common_pid");
+    if (!ci.commonPid.present()) ci.commonPid = find(payload, "perf_tid");
+    ci.commonFlags = find(payload, "common_flags");
+    ci.perfCpu = find(payload, "perf_cpu");
+    ci.perfTgid = find(payload, "perf_pid");
+    const auto context = membersOf(bt_stream_class_borrow_event_common_context_field_class_const(sc));
+    ci.hasCommonContext = !context.empty();
+    ci.ctxTid = find(context, "tid");
+    ci.ctxCpu = find(context, "cpu_id");
+    ci.ctxTgid = find(context, "pid");
+
+    const auto names = slotNamesOf(ci.kind);
+    for (size_t s = 0; s < names.size(); ++s) {
+      for (std::string_view n : names[s]) {
+        if (n.empty()) continue;
+        if (FieldSlot f = find(payload, n); f.present()) {
+          ci.slots[s] = f;
+          break;
+        }
+      }
+    }
+    if (ci.kind == Kind::Fork && !find(payload, "child_tid").present()) ci.slots[kChildTgid] = {};
+    for (int s : requiredSlotsOf(ci.kind)) {
+      const FieldType t = ci.slots[static_cast<size_t>(s)].type;
+      const bool wantString = (ci.kind == Kind::Rename && s == kRenameNewComm);
+      if (t == FieldType::None || (wantString != (t == FieldType::String))) {
+        m_builder.recordDiagnostic(core::DiagCode::unsupported_event,
+                                   "event '" + name + "' lacks the field '" +
+                                       std::string(names[static_cast<size_t>(s)][0]) +
+                                       "' (or it has an unexpected type); counted, not interpreted");
+        ci.kind = Kind::Other;
+        break;
+      }
+    }
+    return ci;
+  }
+
+  // --- events ---
+
+  void handleEvent(const bt_message* msg) {
+    const bt_event* ev = bt_message_event_borrow_event_const(msg);
+    const ClassInfo& ci = classFor(bt_event_borrow_class_const(ev), ev);
+    ++m_events;
+    int64_t ts = m_lastTs;
+    if (ci.hasClock) {
+      int64_t ns = 0;
+      if (bt_clock_snapshot_get_ns_from_origin(bt_message_event_borrow_default_clock_snapshot_const(msg), &ns) ==
+          BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+        ts = ns;
+    }
+    m_lastTs = ts;
+    m_builder.countEvent(ci.type);
+
+    const bt_field* payload = ci.hasPayload ? bt_event_borrow_payload_field_const(ev) : nullptr;
+    const bt_field* context = ci.hasCommonContext ? bt_event_borrow_common_context_field_const(ev) : nullptr;
+    core::EventContext ctx;
+    ctx.ts = ts;
+    if (ci.perfCpu.present())
+      ctx.cpu = readI32(payload, ci.perfCpu, 0);
+    else if (ci.ctxCpu.present())
+      ctx.cpu = readI32(context, ci.ctxCpu, 0);
+    else
+      ctx.cpu = streamCpu(bt_event_borrow_stream_const(ev));
+    if ((m_events & kProgressMask) == 0) reportProgress(ts);
+
+    // Each field read is two or three calls into libbabeltrace2, a third of
+    // the import's own cost: read only what the builder uses for this kind.
+    const auto& s = ci.slots;
+    switch (ci.kind) {
+      case Kind::Other: m_builder.onOtherEvent(ctx); return;
+      case Kind::Switch: {
+        core::SwitchArgs a;
+        a.prevTid = readI32(payload, s[kPrevTid], 0);
+        a.prevComm = readString(payload, s[kPrevComm]);
+        a.prevPrio = prio(ci, payload, s[kPrevPrio]);
+        a.prevState = prevState(ci, payload, s[kPrevState]);
+        a.nextTid = readI32(payload, s[kNextTid], 0);
+        a.nextComm = readString(payload, s[kNextComm]);
+        a.nextPrio = prio(ci, payload, s[kNextPrio]);
+        // A context switch never happens inside an interrupt: whatever entry
+        // we saw without its exit is over.
+        if (ctx.cpu >= 0 && static_cast<size_t>(ctx.cpu) < m_irqDepth.size())
+          m_irqDepth[static_cast<size_t>(ctx.cpu)] = {};
+        m_builder.onSwitch(ctx, a);
+        // The switch runs in prev's context: perf stamps prev's tgid on it.
+        if (!tgidKnown(a.prevTid)) {
+          if (ci.perfTgid.present())
+            noteTgid(a.prevTid, readI32(payload, ci.perfTgid, -1));
+          else if (ci.ctxTgid.present())
+            noteTgid(a.prevTid, readI32(context, ci.ctxTgid, -1));
+        }
+        break;
+      }
+      case Kind::Waking:
+      case Kind::Wakeup:
+      case Kind::WakeupNew: {
+        // Only wakeups use the context: the waker and whether an irq woke it.
+        if (ci.commonPid.present())
+          ctx.ctxTid = readI32(payload, ci.commonPid, -1);
+        else if (ci.ctxTid.present())
+          ctx.ctxTid = readI32(context, ci.ctxTid, -1);
+        if (ci.commonFlags.present()) {
+          const auto flags = static_cast<uint32_t>(readInt(payload, ci.commonFlags, 0));
+          ctx.irq = static_cast<uint8_t>(((flags & kTraceFlagHardIrq) ? core::kCtxHardIrq : 0) |
+                                         ((flags & kTraceFlagSoftIrq) ? core::kCtxSoftIrq : 0) |
+                                         ((flags & kTraceFlagNmi) ? core::kCtxNmi : 0));
+        } else if (ctx.cpu >= 0 && static_cast<size_t>(ctx.cpu) < m_irqDepth.size()) {
+          const IrqDepth& d = m_irqDepth[static_cast<size_t>(ctx.cpu)];
+          ctx.irq = static_cast<uint8_t>((d.hard ? core::kCtxHardIrq : 0) | (d.soft ? core::kCtxSoftIrq : 0));
+        }
+        core::WakeArgs a;
+        a.tid = readI32(payload, s[kWakeTid], 0);
+        a.comm = readString(payload, s[kWakeComm]);
+        a.prio = prio(ci, payload, s[kWakePrio]);
+        a.targetCpu = readI32(payload, s[kWakeTargetCpu], -1);
+        if (ci.kind == Kind::Waking)
+          m_builder.onWaking(ctx, a);
+        else
+          m_builder.onWakeup(ctx, a, ci.kind == Kind::WakeupNew);
+        // After the event: the builder meets the waker in its own events first.
+        if (ctx.ctxTid > 0 && !tgidKnown(ctx.ctxTid)) {
+          if (ci.perfTgid.present())
+            noteTgid(ctx.ctxTid, readI32(payload, ci.perfTgid, -1));
+          else if (ci.ctxTgid.present())
+            noteTgid(ctx.ctxTid, readI32(context, ci.ctxTgid, -1));
+        }
+        break;
+      }
+      case Kind::Migrate:
+        m_builder.onMigrate(ctx, readI32(payload, s[kMigTid], 0), readString(payload, s[kMigComm]),
+                            prio(ci, payload, s[kMigPrio]), readI32(payload, s[kMigOrigCpu], -1),
+                            readI32(payload, s[kMigDestCpu], -1));
+        break;
+      case Kind::Fork:
+        forgetTgid(readI32(payload, s[kChildTid], 0));  // a new task: the tid may have been reused
+        m_builder.onFork(ctx, readI32(payload, s[kParentTid], 0), readString(payload, s[kParentComm]),
+                         readI32(payload, s[kChildTid], 0), readString(payload, s[kChildComm]),
+                         readI32(payload, s[kChildTgid], -1));
+        break;
+      case Kind::Exec:
+        m_builder.onExec(ctx, readI32(payload, s[kExecTid], 0), readI32(payload, s[kExecOldTid], -1),
+                         readString(payload, s[kExecFilename]));
+        break;
+      case Kind::Exit:
+        m_builder.onExit(ctx, readI32(payload, s[kExitTid], 0), readString(payload, s[kExitComm]),
+                         prio(ci, payload, s[kExitPrio]));
+        break;
+      case Kind::Rename:
+        m_builder.onRename(ctx, readI32(payload, s[kRenameTid], 0), readString(payload, s[kRenameNewComm]));
+        break;
+      case Kind::StatedumpProcess: handleStatedumpProcess(ctx, ci, payload); break;
+      case Kind::StatedumpCpuTopology:
+        m_builder.onOtherEvent(ctx);
+        m_topologyCpus.push_back({readI32(payload, s[kTopoCpu], -1), readI32(payload, s[kTopoPackage], 0),
+                                  readI32(payload, s[kTopoCore], -1)});
+        break;
+      case Kind::IrqEntry:
+      case Kind::IrqExit:
+      case Kind::SoftIrqEntry:
+      case Kind::SoftIrqExit:
+        trackIrq(ctx.cpu, ci.kind);
+        m_builder.onOtherEvent(ctx);
+        break;
+    }
+  }
+
+  static int32_t prio(const ClassInfo& ci, const bt_field* payload, FieldSlot f) {
+    if (!f.present()) return -1;
+    return readI32(payload, f, -1 - ci.trace->prioOffset) + ci.trace->prioOffset;
+  }
+
+  core::TaskState prevState(const ClassInfo& ci, const bt_field* payload, FieldSlot f) {
+    if (f.type == FieldType::String)
+      return core::taskStateFromLetters(readString(payload, f)).value_or(core::TaskState::Unknown);
+    if (!f.present()) return core::TaskState::Unknown;
+    const auto raw = static_cast<uint64_t>(readInt(payload, f, 0));
+    TraceInfo& trace = *ci.trace;
+    // TASK_REPORT values stop at TASK_REPORT_MAX | 0xff; anything above is the
+    // raw task->state form (TASK_STATE_MAX as the preempt flag, TASK_NOLOAD...).
+    if (trace.encoding == core::PrevStateEncoding::Report414 && raw > 0x1ff) {
+      trace.encoding = core::PrevStateEncoding::Legacy;
+      trace.encodingFromValues = true;
+      noteEncoding(trace);
+    }
+    return core::taskStateFromRaw(raw, trace.encoding).value_or(core::TaskState::Unknown);
+  }
+
+  // A thread's tgid is fixed for its life, so it is read once per tid (and
+  // again after a fork reuses the tid).
+  bool tgidKnown(int32_t tid) const {
+    return tid > 0 && static_cast<size_t>(tid) < m_tgidOfTid.size() && m_tgidOfTid[static_cast<size_t>(tid)] != 0;
+  }
+  void forgetTgid(int32_t tid) {
+    if (tid > 0 && static_cast<size_t>(tid) < m_tgidOfTid.size()) m_tgidOfTid[static_cast<size_t>(tid)] = 0;
+  }
+
+  /// perf convert stamps each event with the sampled task's tid and tgid;
+  /// passes the tgid on once per tid (and again if it changes).
+  void noteTgid(int32_t tid, int32_t tgid) {
+    if (tid <= 0 || tgid <= 0 || tid >= kTgidTableLimit) return;
+    if (static_cast<size_t>(tid) >= m_tgidOfTid.size())
+      m_tgidOfTid.resize(std::max<size_t>(static_cast<size_t>(tid) + 1, m_tgidOfTid.size() * 2), 0);
+    int32_t& known = m_tgidOfTid[static_cast<size_t>(tid)];
+    if (known == tgid) return;
+    known = tgid;
+    m_builder.onTaskInfo(tid, tgid, {});
+  }
+
+  void handleStatedumpProcess(const core::EventContext& ctx, const ClassInfo& ci, const bt_field* payload) {
+    const auto& s = ci.slots;
+    m_builder.onOtherEvent(ctx);
+    const int32_t tid = readI32(payload, s[kSdTid], 0);
+    if (tid <= 0) return;  // the idle tasks, one per CPU, all tid 0
+    m_builder.onTaskInfo(tid, readI32(payload, s[kSdTgid], -1), readString(payload, s[kSdName]));
+    // lttng-modules' lttng_process_status (lttng-statedump-impl.c): 1 WAIT_FORK,
+    // 2 WAIT_CPU, 3 EXIT, 4 ZOMBIE, 5 WAIT, 6 RUN, 7 DEAD. WAIT covers both
+    // TASK_INTERRUPTIBLE and TASK_UNINTERRUPTIBLE, so it seeds plain sleep; RUN
+    // is TASK_RUNNING, which may be on a CPU or queued: the next switch says which.
+    std::optional<core::TaskState> state;
+    switch (readInt(payload, s[kSdStatus], 0)) {
+      case 1:
+      case 2:
+      case 6: state = core::TaskState::Runnable; break;
+      case 5: state = core::TaskState::Sleeping; break;
+      default: break;  // dead or unnamed: its exit events tell the rest
+    }
+    if (state) m_builder.onTaskStateSeed(ctx.ts, tid, *state, readI32(payload, s[kSdCpu], -1));
+  }
+
+  struct IrqDepth {
+    uint8_t hard = 0;
+    uint8_t soft = 0;
+  };
+  void trackIrq(int32_t cpu, Kind kind) {
+    if (cpu < 0 || cpu >= core::SchedBuilder::kMaxCpus) return;
+    if (static_cast<size_t>(cpu) >= m_irqDepth.size()) m_irqDepth.resize(static_cast<size_t>(cpu) + 1);
+    IrqDepth& d = m_irqDepth[static_cast<size_t>(cpu)];
+    // An exit without its entry (the trace began inside the handler) must not underflow.
+    switch (kind) {
+      case Kind::IrqEntry: d.hard = static_cast<uint8_t>(std::min(d.hard + 1, 255)); break;
+      case Kind::IrqExit: d.hard = static_cast<uint8_t>(d.hard ? d.hard - 1 : 0); break;
+      case Kind::SoftIrqEntry: d.soft = static_cast<uint8_t>(std::min(d.soft + 1, 255)); break;
+      case Kind::SoftIrqExit: d.soft = static_cast<uint8_t>(d.soft ? d.soft - 1 : 0); break;
+      default: break;
+    }
+  }
+
+  void reportProgress(int64_t ts) {
+    if (!m_options.progress || m_rangeEnd <= m_rangeBegin) return;
+    const double f = static_cast<double>(ts - m_rangeBegin) / static_cast<double>(m_rangeEnd - m_rangeBegin);
+    m_options.progress(std::clamp(f, 0.0, 1.0));
+  }
+
+  struct TopologyCpu {
+    int32_t cpu;
+    int32_t package;
+    int32_t core;
+  };
+  core::Topology buildTopology() const {
+    // lttng_statedump_cpu_topology (lttng-modules 2.11+, x86): one event per
+    // CPU with its physical_id (package) and core_id; SMT siblings share both.
+    std::map<std::pair<int32_t, int32_t>, std::vector<int>> byCore;
+    for (const auto& c : m_topologyCpus) {
+      if (c.cpu < 0 || c.cpu >= core::SchedBuilder::kMaxCpus) continue;
+      auto& cpus = byCore[{c.package, c.core < 0 ? c.cpu : c.core}];
+      if (std::find(cpus.begin(), cpus.end(), c.cpu) == cpus.end()) cpus.push_back(c.cpu);
+    }
+    std::vector<std::pair<std::vector<int>, int>> cores;
+    for (auto& [key, cpus] : byCore) {
+      std::sort(cpus.begin(), cpus.end());
+      cores.emplace_back(cpus, key.first);
+    }
+    std::sort(cores.begin(), cores.end());
+    std::vector<std::vector<int>> coreCpus;
+    std::vector<int> corePackage;
+    for (auto& [cpus, package] : cores) {
+      coreCpus.push_back(cpus);
+      corePackage.push_back(package);
+    }
+    return core::Topology(std::move(coreCpus), std::move(corePackage), "lttng");
+  }
+
+  static constexpr size_t kClassCacheSize = 256;
+  static constexpr int32_t kTgidTableLimit = 1 << 22;  // pid_max's ceiling on 64-bit kernels
+  static constexpr uint64_t kProgressMask = (1u << 16) - 1;
+
+  RecordWriter m_builder;
+  RecordPipe& m_pipe;
+  const ImportOptions& m_options;
+  std::array<std::pair<const bt_event_class*, uint32_t>, kClassCacheSize> m_classCache;
+  std::unordered_map<const bt_event_class*, uint32_t> m_classIndex;
+  std::vector<ClassInfo> m_classes;
+  std::unordered_map<const bt_stream_class*, FieldSlot> m_packetCpuSlot;
+  std::unordered_map<const bt_stream*, int32_t> m_streamCpu;
+  const bt_stream* m_lastStream = nullptr;
+  int32_t m_lastStreamCpu = 0;
+  std::unordered_map<const bt_trace*, TraceInfo> m_traces;
+  const bt_trace* m_lastTrace = nullptr;
+  TraceInfo* m_lastTraceInfo = nullptr;
+  bool m_describedATrace = false;
+  std::vector<IrqDepth> m_irqDepth;
+  std::vector<int32_t> m_tgidOfTid;
+  struct PendingLoss {
+    int64_t count = 0;  ///< -1 once any part is of unknown size
+    int64_t endTs = INT64_MIN;
+  };
+  std::unordered_map<const bt_stream*, PendingLoss> m_pendingLoss;
+  std::vector<TopologyCpu> m_topologyCpus;
+  int64_t m_lastTs = 0;
+  int64_t m_rangeBegin = 0;
+  int64_t m_rangeEnd = 0;
+  uint64_t m_events = 0;
+  std::string m_internalError;
+};
+
+// ---------------------------------------------------------------------------
+// Graph
+
+std::string signalName(int sig) {
+  switch (sig) {
+    case SIGABRT: return "assertion failure, SIGABRT";
+    case SIGSEGV: return "invalid memory access, SIGSEGV";
+    case SIGBUS: return "file mapping fault, SIGBUS";
+    case SIGFPE: return "arithmetic fault, SIGFPE";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+// Calls into babeltrace2 that read trace data, each run through runGuarded():
+// plain structs, so nothing with a destructor sits between the guard and
+// babeltrace2's frames.
+struct AddSourceCall {
+  bt_graph* graph;
+  const bt_component_class_source* cls;
+  const char* name;
+  const bt_value* params;
+  const bt_component_source* source = nullptr;
+  bt_graph_add_component_status status = BT_GRAPH_ADD_COMPONENT_STATUS_ERROR;
+  static void run(void* p) {
+    auto* c = static_cast<AddSourceCall*>(p);
+    c->status = bt_graph_add_source_component(c->graph, c->cls, c->name, c->params, kComponentLogLevel, &c->source);
+  }
+};
+
+struct RunLoopCall {
+  bt_graph* graph;
+  const std::stop_token* stop;
+  bt_graph_run_once_status status = BT_GRAPH_RUN_ONCE_STATUS_OK;
+  bool cancelled = false;
+  static void run(void* p) {
+    auto* c = static_cast<RunLoopCall*>(p);
+    for (;;) {
+      if (c->stop->stop_requested()) {
+        c->cancelled = true;
+        return;
+      }
+      c->status = bt_graph_run_once(c->graph);
+      if (c->status != BT_GRAPH_RUN_ONCE_STATUS_OK && c->status != BT_GRAPH_RUN_ONCE_STATUS_AGAIN) return;
+    }
+  }
+};
+
+struct QueryCall {
+  bt_query_executor* query;
+  const bt_value* result = nullptr;
+  bt_query_executor_query_status status = BT_QUERY_EXECUTOR_QUERY_STATUS_ERROR;
+  static void run(void* p) {
+    auto* c = static_cast<QueryCall*>(p);
+    c->status = bt_query_executor_query(c->query, &c->result);
+  }
+};
+
+/// Adds one src.ctf.fs per folder, then (with a sink) the muxer and the sink,
+/// connected. Without a sink it only checks that babeltrace2 can open the
+/// folders (the repair search). Fails with the babeltrace2 error.
+core::Result<GraphPtr> buildGraph(const Plugins& plugins, const PathMap& paths, EventSink* sink, BtErrorInfo* error) {
+  auto fail = [&](const std::string& what) -> core::Error {
+    *error = takeError(paths);
+    if (error->root.empty()) error->root = what;
+    return core::Error(error->format(paths.original.empty() ? "" : paths.original.front()));
+  };
+  GraphPtr graph(bt_graph_create(0));
+  if (!graph) return fail("cannot create a babeltrace2 graph");
+  std::vector<const bt_component_source*> sources;
+  for (size_t i = 0; i < paths.effective.size(); ++i) {
+    ValuePtr params = makeSourceParams(paths.effective[i]);
+    if (!params) return fail("out of memory");
+    const std::string name = "source" + std::to_string(i);
+    // src.ctf.fs parses the metadata and indexes every packet here.
+    AddSourceCall call{graph.get(), plugins.source, name.c_str(), params.get()};
+    if (!runGuarded(&AddSourceCall::run, &call)) {
+      // babeltrace2's state is unknown: abandon (leak) everything it touched.
+      (void)graph.release();
+      (void)params.release();
+      bt_current_thread_clear_error();
+      error->crashed = true;
+      error->file.clear();
+      error->root = "babeltrace2 aborted (" + signalName(lastGuardedSignal()) + ")";
+      return core::Error(error->format(paths.original[i]));
+    }
+    const bt_component_source* source = call.source;
+    if (call.status != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+      BtErrorInfo info = takeError(paths);
+      if (info.root.empty()) info.root = "babeltrace2 cannot open the trace";
+      *error = info;
+      return core::Error(info.format(paths.original[i]));
+    }
+    sources.push_back(source);
+  }
+  if (!sink) return graph;
+
+  const bt_component_filter* muxer = nullptr;
+  if (bt_graph_add_filter_component(graph.get(), plugins.muxer, "muxer", nullptr, kComponentLogLevel, &muxer) !=
+      BT_GRAPH_ADD_COMPONENT_STATUS_OK)
+    return fail("cannot create the muxer");
+  const bt_component_sink* sinkComponent = nullptr;
+  if (bt_graph_add_simple_sink_component(graph.get(), "schedlab", nullptr, &EventSink::consumeTrampoline, nullptr,
+                                         sink, &sinkComponent) != BT_GRAPH_ADD_COMPONENT_STATUS_OK)
+    return fail("cannot create the sink");
+  uint64_t muxerPort = 0;
+  for (const bt_component_source* source : sources) {
+    const uint64_t n = bt_component_source_get_output_port_count(source);
+    for (uint64_t p = 0; p < n; ++p) {
+      // The muxer adds a new input port each time one gets connected.
+      const bt_port_input* in = bt_component_filter_borrow_input_port_by_index_const(muxer, muxerPort++);
+      const bt_port_output* out = bt_component_source_borrow_output_port_by_index_const(source, p);
+      if (!in || !out || bt_graph_connect_ports(graph.get(), out, in, nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+        return fail("cannot connect a stream to the muxer");
+    }
+  }
+  const bt_port_output* muxOut = bt_component_filter_borrow_output_port_by_name_const(muxer, "out");
+  const bt_port_input* sinkIn = bt_component_sink_borrow_input_port_by_name_const(sinkComponent, "in");
+  if (!muxOut || !sinkIn || bt_graph_connect_ports(graph.get(), muxOut, sinkIn, nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+    return fail("cannot connect the muxer to the sink");
+  return graph;
+}
+
+/// First and last timestamps of all streams (babeltrace.trace-infos query), for progress.
+std::optional<std::pair<int64_t, int64_t>> queryRange(const Plugins& plugins, const std::vector<std::string>& dirs) {
+  int64_t begin = INT64_MAX;
+  int64_t end = INT64_MIN;
+  for (const auto& dir : dirs) {
+    ValuePtr params = makeSourceParams(dir);
+    if (!params) return std::nullopt;
+    QueryPtr query(bt_query_executor_create(bt_component_class_source_as_component_class_const(plugins.source),
+                                            "babeltrace.trace-infos", params.get()));
+    if (!query) return std::nullopt;
+    bt_query_executor_set_logging_level(query.get(), kComponentLogLevel);
+    QueryCall call{query.get()};
+    if (!runGuarded(&QueryCall::run, &call)) {
+      (void)query.release();
+      (void)params.release();
+      bt_current_thread_clear_error();
+      return std::nullopt;
+    }
+    const bt_value* result = call.result;
+    if (call.status != BT_QUERY_EXECUTOR_QUERY_STATUS_OK || !result) {
+      bt_current_thread_clear_error();
+      return std::nullopt;
+    }
+    const uint64_t traces = bt_value_get_type(result) == BT_VALUE_TYPE_ARRAY ? bt_value_array_get_length(result) : 0;
+    for (uint64_t t = 0; t < traces; ++t) {
+      const bt_value* trace = bt_value_array_borrow_element_by_index_const(result, t);
+      const bt_value* streams = bt_value_map_borrow_entry_value_const(trace, "stream-infos");
+      if (!streams || bt_value_get_type(streams) != BT_VALUE_TYPE_ARRAY) continue;
+      for (uint64_t s = 0; s < bt_value_array_get_length(streams); ++s) {
+        const bt_value* range =
+            bt_value_map_borrow_entry_value_const(bt_value_array_borrow_element_by_index_const(streams, s), "range-ns");
+        if (!range) continue;
+        const bt_value* b = bt_value_map_borrow_entry_value_const(range, "begin");
+        const bt_value* e = bt_value_map_borrow_entry_value_const(range, "end");
+        if (b && bt_value_get_type(b) == BT_VALUE_TYPE_SIGNED_INTEGER) begin = std::min(begin, bt_value_integer_signed_get(b));
+        if (e && bt_value_get_type(e) == BT_VALUE_TYPE_SIGNED_INTEGER) end = std::max(end, bt_value_integer_signed_get(e));
+      }
+    }
+    bt_value_put_ref(result);
+  }
+  if (begin >= end) return std::nullopt;
+  return std::make_pair(begin, end);
+}
+
+/// The largest packet-boundary prefix of `name` (in trace folder `dir`) that
+/// babeltrace2 accepts on its own; 0 when none does.
+uint64_t readablePrefix(const Plugins& plugins, const std::string& dir, const std::string& name) {
+  std::vector<uint64_t> candidates = packetStartCandidates((fs::path(dir) / name).string());
+  if (candidates.empty()) return 0;
+  auto opens = [&](uint64_t keep) {
+    auto mirror = RepairedTraceDir::create(dir, {name});
+    if (!mirror || !mirror->cut(name, keep)) return false;
+    BtErrorInfo ignored;
+    const bool ok = static_cast<bool>(buildGraph(plugins, PathMap{{mirror->dir()}, {dir}}, nullptr, &ignored));
+    bt_current_thread_clear_error();
+    return ok;
+  };
+  // Usually only the last packet is cut short; otherwise bisect, assuming every
+  // prefix of a readable prefix is readable too.
+  if (candidates.back() > 0 && opens(candidates.back())) return candidates.back();
+  ptrdiff_t good = -1;  // index of the largest candidate known to open (-1: keep nothing)
+  auto bad = static_cast<ptrdiff_t>(candidates.size()) - 1;
+  while (bad - good > 1) {
+    const ptrdiff_t mid = good + (bad - good) / 2;
+    if (candidates[static_cast<size_t>(mid)] == 0 || opens(candidates[static_cast<size_t>(mid)]))
+      good = mid;
+    else
+      bad = mid;
+  }
+  return good < 0 ? 0 : candidates[static_cast<size_t>(good)];
+}
+
+constexpr int kMaxRepairedFiles = 16;
+
+/// Whether babeltrace2 opens the trace folder `dir` reduced to its metadata.
+bool metadataOpens(const Plugins& plugins, const std::string& dir) {
+  auto mirror = RepairedTraceDir::create(dir, {"metadata"});
+  if (!mirror) return true;  // cannot tell: do not blame the metadata
+  BtErrorInfo ignored;
+  const bool ok = static_cast<bool>(buildGraph(plugins, PathMap{{mirror->dir()}, {dir}}, nullptr, &ignored));
+  bt_current_thread_clear_error();
+  return ok;
+}
+
+/// The files src.ctf.fs takes for stream files: every regular file of the
+/// folder but `metadata` and hidden ones, sorted.
+std::vector<std::string> streamFileNames(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (const fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code entryEc;
+    if (!it->is_regular_file(entryEc) || name == "metadata" || name.front() == '.') continue;
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// The first stream file (not yet cut) that babeltrace2 cannot open on its own,
+/// for when opening the whole trace aborted without saying which; empty if none.
+std::string findUnopenableStream(const Plugins& plugins, const std::vector<std::string>& dirs,
+                                 const std::vector<std::optional<RepairedTraceDir>>& repairs) {
+  for (size_t t = 0; t < dirs.size(); ++t) {
+    for (const auto& name : streamFileNames(dirs[t])) {
+      if (repairs[t] && repairs[t]->cuts().count(name)) continue;
+      auto mirror = RepairedTraceDir::create(dirs[t], {name});
+      if (!mirror) continue;
+      BtErrorInfo ignored;
+      const bool opens = static_cast<bool>(buildGraph(plugins, PathMap{{mirror->dir()}, {dirs[t]}}, nullptr, &ignored));
+      bt_current_thread_clear_error();
+      if (!opens) return (fs::path(dirs[t]) / name).string();
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+namespace {
+
+core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBuilder& builder,
+                        const ImportOptions& options) {
+  // libbabeltrace2 is not thread-safe (plugin and class objects are shared,
+  // their reference counts are not atomic): one CTF import at a time.
+  static std::mutex babeltraceMutex;
+  const std::lock_guard babeltraceLock(babeltraceMutex);
+  bt_current_thread_clear_error();
+  auto plugins = loadPlugins();
+  if (!plugins) return plugins.error();
+
+  PathMap paths{traceDirs, traceDirs};
+  std::vector<std::optional<RepairedTraceDir>> repairs(traceDirs.size());
+  std::vector<std::string> repairNotes;
+
+  // The model is built on a second thread while this one decodes: the builder
+  // costs about a third of babeltrace2's decoding, and this way it overlaps it.
+  RecordPipe pipe;
+  RecordReplayer replayer(builder);
+  std::thread builderThread([&] { replayer.run(pipe); });
+  // Whatever the way out, the builder thread is done before `builder` is used again.
+  struct JoinBuilder {
+    RecordPipe& pipe;
+    std::thread& thread;
+    void now() {
+      pipe.close();
+      if (thread.joinable()) thread.join();
+    }
+    ~JoinBuilder() { now(); }
+  } joinBuilder{pipe, builderThread};
+
+  // Our own walk over the packets first: babeltrace2 loops forever or aborts
+  // on some packet sizes (ctf_packet_check.h).
+  for (size_t t = 0; t < traceDirs.size(); ++t) {
+    const auto layout = PacketLayout::fromMetadata((fs::path(traceDirs[t]) / "metadata").string());
+    if (!layout) continue;  // babeltrace2 will say what is wrong with the metadata
+    for (const auto& name : streamFileNames(traceDirs[t])) {
+      const auto scan = layout->scan((fs::path(traceDirs[t]) / name).string());
+      if (scan.problem.empty()) continue;
+      if (!repairs[t]) {
+        auto mirror = RepairedTraceDir::create(traceDirs[t]);
+        if (!mirror) return core::Error(mirror.error().message());
+        repairs[t] = std::move(mirror.value());
+        paths.effective[t] = repairs[t]->dir();
+      }
+      if (!repairs[t]->cut(name, scan.goodBytes)) continue;
+      BtErrorInfo note;
+      note.file = (fs::path(traceDirs[t]) / name).string();
+      note.offset = scan.goodBytes;
+      note.root = scan.goodBytes ? scan.problem + "; the packets before were imported"
+                                 : "not a readable CTF stream file (" + scan.problem + "); file left out";
+      repairNotes.push_back(note.format(note.file));
+    }
+  }
+
+  std::unique_ptr<EventSink> sink;
+  GraphPtr graph;
+  for (int repaired = 0;; ++repaired) {
+    sink = std::make_unique<EventSink>(pipe, options);
+    BtErrorInfo error;
+    auto built = buildGraph(*plugins, paths, sink.get(), &error);
+    if (built) {
+      graph = std::move(built.value());
+      break;
+    }
+    // src.ctf.fs indexes every packet of every stream file before it emits
+    // anything; one truncated file would cost the whole trace. Cut that file
+    // at its last packet babeltrace2 accepts and open the rest.
+    if (error.crashed && error.file.empty()) error.file = findUnopenableStream(*plugins, traceDirs, repairs);
+    if (error.file.empty()) {
+      // Nothing named: babeltrace2 only logs metadata syntax errors. A trace
+      // reduced to its metadata opens (empty) unless the metadata is the fault.
+      for (const auto& dir : traceDirs)
+        if (!metadataOpens(*plugins, dir)) {
+          error.file = (fs::path(dir) / "metadata").string();
+          error.root = "invalid CTF metadata (babeltrace2: " + error.root + ")";
+          return core::Error(error.format(dir));
+        }
+    }
+    const fs::path bad(error.file);
+    size_t t = 0;
+    while (t < traceDirs.size() && bad.parent_path() != fs::path(traceDirs[t])) ++t;
+    if (error.file.empty() || bad.filename() == "metadata" || t == traceDirs.size() || repaired >= kMaxRepairedFiles ||
+        options.stop.stop_requested())
+      return core::Error(built.error().message());
+    if (!repairs[t]) {
+      auto mirror = RepairedTraceDir::create(traceDirs[t]);
+      if (!mirror) return core::Error(built.error().message());
+      repairs[t] = std::move(mirror.value());
+      paths.effective[t] = repairs[t]->dir();
+    }
+    const std::string name = bad.filename().string();
+    if (repairs[t]->cuts().count(name)) return core::Error(built.error().message());
+    const uint64_t keep = readablePrefix(*plugins, traceDirs[t], name);
+    if (!repairs[t]->cut(name, keep)) return core::Error(built.error().message());
+    BtErrorInfo note = error;
+    note.offset = keep;
+    note.root = std::string(keep ? "unreadable from here on" : "no readable packet") +
+                (error.crashed ? " (" : " (babeltrace2: ") + error.root +
+                (keep ? "); the packets before were imported" : "); file left out");
+    repairNotes.push_back(note.format(error.file));
+  }
+
+  if (options.progress) {
+    if (auto range = queryRange(*plugins, paths.effective)) sink->setProgressRange(range->first, range->second);
+  }
+
+  std::optional<std::string> runError;
+  const std::string where = traceDirs.size() == 1 ? traceDirs.front() : traceDirs.front() + " (and the other traces)";
+  RunLoopCall run{graph.get(), &options.stop};
+  EventSink* active = sink.get();
+  if (!runGuarded(&RunLoopCall::run, &run)) {
+    // The events consumed so far go to the builder; babeltrace2's objects are
+    // in an unknown state and stay allocated (the sink too: the graph points to it).
+    (void)graph.release();
+    (void)sink.release();
+    bt_current_thread_clear_error();
+    BtErrorInfo error;
+    error.root = "babeltrace2 aborted while decoding (" + signalName(lastGuardedSignal()) + ") after " +
+                 std::to_string(active->eventsSeen()) + " events; the events before are kept";
+    runError = error.format(where);
+  } else if (run.cancelled) {
+    return core::Error("cancelled");
+  } else if (run.status != BT_GRAPH_RUN_ONCE_STATUS_END) {
+    BtErrorInfo error = takeError(paths);
+    if (!active->internalError().empty()) error.root = active->internalError();
+    if (run.status == BT_GRAPH_RUN_ONCE_STATUS_MEMORY_ERROR && error.root.empty()) error.root = "out of memory";
+    error.root += " (after " + std::to_string(active->eventsSeen()) + " events)";
+    runError = error.format(where);
+  }
+  active->finish();
+  joinBuilder.now();
+  if (!replayer.error().empty()) runError = where + ": " + replayer.error();
+  if (auto topology = active->topology()) builder.setTopology(std::move(*topology));
+  if (options.progress) options.progress(1.0);
+  graph.reset();
+  bt_current_thread_clear_error();
+
+  std::string message;
+  for (const auto& note : repairNotes) message += (message.empty() ? "" : "; ") + note;
+  if (runError) message += (message.empty() ? "" : "; ") + *runError;
+  if (!message.empty()) return core::Error(message);
+  return {};
+}
+
+}  // namespace
+
+core::Status readCtfTraces(const std::vector<std::string>& traceDirs, core::SchedBuilder& builder,
+                           const ImportOptions& options) {
+  if (traceDirs.empty()) return core::Error("no CTF trace to read");
+  try {
+    return readTraces(traceDirs, builder, options);
+  } catch (const std::exception& e) {
+    // Out of memory, or no thread to build on: the importer contract is no throw.
+    return core::Error(traceDirs.front() + ": " + e.what());
+  }
+}
+
+}  // namespace importers::ctf

@@ -1,0 +1,25 @@
+// Reads CTF traces through the babeltrace2 library (src.ctf.fs -> flt.utils.muxer
+// -> our own simple sink) and feeds every event to the SchedBuilder in timestamp
+// order, the builder running on a second thread. Called by the CTF importer
+// (ctf_importer.cpp) once it knows the trace folders.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/sched_builder.h"
+#include "importers/importer.h"
+
+namespace importers::ctf {
+
+/// Reads the CTF trace folders `traceDirs` (one babeltrace2 source each, merged
+/// by time) into `builder`. Fails (Status) when babeltrace2 cannot open a trace
+/// or stops decoding part-way; events already read stay in the builder. A
+/// stream file with a bad or cut-short packet is read up to that packet and
+/// the rest imported; the returned error then names the file and byte offset.
+/// Never throws; `builder` is not touched by another thread after it returns.
+core::Status readCtfTraces(const std::vector<std::string>& traceDirs, core::SchedBuilder& builder,
+                           const ImportOptions& options);
+
+}  // namespace importers::ctf

@@ -1,0 +1,75 @@
+// libFuzzer target for the CTF importer. CTF is a folder: a metadata file that
+// describes the binary layout, and stream files. The fuzzer keeps the metadata
+// valid (one of the fixtures of tests/data/ctf, chosen by the input's first
+// byte) and writes the rest of the input as the trace's only stream file, in a
+// temporary folder, then imports it through importers::importTrace. Seeds: the
+// fixtures' stream files with the selector byte in front (see --help below).
+//
+//   ASAN_OPTIONS=detect_leaks=0 build/fuzz/tests/fuzz/ctf_fuzzer -max_len=70000 -timeout=30 CORPUS_DIR
+// (leak checking off: libbabeltrace2 keeps small glib allocations, and a trace
+// on which it aborts leaves its graph allocated on purpose: ctf_crash_guard.h)
+//   seed:  for f in tests/data/ctf/perf-sleep/ctf/perf_stream_*; do (printf '\0'; cat $f) > CORPUS_DIR/$(basename $f); done
+//          (printf '\1'; cat tests/data/ctf/synthetic-lttng/chan_0) > CORPUS_DIR/synthetic
+// SCHEDLAB_CTF_FUZZ_DATA overrides where tests/data/ctf is.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "importers/importer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Fixture {
+  std::string metadata;  ///< bytes of a valid metadata file
+  std::string streamName;
+};
+
+std::vector<Fixture> loadFixtures() {
+  const char* env = std::getenv("SCHEDLAB_CTF_FUZZ_DATA");
+  const fs::path data = env ? fs::path(env) : fs::path(__FILE__).parent_path() / ".." / "data" / "ctf";
+  std::vector<Fixture> fixtures;
+  for (const auto& [dir, stream] : {std::pair{"perf-sleep/ctf", "perf_stream_0"}, std::pair{"synthetic-lttng", "chan_0"}}) {
+    std::ifstream in(data / dir / "metadata", std::ios::binary);
+    if (!in) continue;
+    fixtures.push_back({std::string(std::istreambuf_iterator<char>(in), {}), stream});
+  }
+  if (fixtures.empty()) std::abort();  // misconfigured: nothing to fuzz
+  return fixtures;
+}
+
+struct Workspace {
+  std::vector<Fixture> fixtures = loadFixtures();
+  std::vector<fs::path> dirs;
+  Workspace() {
+    const fs::path root = fs::temp_directory_path() / ("schedlab-ctf-fuzz-" + std::to_string(::getpid()));
+    for (size_t i = 0; i < fixtures.size(); ++i) {
+      dirs.push_back(root / std::to_string(i));
+      fs::create_directories(dirs.back());
+      std::ofstream(dirs.back() / "metadata", std::ios::binary) << fixtures[i].metadata;
+    }
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static Workspace ws;
+  if (size < 1) return 0;
+  const size_t which = data[0] % ws.fixtures.size();
+  const fs::path& dir = ws.dirs[which];
+  {
+    std::ofstream out(dir / ws.fixtures[which].streamName, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
+  }
+  (void)importers::importTrace(dir.string());
+  return 0;
+}

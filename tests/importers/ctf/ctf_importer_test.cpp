@@ -1,0 +1,327 @@
+// The CTF importer on the fixtures in tests/data/ctf: probing (trace folder,
+// metadata file, folder above), counts against the recording's `perf script`
+// text and the babeltrace2 CLI, progress and cancel, and bad input (truncated
+// and scribbled stream files, corrupt metadata, empty folders, stray files):
+// always a clear error naming the file, the valid prefix kept, never a crash.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "importers/importer.h"
+#include "importers/registered.h"
+#include "importers/ctf/ctf_test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ctftest::dataPath;
+using ctftest::TempCopy;
+
+const std::string kPerfSleep = "ctf/perf-sleep";  // perf record -a -e sched:... -- sleep 0.05
+constexpr uint64_t kPerfSleepEvents = 79;
+
+std::map<std::string, uint64_t> countsOf(const core::TraceModel& m) {
+  return {m.eventCounts.begin(), m.eventCounts.end()};
+}
+
+importers::Importer* ctfImporter() {
+  for (const auto& imp : importers::allImporters())
+    if (imp->name() == "ctf") return imp.get();
+  return nullptr;
+}
+
+TEST(CtfImporter, Registered) {
+  ASSERT_NE(ctfImporter(), nullptr);
+  EXPECT_EQ(importers::makeCtfImporter()->name(), "ctf");
+}
+
+TEST(CtfImporter, OpensFolderMetadataFileAndFolderAbove) {
+  const std::string trace = dataPath(kPerfSleep + "/ctf");
+  for (const std::string& path : {trace, trace + "/metadata", dataPath(kPerfSleep)}) {
+    auto picked = importers::pickImporter(path);
+    ASSERT_TRUE(picked.has_value()) << path << ": " << picked.error().message();
+    EXPECT_EQ(picked.value()->name(), "ctf") << path;
+    auto result = importers::importTrace(path);
+    ASSERT_TRUE(result.has_value()) << path << ": " << result.error().message();
+    EXPECT_FALSE(result->error);
+    EXPECT_EQ(result->model->eventCount, kPerfSleepEvents) << path;
+    EXPECT_EQ(result->model->format, "ctf (perf data convert)");
+  }
+}
+
+TEST(CtfImporter, OpensLttngSessionLayout) {
+  // An LTTng session folder: <session>/kernel/ is the trace, with ust/ beside it.
+  TempCopy tmp(dataPath("ctf/synthetic-lttng"));
+  const std::string session = tmp.path("session-20260101-000000");
+  fs::create_directories(session + "/ust/uid/1000/64-bit");
+  fs::create_directories(session + "/kernel");
+  for (const auto& e : fs::directory_iterator(tmp.dir()))
+    if (e.is_regular_file()) fs::rename(e.path(), session + "/kernel/" + e.path().filename().string());
+  auto result = importers::importTrace(session);
+  ASSERT_TRUE(result.has_value()) << result.error().message();
+  EXPECT_EQ(result->model->eventCount, 22u);
+  // A metadata file with the wrong first bytes does not make a folder a trace.
+  std::ofstream(session + "/ust/uid/1000/64-bit/metadata") << "not CTF\n";
+  result = importers::importTrace(session);
+  ASSERT_TRUE(result.has_value()) << result.error().message();
+  EXPECT_EQ(result->model->eventCount, 22u);
+}
+
+TEST(CtfImporter, ProbeRejectsOtherFolders) {
+  const auto* imp = ctfImporter();
+  ASSERT_NE(imp, nullptr);
+  importers::ProbeInput input;
+  input.path = dataPath("ctf");  // holds traces below: claimed, less surely
+  input.isDirectory = true;
+  EXPECT_EQ(imp->probe(input), 90);
+  TempCopy empty(dataPath("ctf/perf-sleep/perf-script.txt"));
+  input.path = empty.dir();
+  EXPECT_EQ(imp->probe(input), 0);
+  // A text file is not CTF metadata.
+  input.isDirectory = false;
+  input.path = dataPath(kPerfSleep + "/perf-script.txt");
+  const std::string text = "            perf 19970 [000]";
+  std::vector<std::byte> head(text.size());
+  std::memcpy(head.data(), text.data(), text.size());
+  input.head = head;
+  EXPECT_EQ(imp->probe(input), 0);
+}
+
+TEST(CtfImporter, CountsMatchPerfScriptAndBabeltrace) {
+  auto result = importers::importTrace(dataPath(kPerfSleep + "/ctf"));
+  ASSERT_TRUE(result.has_value()) << result.error().message();
+  const auto& m = *result->model;
+  const auto script = ctftest::perfScriptCounts(dataPath(kPerfSleep + "/perf-script.txt"));
+  EXPECT_EQ(countsOf(m), script.events);
+  // Hand count of the recording: 34 sched_switch, 19 waking/wakeup pairs.
+  EXPECT_EQ(script.events.at("sched_switch"), 34u);
+  EXPECT_EQ(script.events.at("sched_waking"), 19u);
+  if (ctftest::babeltraceInstalled()) {
+    const auto reference = ctftest::babeltraceCounts(dataPath(kPerfSleep + "/ctf"));
+    ASSERT_TRUE(reference.has_value());
+    EXPECT_EQ(countsOf(m), *reference);
+  }
+  EXPECT_EQ(m.metadata.at("hostname"), "vm");
+  EXPECT_EQ(m.metadata.at("osrelease"), "6.18.44-fc-v669");  // the kernel it was recorded on
+  EXPECT_EQ(m.metadata.at("tracer"), "perf");
+  EXPECT_EQ(m.cpuCount(), 2);
+  // perf's clock has no offset: timestamps are the perf.data sample times.
+  EXPECT_LT(m.firstTs, int64_t{1} << 50);
+}
+
+TEST(CtfImporter, ProgressAndCancel) {
+  std::vector<double> seen;
+  importers::ImportOptions options;
+  options.progress = [&](double f) { seen.push_back(f); };
+  auto result = importers::importTrace(dataPath(kPerfSleep + "/ctf"), options);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_LE(seen[i - 1], seen[i]);
+
+  std::stop_source stop;
+  stop.request_stop();
+  options.stop = stop.get_token();
+  auto cancelled = importers::importTrace(dataPath(kPerfSleep + "/ctf"), options);
+  ASSERT_FALSE(cancelled.has_value());
+  EXPECT_NE(cancelled.error().message().find("cancelled"), std::string::npos);
+}
+
+// --- bad input ---
+
+struct Outcome {
+  bool model = false;
+  uint64_t events = 0;
+  bool partial = false;
+  std::string error;  ///< the import error, or the partial model's reason
+};
+Outcome importOutcome(const std::string& path) {
+  Outcome o;
+  auto result = importers::importTrace(path);
+  if (!result) {
+    o.error = result.error().message();
+    return o;
+  }
+  o.model = true;
+  o.events = result->model->eventCount;
+  o.partial = result->model->partial;
+  if (result->error) o.error = result->error->message();
+  return o;
+}
+
+TEST(CtfImporterBadInput, EmptyFolder) {
+  TempCopy tmp(dataPath(kPerfSleep + "/perf-script.txt"));
+  fs::remove(tmp.path("perf-script.txt"));
+  const Outcome o = importOutcome(tmp.dir());
+  EXPECT_FALSE(o.model);
+  EXPECT_NE(o.error.find(tmp.dir()), std::string::npos) << o.error;
+  // Called directly, the importer says what it looked for.
+  core::SchedBuilder builder;
+  const core::Status s = ctfImporter()->read(tmp.dir(), builder, {});
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("no CTF trace"), std::string::npos) << s.message();
+}
+
+TEST(CtfImporterBadInput, MetadataOnly) {
+  TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+  fs::remove(tmp.path("perf_stream_0"));
+  fs::remove(tmp.path("perf_stream_1"));
+  const Outcome o = importOutcome(tmp.dir());
+  EXPECT_FALSE(o.model && o.events > 0);
+  if (!o.model) {
+    EXPECT_NE(o.error.find(tmp.dir()), std::string::npos) << o.error;
+  }
+}
+
+TEST(CtfImporterBadInput, CorruptMetadata) {
+  TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+  {
+    std::ofstream out(tmp.path("metadata"), std::ios::trunc);
+    out << "/* CTF 1.8 */\ntrace { major = 1; minor = 8; byte_order = le; packet.header := struct { ;;; } };\n";
+  }
+  const Outcome o = importOutcome(tmp.dir());
+  EXPECT_FALSE(o.model);
+  EXPECT_NE(o.error.find(tmp.dir()), std::string::npos) << o.error;
+}
+
+TEST(CtfImporterBadInput, TruncatedMetadata) {
+  TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+  const auto size = fs::file_size(tmp.path("metadata"));
+  for (uint64_t keep : {uint64_t{12}, size / 3, size / 2, size - 10}) {
+    fs::resize_file(tmp.path("metadata"), keep);
+    const Outcome o = importOutcome(tmp.dir());
+    EXPECT_FALSE(o.model && !o.partial && o.error.empty() && o.events == kPerfSleepEvents) << keep;
+    if (!o.model) {
+      EXPECT_NE(o.error.find(tmp.dir()), std::string::npos) << keep << ": " << o.error;
+    }
+  }
+}
+
+TEST(CtfImporterBadInput, TruncatedStreamKeepsTheReadablePackets) {
+  // perf_stream_1 cut at many offsets: perf_stream_0 and the whole packets of
+  // perf_stream_1 before the cut are imported; the error names the file and
+  // the offset where its readable part ends.
+  const uint64_t size = fs::file_size(dataPath(kPerfSleep + "/ctf/perf_stream_1"));
+  uint64_t previousEvents = 0;
+  for (uint64_t keep = 1; keep < size; keep += 1531) {
+    TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+    fs::resize_file(tmp.path("perf_stream_1"), keep);
+    const Outcome o = importOutcome(tmp.dir());
+    ASSERT_TRUE(o.model) << keep << ": " << o.error;
+    EXPECT_TRUE(o.partial) << keep;
+    EXPECT_NE(o.error.find("perf_stream_1"), std::string::npos) << keep << ": " << o.error;
+    EXPECT_NE(o.error.find("byte offset"), std::string::npos) << keep << ": " << o.error;
+    EXPECT_LT(o.events, kPerfSleepEvents) << keep;
+    EXPECT_GE(o.events, previousEvents) << keep;  // a longer prefix never reads less
+    previousEvents = o.events;
+  }
+}
+
+TEST(CtfImporterBadInput, ScribbledStreamNeverCrashes) {
+  const uint64_t size = fs::file_size(dataPath(kPerfSleep + "/ctf/perf_stream_0"));
+  for (uint32_t seed = 1; seed <= 24; ++seed) {
+    TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+    const uint64_t offset = (seed * 2654435761u) % size;
+    ctftest::scribble(tmp.path("perf_stream_0"), offset, 64 + seed * 97, seed);
+    const Outcome o = importOutcome(tmp.dir());
+    // babeltrace2 decodes noise that happens to be well-formed; whatever it
+    // refuses must be named.
+    if (!o.error.empty()) {
+      EXPECT_NE(o.error.find(tmp.dir()), std::string::npos) << seed << ": " << o.error;
+    }
+    if (o.model) {
+      EXPECT_LE(o.events, 4 * kPerfSleepEvents) << seed;
+    }
+  }
+}
+
+TEST(CtfImporterBadInput, StreamOfRandomBytes) {
+  TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+  const auto size = fs::file_size(tmp.path("perf_stream_1"));
+  ctftest::scribble(tmp.path("perf_stream_1"), 0, size, 7);
+  const Outcome o = importOutcome(tmp.dir());
+  ASSERT_TRUE(o.model) << o.error;  // perf_stream_0 is intact
+  EXPECT_TRUE(o.partial);
+  EXPECT_NE(o.error.find("perf_stream_1"), std::string::npos) << o.error;
+  EXPECT_NE(o.error.find("file left out"), std::string::npos) << o.error;
+}
+
+TEST(CtfImporterBadInput, HugeDeclaredPacketSize) {
+  // packet.context's packet_size (bits) of perf_stream_0's first packet:
+  // header 24 bytes, then timestamp_begin, timestamp_end, content_size, packet_size.
+  TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+  {
+    std::fstream f(tmp.path("perf_stream_0"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(24 + 3 * 8);
+    const uint64_t huge = ~uint64_t{0} - 7;
+    f.write(reinterpret_cast<const char*>(&huge), sizeof huge);
+  }
+  const Outcome o = importOutcome(tmp.dir());
+  if (o.model) {
+    EXPECT_TRUE(o.partial);
+    EXPECT_NE(o.error.find("perf_stream_0"), std::string::npos) << o.error;
+  } else {
+    EXPECT_NE(o.error.find(tmp.dir()), std::string::npos) << o.error;
+  }
+}
+
+TEST(CtfImporterBadInput, ZeroPacketSizeDoesNotHang) {
+  // babeltrace2 2.0 indexes a packet_size of 0 forever, its memory growing
+  // (found by ctf_fuzzer). The packet walk cuts the file before it.
+  TempCopy tmp(dataPath("ctf/synthetic-lttng"));
+  {
+    // Big-endian: header (magic, uuid, stream_id) 24 bytes, then
+    // timestamp_begin, timestamp_end, content_size, packet_size.
+    std::fstream f(tmp.path("chan_0"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(24 + 2 * 8);
+    const char zeros[16] = {};
+    f.write(zeros, sizeof zeros);
+  }
+  const Outcome o = importOutcome(tmp.dir());
+  ASSERT_TRUE(o.model) << o.error;  // chan_1 is intact
+  EXPECT_TRUE(o.partial);
+  EXPECT_NE(o.error.find("chan_0: byte offset 0: "), std::string::npos) << o.error;
+  EXPECT_NE(o.error.find("packet_size 0 bits"), std::string::npos) << o.error;
+}
+
+TEST(CtfImporterBadInput, SecondPacketCorruptKeepsTheFirst) {
+  // chan_0 holds two packets (472 + 528 bytes); break the second one's magic.
+  TempCopy tmp(dataPath("ctf/synthetic-lttng"));
+  const auto firstPacket = [&] {
+    std::ifstream f(tmp.path("chan_0"), std::ios::binary);
+    f.seekg(24 + 3 * 8);
+    unsigned char b[8];
+    f.read(reinterpret_cast<char*>(b), 8);
+    uint64_t bits = 0;
+    for (unsigned char c : b) bits = bits << 8 | c;
+    return bits / 8;
+  }();
+  ctftest::scribble(tmp.path("chan_0"), firstPacket, 4, 11);
+  const Outcome o = importOutcome(tmp.dir());
+  ASSERT_TRUE(o.model) << o.error;
+  EXPECT_NE(o.error.find("chan_0: byte offset " + std::to_string(firstPacket) + ": no CTF packet magic"),
+            std::string::npos)
+      << o.error;
+  EXPECT_NE(o.error.find("the packets before were imported"), std::string::npos) << o.error;
+  // First packet of chan_0 (10 events) and chan_1 (7 events).
+  EXPECT_EQ(o.events, 17u);
+}
+
+TEST(CtfImporterBadInput, StrayFileInTraceFolder) {
+  // babeltrace2 takes every file of the folder for a stream file.
+  TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
+  std::ofstream(tmp.path("README")) << "notes about this trace\n";
+  const Outcome o = importOutcome(tmp.dir());
+  ASSERT_TRUE(o.model) << o.error;
+  EXPECT_EQ(o.events, kPerfSleepEvents);
+  EXPECT_NE(o.error.find("README"), std::string::npos) << o.error;
+}
+
+}  // namespace
