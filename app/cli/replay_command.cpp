@@ -1,0 +1,453 @@
+// `schedlab-cli replay`: replays a recorded trace (or an rt-app JSON workload)
+// through a scheduler model and prints the replay's statistics beside the
+// recording's, with the validation block (makespan, work conservation, what
+// could not be modelled). --json uses the `stats --json` schema plus "model",
+// "params" and "validation"; --out writes the replayed schedule as ftrace text;
+// --bench times the replay against the import of the same file.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <ostream>
+
+#include "app/cli/cli.h"
+#include "core/analysis/stats.h"
+#include "core/analysis/stats_json.h"
+#include "core/json_writer.h"
+#include "importers/importer.h"
+#include "replay/policies/registry.h"
+#include "replay/replay.h"
+#include "replay/workload/rtapp_reader.h"
+#include "replay/workload/trace_extractor.h"
+
+namespace app::cli {
+
+namespace {
+
+std::string replayHelp() {
+  std::string s =
+      "usage: schedlab-cli replay FILE|WORKLOAD.json --model MODEL [--topology CxT | --topology-from DIR]\n"
+      "                           [--hz N] [--param KEY=VALUE]... [--json] [--out FILE] [--top N]\n"
+      "                           [--tasks all|created|tree:COMM]\n"
+      "       schedlab-cli replay FILE --model MODEL --bench [--repeat N]\n"
+      "       schedlab-cli replay --model MODEL --help     (that model's parameters)\n"
+      "Replays the workload of a recorded trace (any format `info` reads) or of a hand-written rt-app\n"
+      "style JSON file through a scheduler model, on the recorded topology unless --topology is given.\n"
+      "Each task becomes bursts of CPU work (its recorded CPU time, summed across preemptions), each\n"
+      "ended by a block; a block ends when the recorded waker reaches the same point of its own work,\n"
+      "or, for wakeups from interrupt/idle context, after the recorded sleep. Forks start children at\n"
+      "the parent's work point; exits end tasks.\n"
+      "Models:\n";
+  for (const auto& p : replay::allPolicies()) s += "  " + std::string(p.name) + "  " + std::string(p.title) + "\n";
+  s +=
+      "Output: the replay's statistics beside the recording's (see `stats --help` for definitions), and a\n"
+      "validation block: makespan (from the start of the first burst to the end of the last completed\n"
+      "burst of the workload's tasks: for a recording, the tasks created during the trace - the traced\n"
+      "command and its descendants - or every task when the trace created none; for rt-app, every task)\n"
+      "recorded and replayed; whether every task did exactly its recorded CPU work; and counts of what\n"
+      "could not be modelled exactly.\n"
+      "  --param KEY=VALUE  override a model or engine parameter (repeatable); --hz N is hz=N\n"
+      "  --out FILE         also write the replayed schedule as ftrace text (tracefs `trace` format)\n"
+      "  --tasks created    replay only the tasks created during the trace, not what was already running\n"
+      "  --tasks tree:COMM  replay only the first task created with that comm (e.g. tree:make) and its\n"
+      "                     descendants; others' wakeups become sleeps; default: all tasks\n"
+      "  --json             {\"model\",\"params\":{KEY: VALUE},\"tasks\",\"cpus\",\"fairness\",\"range\",\"totals\",\n"
+      "                     \"recorded\":{same schema},\"validation\":{\"makespan_recorded_ns\",\n"
+      "                     \"makespan_replay_ns\",\"work_conserved\",\"unmodelled\":{...}}}\n"
+      "  --bench            time import and replay (median of --repeat N, default 3) and print the ratio\n"
+      "Exit codes: 0 ok, 1 bad input file or a workload that does not fit, 2 bad usage (unknown model,\n"
+      "bad parameter, impossible topology).\n";
+  return s;
+}
+
+std::string msText(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+std::string usText(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ns) / 1e3);
+  return buf;
+}
+
+void writeParamValue(core::JsonWriter& j, const replay::Params::Spec& s) {
+  using T = replay::Params::Type;
+  switch (s.type) {
+    case T::Int: j.value(static_cast<int64_t>(std::strtoll(s.value.c_str(), nullptr, 10))); break;
+    case T::Double: j.value(std::strtod(s.value.c_str(), nullptr)); break;
+    case T::Bool: j.value(s.value == "true"); break;
+    default: j.value(s.value); break;
+  }
+}
+
+void writeUnmodelledJson(core::JsonWriter& j, const replay::Unmodelled& u) {
+  j.key("unmodelled").beginObject();
+  j.field("wakeups_from_interrupt", u.wakeupsFromInterrupt);
+  j.field("wakeups_unknown_waker", u.wakeupsUnknownWaker);
+  j.field("wakeups_self", u.wakeupsSelf);
+  j.field("blocks_without_wakeup", u.blocksWithoutWakeup);
+  j.field("tasks_started_before_trace", u.tasksStartedBeforeTrace);
+  j.field("tasks_running_at_trace_end", u.tasksRunningAtTraceEnd);
+  j.field("tasks_never_ran", u.tasksNeverRan);
+  j.field("forks_of_unreplayed_parent", u.forksOfUnreplayedParent);
+  j.field("unknown_state_intervals", u.unknownStateIntervals);
+  j.field("lost_event_ranges", u.lostEventRanges);
+  j.field("tasks_left_out", u.tasksLeftOut);
+  j.field("missing_switch_ins", u.missingSwitchIns);
+  j.field("missing_switch_in_ns", u.missingSwitchInNs);
+  j.endObject();
+}
+
+void printValidation(std::ostream& out, const replay::Workload& w, const replay::ReplayResult& r) {
+  const auto& v = r.validation;
+  char buf[256];
+  out << "Validation:\n";
+  if (v.makespanRecordedNs >= 0) {
+    std::snprintf(buf, sizeof buf, "  makespan     recorded %s  replay %s  (replay/recorded %.3f)\n",
+                  formatDuration(v.makespanRecordedNs).c_str(), formatDuration(v.makespanReplayNs).c_str(),
+                  v.makespanRatio());
+  } else {
+    std::snprintf(buf, sizeof buf, "  makespan     replay %s (no recording)\n", formatDuration(v.makespanReplayNs).c_str());
+  }
+  out << buf;
+  if (v.workConserved) {
+    std::snprintf(buf, sizeof buf, "  work         conserved: every one of %zu tasks did exactly its work (%s)\n",
+                  w.tasks.size(), formatDuration(v.workRecordedNs).c_str());
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "  work         NOT conserved: %llu of %zu tasks unfinished, %llu with other work; %s of %s done%s\n",
+                  static_cast<unsigned long long>(v.tasksUnfinished), w.tasks.size(),
+                  static_cast<unsigned long long>(v.tasksWorkMismatch), formatDuration(v.workReplayNs).c_str(),
+                  formatDuration(v.workRecordedNs).c_str(),
+                  w.durationNs > 0 ? " (the workload's duration cut it short)" : "");
+  }
+  out << buf;
+  const auto& u = v.unmodelled;
+  out << "  unmodelled   (counts; see --help)\n";
+  const std::pair<const char*, uint64_t> rows[] = {
+      {"wakeups from interrupt/idle context, replayed as sleeps of the recorded length", u.wakeupsFromInterrupt},
+      {"wakeups whose waker is not replayed, replayed as sleeps", u.wakeupsUnknownWaker},
+      {"wakeups by the task itself, replayed as sleeps", u.wakeupsSelf},
+      {"blocks ended without a wakeup event, replayed as sleeps", u.blocksWithoutWakeup},
+      {"tasks alive at trace start (how their first burst began is unknown)", u.tasksStartedBeforeTrace},
+      {"tasks still running at trace end (last burst cut by the trace end)", u.tasksRunningAtTraceEnd},
+      {"tasks seen but never running (not replayed)", u.tasksNeverRan},
+      {"forks by a task not replayed (child started at its recorded time)", u.forksOfUnreplayedParent},
+      {"intervals of unknown state (no work counted)", u.unknownStateIntervals},
+      {"lost-event ranges in the recording", u.lostEventRanges},
+      {"runs whose switch-in the trace lost, counted from wakeup + idle exit", u.missingSwitchIns},
+      {"tasks left out (--tasks created or tree:COMM)", u.tasksLeftOut}};
+  for (const auto& [what, n] : rows) {
+    std::snprintf(buf, sizeof buf, "    %10llu  %s\n", static_cast<unsigned long long>(n), what);
+    out << buf;
+  }
+}
+
+void printSideBySide(std::ostream& out, const core::analysis::RunStats* rec, const core::analysis::RunStats& rep,
+                     size_t top) {
+  char buf[512];
+  auto row = [&](const char* name, const std::string& a, const std::string& b) {
+    std::snprintf(buf, sizeof buf, "  %-28s %16s %16s\n", name, a.c_str(), b.c_str());
+    out << buf;
+  };
+  auto num = [](uint64_t v) { return std::to_string(v); };
+  std::snprintf(buf, sizeof buf, "  %-28s %16s %16s\n", "", rec ? "recorded" : "", "replay");
+  out << buf;
+  row("span ms", rec ? msText(rec->range.length()) : "", msText(rep.range.length()));
+  row("busy CPU time ms", rec ? msText(rec->busyNs) : "", msText(rep.busyNs));
+  row("switches voluntary", rec ? num(rec->switchesVoluntary) : "", num(rep.switchesVoluntary));
+  row("switches involuntary", rec ? num(rec->switchesInvoluntary) : "", num(rep.switchesInvoluntary));
+  row("migrations", rec ? num(rec->migrations) : "", num(rep.migrations));
+  row("wakeup latency p50 us", rec ? usText(rec->wakeupLatency.p50) : "", usText(rep.wakeupLatency.p50));
+  row("wakeup latency p99 us", rec ? usText(rec->wakeupLatency.p99) : "", usText(rep.wakeupLatency.p99));
+  row("sched delay p50 us", rec ? usText(rec->schedDelay.p50) : "", usText(rep.schedDelay.p50));
+  row("sched delay p99 us", rec ? usText(rec->schedDelay.p99) : "", usText(rep.schedDelay.p99));
+  std::snprintf(buf, sizeof buf, "%.4f", rec ? rec->fairness.jain : 0.0);
+  const std::string jr = buf;
+  std::snprintf(buf, sizeof buf, "%.4f", rep.fairness.jain);
+  row("Jain's index", rec ? jr : "", buf);
+  row("GPS lag max ms", rec ? msText(rec->fairness.gpsLagMaxNs) : "", msText(rep.fairness.gpsLagMaxNs));
+  for (const auto& c : rep.cpus) {
+    const std::string name = "cpu" + std::to_string(c.cpu) + " utilisation %";
+    std::string a;
+    if (rec)
+      for (const auto& rc : rec->cpus)
+        if (rc.cpu == c.cpu) {
+          std::snprintf(buf, sizeof buf, "%.1f", 100.0 * rc.utilisation);
+          a = buf;
+        }
+    std::snprintf(buf, sizeof buf, "%.1f", 100.0 * c.utilisation);
+    row(name.c_str(), a, buf);
+  }
+  out << "\n";
+  // Tasks, matched by tid in order of appearance (tids of exited tasks can come back).
+  std::map<int32_t, std::vector<const core::analysis::TaskStats*>> recByTid;
+  if (rec)
+    for (const auto& t : rec->tasks) recByTid[t.tid].push_back(&t);
+  std::map<int32_t, size_t> used;
+  std::vector<const core::analysis::TaskStats*> rows;
+  for (const auto& t : rep.tasks) rows.push_back(&t);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->runtimeNs > b->runtimeNs; });
+  std::snprintf(buf, sizeof buf, "%8s %-16s %12s %12s %12s %12s %10s %10s\n", "TID", "COMM", "RUN ms rec",
+                "RUN ms rep", "WAIT ms rec", "WAIT ms rep", "LAT99 rec", "LAT99 rep");
+  out << buf;
+  size_t shown = 0;
+  for (const auto* t : rows) {
+    const core::analysis::TaskStats* r = nullptr;
+    auto it = recByTid.find(t->tid);
+    if (it != recByTid.end()) {
+      size_t& k = used[t->tid];
+      if (k < it->second.size()) r = it->second[k++];
+    }
+    if (shown++ >= top) continue;
+    std::snprintf(buf, sizeof buf, "%8d %-16.16s %12s %12s %12s %12s %10s %10s\n", t->tid, t->comm.c_str(),
+                  r ? msText(r->runtimeNs).c_str() : "-", msText(t->runtimeNs).c_str(),
+                  r ? msText(r->waitNs).c_str() : "-", msText(t->waitNs).c_str(),
+                  r ? usText(r->wakeupLatency.p99).c_str() : "-", usText(t->wakeupLatency.p99).c_str());
+    out << buf;
+  }
+  if (rows.size() > top) out << "  ... " << rows.size() - top << " more tasks (--top N)\n";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  std::string error;
+  auto args = Args::parse(argv,
+                          {"--model", "--topology", "--topology-from", "--hz", "--param", "--out", "--top", "--repeat",
+                           "--tasks"},
+                          {"--json", "--bench", "--help"}, error);
+  if (!args) {
+    err << "schedlab-cli replay: " << error << " (see --help)\n";
+    return kExitUsage;
+  }
+  const std::string model = args->value("--model").value_or("");
+  if (args->flag("--help")) {
+    out << replayHelp();
+    if (!model.empty()) {
+      auto params = replay::defaultParams(model);
+      if (!params) {
+        err << "schedlab-cli replay: " << params.error().message() << "\n";
+        return kExitUsage;
+      }
+      const auto* info = replay::findPolicy(model);
+      out << "\nParameters of " << model << " (" << info->source << "):\n" << params->helpText();
+    }
+    return kExitOk;
+  }
+  if (args->positional().size() != 1) {
+    err << "schedlab-cli replay: expected one FILE or WORKLOAD.json (see --help)\n";
+    return kExitUsage;
+  }
+  if (model.empty()) {
+    err << "schedlab-cli replay: --model is required (" << replay::policyNames() << ")\n";
+    return kExitUsage;
+  }
+  auto defaults = replay::defaultParams(model);
+  if (!defaults) {
+    err << "schedlab-cli replay: " << defaults.error().message() << "\n";
+    return kExitUsage;
+  }
+  replay::ReplayOptions options;
+  options.model = model;
+  options.params = args->values("--param");
+  for (const auto& p : options.params)
+    if (auto st = defaults->setAssignment(p); !st) {
+      err << "schedlab-cli replay: " << st.message() << "\n";
+      return kExitUsage;
+    }
+  if (auto hz = args->value("--hz")) {
+    if (auto st = defaults->set("hz", *hz); !st) {
+      err << "schedlab-cli replay: --hz " << *hz << ": " << st.message() << "\n";
+      return kExitUsage;
+    }
+    options.params.push_back("hz=" + *hz);
+  }
+  if (auto spec = args->value("--topology")) {
+    auto topo = core::Topology::parseSpec(*spec);
+    if (!topo) {
+      err << "schedlab-cli replay: " << topo.error().message() << "\n";
+      return kExitUsage;
+    }
+    options.topology = *topo;
+  } else if (auto dir = args->value("--topology-from")) {
+    auto topo = core::Topology::fromSysfs(*dir);
+    if (!topo) {
+      err << "schedlab-cli replay: " << topo.error().message() << "\n";
+      return kExitUsage;
+    }
+    options.topology = *topo;
+  }
+  options.outTrace = args->value("--out").value_or("");
+  replay::ExtractOptions extract;
+  if (auto tasks = args->value("--tasks")) {
+    if (tasks->rfind("tree:", 0) == 0 && tasks->size() > 5) {
+      extract.treeOf = tasks->substr(5);
+    } else if (*tasks == "all" || *tasks == "created") {
+      extract.onlyCreatedTasks = *tasks == "created";
+    } else {
+      err << "schedlab-cli replay: --tasks takes all, created or tree:COMM (not '" << *tasks << "')\n";
+      return kExitUsage;
+    }
+  }
+  const std::string& path = args->positional()[0];
+  options.recordingPath = path;
+  const bool isJson = replay::looksLikeWorkloadJson(path);
+
+  std::string noArgsError;
+  const auto importArgs = *Args::parse({}, {}, {}, noArgsError);  // the recording keeps its own topology
+
+  if (args->flag("--bench")) {
+    if (isJson) {
+      err << "schedlab-cli replay: --bench needs a trace (it compares replay time with import time)\n";
+      return kExitUsage;
+    }
+    const int repeat = std::max(1, std::atoi(args->value("--repeat").value_or("3").c_str()));
+    std::vector<double> importS, extractS, replayS;
+    uint64_t eventsIn = 0, eventsOut = 0;
+    for (int i = 0; i < repeat; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      bool failed = false;
+      auto recorded = loadTrace(path, importArgs, err, failed);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!recorded) return kExitFailure;
+      auto workload = replay::extractWorkload(*recorded, extract);
+      if (!workload) {
+        err << "error: " << workload.error().message() << "\n";
+        return kExitFailure;
+      }
+      const auto t2 = std::chrono::steady_clock::now();
+      auto result = replay::runReplay(*workload, options);
+      const auto t3 = std::chrono::steady_clock::now();
+      if (!result) {
+        err << "error: " << result.error().message() << "\n";
+        return kExitFailure;
+      }
+      eventsIn = recorded->eventCount;
+      eventsOut = result->model->eventCount;
+      importS.push_back(std::chrono::duration<double>(t1 - t0).count());
+      extractS.push_back(std::chrono::duration<double>(t2 - t1).count());
+      replayS.push_back(std::chrono::duration<double>(t3 - t1).count());
+    }
+    core::JsonWriter j;
+    j.beginObject();
+    j.field("file", path);
+    j.field("model", model);
+    j.field("runs", static_cast<int64_t>(repeat));
+    j.field("events_imported", eventsIn);
+    j.field("events_replayed", eventsOut);
+    j.field("import_s_median", median(importS));
+    j.field("extract_s_median", median(extractS));
+    j.field("replay_s_median", median(replayS));
+    j.field("replay_over_import", median(replayS) / std::max(1e-9, median(importS)));
+    j.endObject();
+    out << j.str() << "\n";
+    return kExitOk;
+  }
+
+  std::shared_ptr<core::TraceModel> recorded;
+  replay::Workload workload;
+  bool inputFailed = false;
+  if (isJson) {
+    auto w = replay::readRtAppWorkloadFile(path);
+    if (!w) {
+      err << "error: " << w.error().message() << "\n";
+      return kExitFailure;
+    }
+    workload = std::move(*w);
+  } else {
+    recorded = loadTrace(path, importArgs, err, inputFailed);
+    if (!recorded) return kExitFailure;
+    auto w = replay::extractWorkload(*recorded, extract);
+    if (!w) {
+      err << "error: " << w.error().message() << "\n";
+      return kExitFailure;
+    }
+    workload = std::move(*w);
+  }
+  auto result = replay::runReplay(workload, options);
+  if (!result) {
+    err << "error: " << result.error().message() << "\n";
+    return kExitFailure;
+  }
+  const auto repStats = core::analysis::computeStats(*result->model);
+  std::optional<core::analysis::RunStats> recStats;
+  if (recorded) recStats = core::analysis::computeStats(*recorded);
+  const auto* info = replay::findPolicy(model);
+
+  if (args->flag("--json")) {
+    core::JsonWriter j;
+    j.beginObject();
+    j.field("file", path);
+    j.field("model", model);
+    j.field("model_title", info->title);
+    j.field("model_source", info->source);
+    j.field("workload", workload.kind);
+    j.key("topology").beginObject();
+    j.key("cores").beginArray();
+    for (const auto& core : result->topology.cores()) {
+      j.beginArray();
+      for (int cpu : core) j.value(cpu);
+      j.endArray();
+    }
+    j.endArray();
+    j.field("source", result->topology.source());
+    j.endObject();
+    // The values used (defaults resolved, overrides applied), typed from the specs.
+    auto typed = *replay::defaultParams(model);
+    for (const auto& p : result->params) (void)typed.set(p.key, p.value);
+    j.key("params").beginObject();
+    for (const auto& s : typed.specs()) {
+      j.key(s.key);
+      writeParamValue(j, s);
+    }
+    j.endObject();
+    core::analysis::writeRunStatsJson(j, repStats, core::analysis::StatsGrouping::Task);
+    if (recStats) {
+      j.key("recorded").beginObject();
+      core::analysis::writeRunStatsJson(j, *recStats, core::analysis::StatsGrouping::Task);
+      j.endObject();
+    }
+    const auto& v = result->validation;
+    j.key("validation").beginObject();
+    if (v.makespanRecordedNs >= 0)
+      j.field("makespan_recorded_ns", v.makespanRecordedNs);
+    else
+      j.nullField("makespan_recorded_ns");
+    j.field("makespan_replay_ns", v.makespanReplayNs);
+    j.field("work_conserved", v.workConserved);
+    j.field("work_recorded_ns", v.workRecordedNs);
+    j.field("work_replay_ns", v.workReplayNs);
+    j.field("tasks", static_cast<uint64_t>(workload.tasks.size()));
+    j.field("tasks_unfinished", v.tasksUnfinished);
+    j.field("tasks_work_mismatch", v.tasksWorkMismatch);
+    writeUnmodelledJson(j, v.unmodelled);
+    j.endObject();
+    j.endObject();
+    out << j.str() << "\n";
+    return inputFailed ? kExitFailure : kExitOk;
+  }
+
+  const size_t top = static_cast<size_t>(std::max(1, std::atoi(args->value("--top").value_or("20").c_str())));
+  out << "Replay:      " << path << " through " << model << " - " << info->title << "\n";
+  out << "Source:      " << info->source << "\n";
+  out << "Topology:    " << result->topology.describe() << "\n";
+  out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
+      << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")\n";
+  out << "Parameters:\n";
+  for (const auto& p : result->params) out << "  " << p.key << " = " << p.value << "\n";
+  if (!options.outTrace.empty()) out << "Wrote:       " << options.outTrace << " (ftrace text)\n";
+  out << "\n";
+  printSideBySide(out, recStats ? &*recStats : nullptr, repStats, top);
+  out << "\n";
+  printValidation(out, workload, *result);
+  return inputFailed ? kExitFailure : kExitOk;
+}
+
+}  // namespace app::cli

@@ -1,0 +1,73 @@
+// The mainline baseline: CFS as in Linux <= 6.5 and EEVDF as in 6.6+ (SPEC.md
+// §5), with the RT class (FIFO/RR) and a stated, simplified load balancer.
+// Created by the policy registry; driven by replay::Engine.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "replay/sim/params.h"
+#include "replay/sim/policy.h"
+
+namespace replay::fair {
+
+enum class Variant { Cfs, Eevdf };
+
+void defineParams(Params& params, Variant variant);
+std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount);
+
+/// Kernel sched_prio_to_weight for nice -20..19.
+int niceToWeight(int nice);
+/// The kernel's __calc_delta(): delta * weight / lw.weight in 32.32 fixed point
+/// with lw's inverse weight, rounding exactly as fair.c does.
+uint64_t calcDelta(uint64_t delta, uint64_t weight, uint64_t lwWeight, bool lwIsTaskWeight);
+
+/// One CPU's fair runqueue, exposed for unit tests of the EEVDF arithmetic.
+class FairRq {
+ public:
+  struct Entity {
+    int64_t vruntime = 0;
+    int64_t deadline = 0;
+    int64_t vlag = 0;
+    int64_t slice = 0;
+    int64_t sumExec = 0;
+    int64_t prevSumExec = 0;
+    int64_t execStart = 0;
+    int64_t lastRan = INT64_MIN / 2;  // when it last left a CPU (cache-hot test); never: cold
+    uint64_t seq = 0;  // tree key tie-break
+    int weight = 1024;
+    bool onRq = false;
+    bool idlePolicy = false;
+  };
+  struct Key {
+    int64_t vruntime;
+    uint64_t seq;
+    uint32_t id;
+    bool operator<(const Key& o) const { return vruntime != o.vruntime ? vruntime < o.vruntime : seq < o.seq; }
+  };
+
+  std::set<Key> tree;  ///< queued entities, not curr, by vruntime
+  uint32_t curr = UINT32_MAX;  ///< running fair entity (on_rq, outside the tree)
+  int64_t minVruntime = 0;
+  int64_t avgVruntime = 0;  ///< sum of (v - min_vruntime) * w over the tree
+  int64_t avgLoad = 0;      ///< sum of w over the tree
+  int64_t load = 0;         ///< sum of w of tree + curr
+  int nrRunning = 0;        ///< tree + curr
+  uint32_t next = UINT32_MAX, last = UINT32_MAX;  ///< buddies
+
+  /// avg_vruntime(): V = min_vruntime + sum((v - v0) w) / sum(w), curr included.
+  int64_t avgVruntimeOf(const std::vector<Entity>& ents) const;
+  /// entity_eligible(): (v - v0) * W <= sum((v_i - v0) w_i), curr included.
+  bool eligible(const std::vector<Entity>& ents, uint32_t id) const;
+  void treeInsert(std::vector<Entity>& ents, uint32_t id);
+  void treeErase(std::vector<Entity>& ents, uint32_t id);
+  void updateMinVruntime(const std::vector<Entity>& ents);
+  /// The eligible entity with the earliest deadline (pick_eevdf without curr).
+  uint32_t earliestEligible(const std::vector<Entity>& ents) const;
+
+ private:
+  uint64_t m_seq = 0;
+};
+
+}  // namespace replay::fair

@@ -1,0 +1,177 @@
+#include "replay/replay.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "replay/policies/registry.h"
+
+namespace replay {
+
+namespace {
+
+class NullSink final : public EventSink {
+ public:
+  void onSwitch(int64_t, int, TaskId, core::TaskState, TaskId) override {}
+  void onWaking(int64_t, int, TaskId, bool, TaskId, int) override {}
+  void onWakeup(int64_t, int, TaskId, bool, TaskId, int, bool) override {}
+  void onMigrate(int64_t, int, TaskId, TaskId, int, int) override {}
+  void onFork(int64_t, int, TaskId, TaskId) override {}
+  void onExit(int64_t, int, TaskId) override {}
+  void onEnd(int64_t) override {}
+};
+
+// FNV-1a over raw column bytes.
+class Hasher {
+ public:
+  void bytes(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) {
+      m_h ^= p[i];
+      m_h *= 1099511628211ULL;
+    }
+  }
+  template <typename T>
+  void column(const std::vector<T>& v) {
+    const uint64_t n = v.size();
+    bytes(&n, sizeof n);
+    if (!v.empty()) bytes(v.data(), v.size() * sizeof(T));
+  }
+  uint64_t value() const { return m_h; }
+
+ private:
+  uint64_t m_h = 1469598103934665603ULL;
+};
+
+core::Topology defaultTopology(const Workload& w) {
+  if (w.recordedTopology && !w.recordedTopology->empty()) return *w.recordedTopology;
+  int maxCpu = 0;
+  for (const Task& t : w.tasks)
+    for (int c : t.affinity) maxCpu = std::max(maxCpu, c);
+  return core::Topology::flat(maxCpu + 1, "default: one CPU per CPU the workload names");
+}
+
+}  // namespace
+
+core::Result<Params> defaultParams(const std::string& model) {
+  const PolicyInfo* info = findPolicy(model);
+  if (!info) return core::Error("unknown model '" + model + "' (known: " + policyNames() + ")");
+  Params params;
+  defineEngineParams(params);
+  info->defineParams(params);
+  return params;
+}
+
+core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options) {
+  auto paramsOr = defaultParams(options.model);
+  if (!paramsOr) return paramsOr.error();
+  Params params = std::move(*paramsOr);
+  for (const std::string& assignment : options.params)
+    if (auto st = params.setAssignment(assignment); !st) return core::Error(st.message());
+  if (options.hz)
+    if (auto st = params.set("hz", std::to_string(*options.hz)); !st) return core::Error(st.message());
+  if (workload.tasks.empty()) return core::Error("the workload has no tasks");
+  if (params.getInt("idle_wakeup_ns") < 0)  // resolve "from the recording" so the stored value is the one used
+    (void)params.set("idle_wakeup_ns", std::to_string(std::max<int64_t>(0, workload.idleWakeupLatencyNs)));
+
+  ReplayResult result;
+  result.topology = options.topology ? *options.topology : defaultTopology(workload);
+  if (result.topology.empty()) return core::Error("the replay topology has no CPUs");
+  // A recording's pins are guesses (per-CPU kernel threads by name): on a
+  // smaller replay topology, a thread pinned to a CPU that is not there runs
+  // unpinned. A hand-written workload's pins are the user's and must fit.
+  std::optional<Workload> adjusted;
+  if (workload.kind == "trace") {
+    for (size_t t = 0; t < workload.tasks.size(); ++t) {
+      const auto& aff = workload.tasks[t].affinity;
+      const bool fits =
+          std::all_of(aff.begin(), aff.end(), [&](int cpu) { return result.topology.cpu(cpu) != nullptr; });
+      if (fits) continue;
+      if (!adjusted) adjusted = workload;
+      auto& a = adjusted->tasks[t].affinity;
+      a.erase(std::remove_if(a.begin(), a.end(), [&](int cpu) { return result.topology.cpu(cpu) == nullptr; }),
+              a.end());
+    }
+  }
+  const Workload& w = adjusted ? *adjusted : workload;
+  auto config = engineConfigFrom(params, result.topology.cpuLimit());
+  if (!config) return config.error();
+
+  const PolicyInfo* info = findPolicy(options.model);
+  auto policy = info->make(params, result.topology.cpuCount());
+  result.params = params.describe();
+
+  core::SchedBuilder builder;
+  builder.setFormat("replay (" + options.model + ")");
+  if (!workload.source.empty()) builder.addSourceFile(workload.source);
+  builder.setTopology(result.topology);
+  builder.setMetadata("replay.model", std::string(info->name));
+  builder.setMetadata("replay.model_title", std::string(info->title));
+  builder.setMetadata("replay.model_source", std::string(info->source));
+  builder.setMetadata("replay.workload", workload.kind);
+  core::ReplayInfo replayInfo;
+  replayInfo.model = std::string(info->name);
+  replayInfo.recordingPath = options.recordingPath.empty() ? workload.source : options.recordingPath;
+  replayInfo.params = result.params;
+  builder.setReplayInfo(std::move(replayInfo));
+
+  BuilderSink builderSink(builder, w);
+  NullSink nullSink;
+  EventSink* sink = options.discardEvents ? static_cast<EventSink*>(&nullSink) : &builderSink;
+  std::unique_ptr<FtraceTextSink> text;
+  std::unique_ptr<TeeSink> tee;
+  if (!options.outTrace.empty()) {
+    auto opened = FtraceTextSink::open(options.outTrace, w, result.topology.cpuLimit());
+    if (!opened) return opened.error();
+    text = std::move(*opened);
+    tee = std::make_unique<TeeSink>(*sink, *text);
+    sink = tee.get();
+  }
+
+  Engine engine(w, result.topology, *policy, *config, *sink);
+  if (auto st = engine.run(options.stop); !st) return core::Error(st.message());
+  if (text)
+    if (auto st = text->close(); !st) return core::Error(st.message());
+  if (!options.discardEvents) result.model = builder.finalize();
+  result.stats = engine.stats();
+  result.outcomes = engine.outcomes();
+
+  Validation& v = result.validation;
+  v.makespanRecordedNs = workload.recordedMakespanNs;
+  v.makespanReplayNs = engine.makespan();
+  v.unmodelled = workload.unmodelled;
+  for (size_t t = 0; t < workload.tasks.size(); ++t) {
+    const TaskOutcome& o = result.outcomes[t];
+    const int64_t work = workload.tasks[t].totalWork();
+    v.workRecordedNs += work;
+    v.workReplayNs += o.workDone;
+    if (!o.finished) ++v.tasksUnfinished;
+    if (o.workDone != work) ++v.tasksWorkMismatch;
+  }
+  // (An rt-app duration cuts tasks short by design: such replays report false here.)
+  v.workConserved = v.tasksUnfinished == 0 && v.tasksWorkMismatch == 0;
+  return result;
+}
+
+uint64_t modelHash(const core::TraceModel& m) {
+  Hasher h;
+  for (const auto& t : m.cpuSlices) {
+    h.column(t.ts), h.column(t.dur), h.column(t.prio), h.column(t.endState), h.column(t.endReason), h.column(t.kind),
+        h.column(t.flags);
+    for (const core::Utid u : t.utid) h.bytes(&u.value, sizeof u.value);
+  }
+  h.column(m.threadStates.ts), h.column(m.threadStates.state), h.column(m.threadStates.cpu),
+      h.column(m.threadStates.rowsBegin);
+  h.column(m.wakeups.ts), h.column(m.wakeups.targetCpu), h.column(m.wakeups.wakerCpu), h.column(m.wakeups.flags);
+  for (const core::Utid u : m.wakeups.wakee) h.bytes(&u.value, sizeof u.value);
+  for (const core::Utid u : m.wakeups.waker) h.bytes(&u.value, sizeof u.value);
+  h.column(m.migrations.ts), h.column(m.migrations.origCpu), h.column(m.migrations.destCpu);
+  for (const core::Utid u : m.migrations.utid) h.bytes(&u.value, sizeof u.value);
+  h.column(m.taskEvents.ts), h.column(m.taskEvents.kind);
+  for (const core::Utid u : m.taskEvents.utid) h.bytes(&u.value, sizeof u.value);
+  h.column(m.threads.tid), h.column(m.threads.prio), h.column(m.threads.startTs), h.column(m.threads.endTs);
+  const int64_t span[2] = {m.firstTs, m.lastTs};
+  h.bytes(span, sizeof span);
+  return h.value();
+}
+
+}  // namespace replay

@@ -1,0 +1,74 @@
+// One call that replays a workload through a scheduler model: builds the
+// parameters (engine + policy defaults, then overrides), runs the simulator,
+// feeds its events into a SchedBuilder (and optionally an ftrace text file),
+// and validates the result against the recording. Called by the CLI, the GUI's
+// replay worker, tests and benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/topology.h"
+#include "core/trace_model.h"
+#include "replay/sim/engine.h"
+#include "replay/sim/params.h"
+#include "replay/workload/workload.h"
+
+namespace replay {
+
+struct ReplayOptions {
+  std::string model = "cfs";
+  /// Replay topology; default: the recorded one (rt-app: one CPU per CPU named in affinities, at least 1).
+  std::optional<core::Topology> topology;
+  std::vector<std::string> params;  ///< "key=value" overrides, applied in order
+  std::optional<int> hz;            ///< sugar for hz=N (applied after params)
+  std::string outTrace;             ///< also write the replay as ftrace text here
+  std::string recordingPath;        ///< shown with the replay
+  std::stop_token stop;
+  /// Skip building the output model (benchmarks of the simulator alone).
+  bool discardEvents = false;
+};
+
+struct Validation {
+  int64_t makespanRecordedNs = -1;  ///< -1 when the workload was not recorded
+  int64_t makespanReplayNs = 0;
+  bool workConserved = false;       ///< every task finished and did exactly its recorded work
+  uint64_t tasksUnfinished = 0;
+  uint64_t tasksWorkMismatch = 0;
+  int64_t workRecordedNs = 0;
+  int64_t workReplayNs = 0;
+  Unmodelled unmodelled;
+  /// replay / recorded makespan (0 when not recorded)
+  double makespanRatio() const {
+    return makespanRecordedNs > 0 ? static_cast<double>(makespanReplayNs) / static_cast<double>(makespanRecordedNs) : 0;
+  }
+};
+
+struct ReplayResult {
+  std::shared_ptr<core::TraceModel> model;  ///< null when discardEvents
+  Validation validation;
+  EngineStats stats;
+  std::vector<TaskOutcome> outcomes;  ///< per workload task
+  std::vector<core::ReplayParam> params;
+  core::Topology topology;
+};
+
+/// The parameters of a model with their defaults (engine's first), for --help
+/// and for validating overrides. Error: unknown model.
+core::Result<Params> defaultParams(const std::string& model);
+
+/// Errors: unknown model, bad parameter (names it and what is allowed), a
+/// workload that does not fit the topology, an unwritable output trace,
+/// cancellation.
+core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options);
+
+/// Hash over a model's tables (slices, states, wakeups, migrations, task
+/// events, threads): equal hashes mean identical schedules.
+uint64_t modelHash(const core::TraceModel& model);
+
+}  // namespace replay

@@ -1,0 +1,560 @@
+#include "replay/sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace replay {
+
+void defineEngineParams(Params& params) {
+  params.defineInt("hz", 250, 1, 10000,
+                   "tick rate (CONFIG_HZ) of the replayed machine; Debian kernels use 250. Ticks run only on busy "
+                   "CPUs (NO_HZ idle), aligned on all CPUs at multiples of 1/hz");
+  params.defineInt("context_switch_ns", 0, 0, 1'000'000'000,
+                   "CPU time each context switch costs before the next task makes progress (charged to the "
+                   "incoming task's run time)");
+  params.defineInt("migration_ns", 0, 0, 1'000'000'000,
+                   "extra time a task needs after it runs on another CPU than last time (cache refill)");
+  params.defineInt("idle_wakeup_ns", -1, -1, 1'000'000'000,
+                   "IPI delivery and idle exit: an idle CPU woken from another CPU runs schedule() this much later. "
+                   "-1 = measured from the recording (median delay from a wakeup onto an idle CPU to the switch-in "
+                   "there), 0 for hand-written workloads");
+  params.defineText("cpu_speed", "1.0",
+                    "work rate per CPU, ns of work per ns: one number for all CPUs or a comma list per CPU "
+                    "(work is counted in ns at full speed, so a CPU at 0.5 takes twice as long)");
+}
+
+core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) {
+  EngineConfig c;
+  c.hz = static_cast<int>(params.getInt("hz"));
+  c.contextSwitchNs = params.getInt("context_switch_ns");
+  c.migrationNs = params.getInt("migration_ns");
+  c.idleWakeupNs = params.getInt("idle_wakeup_ns");
+  const std::string& text = params.get("cpu_speed");
+  std::vector<double> speeds;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(v) || v <= 0 || v > 100)
+      return core::Error("parameter cpu_speed=" + text + ": expected numbers in (0, 100] separated by commas");
+    speeds.push_back(v);
+    pos = comma + 1;
+  }
+  if (speeds.size() == 1) {
+    c.cpuSpeed.assign(static_cast<size_t>(cpuCount), speeds[0]);
+  } else if (static_cast<int>(speeds.size()) == cpuCount) {
+    c.cpuSpeed = speeds;
+  } else {
+    return core::Error("parameter cpu_speed lists " + std::to_string(speeds.size()) + " speeds for " +
+                       std::to_string(cpuCount) + " CPUs");
+  }
+  return c;
+}
+
+Engine::Engine(const Workload& workload, const core::Topology& topology, Policy& policy, EngineConfig config,
+               EventSink& sink)
+    : m_workload(workload),
+      m_topology(topology),
+      m_policy(policy),
+      m_config(std::move(config)),
+      m_sink(sink),
+      m_tickNs(1'000'000'000LL / std::max(1, m_config.hz)) {
+  const int n = std::max(1, topology.cpuLimit());
+  m_cpus.resize(static_cast<size_t>(n));
+  for (int c = 0; c < n; ++c) {
+    CpuRt& cpu = m_cpus[static_cast<size_t>(c)];
+    cpu.online = topology.cpu(c) != nullptr;
+    cpu.rate = static_cast<size_t>(c) < m_config.cpuSpeed.size() ? m_config.cpuSpeed[static_cast<size_t>(c)] : 1.0;
+  }
+  m_locality.assign(static_cast<size_t>(n) * static_cast<size_t>(n), 4);
+  for (int a = 0; a < n; ++a) {
+    const auto* ca = topology.cpu(a);
+    for (int b = 0; b < n; ++b) {
+      const auto* cb = topology.cpu(b);
+      uint8_t l = 4;
+      if (a == b) l = 0;
+      else if (ca && cb && ca->core == cb->core) l = 1;
+      else if (ca && cb && ca->package == cb->package) l = 2;
+      else if (ca && cb) l = 3;
+      m_locality[static_cast<size_t>(a) * static_cast<size_t>(n) + static_cast<size_t>(b)] = l;
+    }
+  }
+  m_tasks.resize(workload.tasks.size());
+  m_outcome.resize(workload.tasks.size());
+  m_masks.resize(workload.tasks.size());
+  uint32_t flags = 0;
+  for (size_t t = 0; t < workload.tasks.size(); ++t) {
+    m_tasks[t].wokenBase = flags;
+    flags += static_cast<uint32_t>(workload.tasks[t].bursts.size());
+  }
+  m_woken.assign(flags, 0);
+  m_timerNext.assign(workload.timers.size(), -1);
+  m_dynamicRates = m_config.speedModel && m_config.speedModel->dynamic();
+}
+
+bool Engine::allowed(TaskId t, int cpu) const {
+  if (cpu < 0 || cpu >= cpuCount() || !m_cpus[static_cast<size_t>(cpu)].online) return false;
+  const auto& mask = m_masks[t];
+  if (mask.empty()) return true;
+  return (mask[static_cast<size_t>(cpu) / 64] >> (static_cast<size_t>(cpu) % 64)) & 1;
+}
+
+bool Engine::isRunning(TaskId t) const { return m_tasks[t].state == TState::Running; }
+bool Engine::isQueued(TaskId t) const { return m_tasks[t].state == TState::Runnable; }
+
+void Engine::resched(int cpu) {
+  if (cpu < 0 || cpu >= cpuCount()) return;
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  if (c.curr == kNoTask && cpu != m_ctxCpu && m_config.idleWakeupNs > 0) {
+    // A remote idle CPU needs the IPI to arrive and to leave idle first.
+    if (!c.ipiPending && !c.needResched) {
+      c.ipiPending = true;
+      push(m_now + m_config.idleWakeupNs, EvKind::Ipi, static_cast<uint32_t>(cpu), ++c.ipiGen);
+    }
+    return;
+  }
+  c.needResched = true;
+}
+
+void Engine::fail(std::string message) {
+  if (m_error.empty()) m_error = std::move(message);
+}
+
+void Engine::moveQueued(TaskId t, int dest) {
+  TaskRt& r = m_tasks[t];
+  if (r.state != TState::Runnable || !allowed(t, dest)) {
+    fail(std::string(m_policy.name()) + ": tried to move task " + std::to_string(m_workload.tasks[t].tid) +
+         " which is not queued or not allowed on CPU " + std::to_string(dest));
+    return;
+  }
+  if (r.cpu == dest) return;
+  m_sink.onMigrate(m_now, dest, curr(dest), t, r.cpu, dest);
+  ++m_stats.migrations;
+  r.cpu = dest;
+}
+
+void Engine::push(int64_t time, EvKind kind, uint32_t a, uint64_t b) {
+  m_heap.push_back({time, m_seq++, kind, a, b});
+  std::push_heap(m_heap.begin(), m_heap.end(), std::greater<>());
+}
+
+core::Status Engine::run(const std::stop_token& stop) {
+  const int n = cpuCount();
+  // Affinities must name CPUs of this topology.
+  for (size_t t = 0; t < m_workload.tasks.size(); ++t) {
+    const Task& task = m_workload.tasks[t];
+    if (task.affinity.empty()) continue;
+    auto& mask = m_masks[t];
+    mask.assign(static_cast<size_t>(n + 63) / 64, 0);
+    bool any = false;
+    for (int cpu : task.affinity) {
+      if (cpu < 0 || cpu >= n || !m_cpus[static_cast<size_t>(cpu)].online)
+        return core::Error("task " + task.comm + " (tid " + std::to_string(task.tid) + ") is pinned to CPU " +
+                           std::to_string(cpu) + ", which the replay topology (" + m_topology.describe() +
+                           ") does not have");
+      mask[static_cast<size_t>(cpu) / 64] |= uint64_t{1} << (static_cast<size_t>(cpu) % 64);
+      any = true;
+    }
+    if (!any) return core::Error("task " + task.comm + " has an empty CPU affinity");
+  }
+  m_policy.attach(*this);
+  m_now = m_workload.originTs;
+  for (size_t t = 0; t < m_workload.tasks.size(); ++t)
+    if (m_workload.tasks[t].parent == kNoTask) push(m_workload.tasks[t].startTs, EvKind::Arrive, static_cast<uint32_t>(t), 0);
+  if (m_workload.durationNs > 0) push(m_workload.originTs + m_workload.durationNs, EvKind::End, 0, 0);
+
+  uint64_t handled = 0;
+  while (!m_heap.empty() && !m_ended) {
+    std::pop_heap(m_heap.begin(), m_heap.end(), std::greater<>());
+    const Event e = m_heap.back();
+    m_heap.pop_back();
+    m_now = std::max(m_now, e.time);
+    handle(e);
+    flushResched();
+    if (!m_error.empty()) return core::Error(m_error);
+    if ((++handled & 0xffff) == 0 && stop.stop_requested()) return core::Error("replay cancelled");
+  }
+  m_stats.events = handled;
+  m_stats.endTs = m_now;
+  // Work and run time of whatever still runs when the duration ends.
+  for (int c = 0; c < n; ++c) {
+    CpuRt& cpu = m_cpus[static_cast<size_t>(c)];
+    if (cpu.curr == kNoTask) continue;
+    settle(c);
+    m_outcome[cpu.curr].runtimeNs += m_now - cpu.since;
+  }
+  for (size_t t = 0; t < m_tasks.size(); ++t) {
+    const TaskRt& r = m_tasks[t];
+    const Task& task = m_workload.tasks[t];
+    TaskOutcome& o = m_outcome[t];
+    o.finished = r.state == TState::Dead || r.state == TState::Done;
+    int64_t work = 0;
+    if (o.finished) {
+      work = task.totalWork();
+    } else if (r.state != TState::NotStarted) {
+      for (uint32_t b = 0; b < r.burst && b < task.bursts.size(); ++b) work += task.bursts[b].work;
+      work += r.done;
+    }
+    o.workDone = work;
+  }
+  // A duration-limited run ends at the duration (work still running is accounted
+  // up to it); otherwise the model ends at its last event.
+  if (m_ended) m_sink.onEnd(m_now);
+  return {};
+}
+
+void Engine::handle(const Event& e) {
+  switch (e.kind) {
+    case EvKind::Arrive: {
+      const Task& t = m_workload.tasks[e.a];
+      m_ctxCpu = t.startCpu >= 0 ? t.startCpu : -1;
+      startTask(e.a, kNoTask, -1);
+      break;
+    }
+    case EvKind::TimerWake: {
+      const TaskRt& r = m_tasks[e.a];
+      m_ctxCpu = r.cpu;
+      if (r.state == TState::Blocked && r.burst == e.b) wake(e.a, static_cast<uint32_t>(e.b), r.cpu, true, false);
+      break;
+    }
+    case EvKind::Milestone: {
+      const int cpu = static_cast<int>(e.a);
+      m_ctxCpu = cpu;
+      if (m_cpus[e.a].gen == e.b && m_cpus[e.a].curr != kNoTask) onMilestone(cpu);
+      break;
+    }
+    case EvKind::Tick: {
+      const int cpu = static_cast<int>(e.a);
+      m_ctxCpu = cpu;
+      CpuRt& c = m_cpus[e.a];
+      if (c.curr == kNoTask) {
+        c.tickArmed = false;  // NO_HZ idle: the tick stops until the CPU runs a task again
+        break;
+      }
+      settle(cpu);
+      c.lastTick = m_now;
+      ++m_stats.ticks;
+      m_policy.tick(cpu, c.curr);
+      m_policy.balance(cpu);
+      push(m_now + m_tickNs, EvKind::Tick, e.a, 0);
+      break;
+    }
+    case EvKind::Ipi: {
+      CpuRt& c = m_cpus[e.a];
+      m_ctxCpu = static_cast<int>(e.a);
+      if (c.ipiPending && c.ipiGen == e.b) {
+        c.ipiPending = false;
+        c.needResched = true;
+      }
+      break;
+    }
+    case EvKind::End: m_ended = true; break;
+  }
+}
+
+void Engine::settle(int cpu) {
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  if (c.curr == kNoTask || m_now <= c.progressFrom) return;
+  const int64_t elapsed = m_now - c.progressFrom;
+  const int64_t progress = c.rate == 1.0 ? elapsed : static_cast<int64_t>(std::floor(static_cast<double>(elapsed) * c.rate));
+  TaskRt& r = m_tasks[c.curr];
+  r.done = std::min(r.done + progress, c.target);
+  c.progressFrom = m_now;
+}
+
+void Engine::armMilestone(int cpu) {
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  const TaskId t = c.curr;
+  const TaskRt& r = m_tasks[t];
+  const Task& task = m_workload.tasks[t];
+  int64_t target = task.bursts[r.burst].work;
+  if (r.nextTrigger < task.triggers.size()) {
+    const Trigger& tr = task.triggers[r.nextTrigger];
+    if (tr.burst <= r.burst) target = std::min(target, std::max(tr.offset, r.done));
+  }
+  c.target = target;
+  const int64_t need = std::max<int64_t>(0, target - r.done);
+  int64_t dt = need;
+  if (c.rate != 1.0) dt = static_cast<int64_t>(std::ceil(static_cast<double>(need) / c.rate));
+  push(std::max(m_now, c.progressFrom + dt), EvKind::Milestone, static_cast<uint32_t>(cpu), ++c.gen);
+}
+
+void Engine::onMilestone(int cpu) {
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  const TaskId t = c.curr;
+  settle(cpu);
+  TaskRt& r = m_tasks[t];
+  r.done = c.target;  // reached by construction; snaps float rounding of slow CPUs
+  fireTriggers(cpu, t);
+  if (r.done >= m_workload.tasks[t].bursts[r.burst].work)
+    burstDone(cpu, t);
+  else
+    armMilestone(cpu);
+}
+
+void Engine::fireTriggers(int cpu, TaskId t) {
+  TaskRt& r = m_tasks[t];
+  const Task& task = m_workload.tasks[t];
+  while (r.nextTrigger < task.triggers.size()) {
+    const Trigger& tr = task.triggers[r.nextTrigger];
+    if (tr.burst > r.burst || (tr.burst == r.burst && tr.offset > r.done)) break;
+    ++r.nextTrigger;
+    if (tr.target == kNoTask || tr.target >= m_tasks.size()) continue;
+    if (tr.fork) {
+      if (m_tasks[tr.target].state == TState::NotStarted) startTask(tr.target, t, cpu);
+      continue;
+    }
+    TaskRt& target = m_tasks[tr.target];
+    m_woken[target.wokenBase + tr.targetBurst] = 1;
+    if (target.state == TState::Blocked && target.burst == tr.targetBurst) {
+      const bool sync = tr.offset >= task.bursts[r.burst].work;  // the waker blocks right after: WF_SYNC
+      wake(tr.target, tr.targetBurst, cpu, false, sync);
+    }
+  }
+}
+
+void Engine::burstDone(int cpu, TaskId t) {
+  TaskRt& r = m_tasks[t];
+  const Task& task = m_workload.tasks[t];
+  m_outcome[t].lastEnd = m_now;
+  if (task.inMakespan) m_lastBurstEnd = std::max(m_lastBurstEnd, m_now);
+  const uint32_t next = r.burst + 1;
+  if (next < task.bursts.size()) {
+    const Burst& nb = task.bursts[next];
+    bool cont = false;
+    int64_t wakeAt = -1;
+    switch (nb.wake) {
+      case WakeKind::None: cont = true; break;
+      case WakeKind::Task: cont = m_woken[r.wokenBase + next] != 0; break;
+      case WakeKind::Sleep:
+        if (nb.sleepNs <= 0) cont = true;
+        else wakeAt = m_now + nb.sleepNs;
+        break;
+      case WakeKind::Timer: {
+        // rt-app: the timer counts periods from the task's start; each wait ends
+        // at the next period boundary; a task running late does not sleep and
+        // catches up.
+        int64_t& tn = m_timerNext[nb.timer];
+        const int64_t period = m_workload.timers[nb.timer].periodNs;
+        if (tn < 0) tn = std::max<int64_t>(m_outcome[t].firstStart, 0) + period;
+        const int64_t at = tn;
+        tn += period;
+        if (at <= m_now) cont = true;
+        else wakeAt = at;
+        break;
+      }
+    }
+    if (cont) {
+      r.burst = next;
+      r.done = 0;
+      armMilestone(cpu);
+      return;
+    }
+    r.state = TState::Blocked;
+    r.burst = next;
+    r.done = 0;
+    if (wakeAt >= 0) push(wakeAt, EvKind::TimerWake, t, next);
+    m_policy.dequeue(cpu, t, false);
+    schedule(cpu);
+    return;
+  }
+  // No work left: exit, or sleep for good (a task still alive at trace end).
+  if (task.exits) {
+    m_sink.onExit(m_now, cpu, t);
+    ++m_stats.exits;
+    r.state = TState::Dead;
+  } else {
+    r.state = TState::Done;
+  }
+  r.burst = static_cast<uint32_t>(task.bursts.size());
+  r.done = 0;
+  m_policy.dequeue(cpu, t, task.exits);
+  schedule(cpu);
+}
+
+void Engine::startTask(TaskId t, TaskId parent, int parentCpu) {
+  TaskRt& r = m_tasks[t];
+  const Task& task = m_workload.tasks[t];
+  if (r.state != TState::NotStarted || task.bursts.empty()) return;
+  if (parent != kNoTask) {
+    r.cpu = parentCpu;
+  } else if (task.startCpu >= 0 && allowed(t, task.startCpu)) {
+    r.cpu = task.startCpu;
+  } else {
+    r.cpu = 0;
+    while (r.cpu < cpuCount() && !allowed(t, r.cpu)) ++r.cpu;
+  }
+  if (parent == kNoTask && task.bursts[0].wake != WakeKind::None) {
+    // Asleep since before the trace: its first burst waits for its recorded wakeup.
+    r.state = TState::Blocked;
+    r.burst = 0;
+    m_policy.taskNew(t, kNoTask);
+    const Burst& b = task.bursts[0];
+    if (b.wake == WakeKind::Task && m_woken[r.wokenBase]) {
+      wake(t, 0, r.cpu, false, false);
+    } else if (b.wake == WakeKind::Sleep) {
+      push(m_workload.originTs + b.sleepNs, EvKind::TimerWake, t, 0);
+    } else if (b.wake == WakeKind::Timer) {
+      int64_t& tn = m_timerNext[b.timer];
+      const int64_t period = m_workload.timers[b.timer].periodNs;
+      if (tn < 0) tn = m_now + period;
+      push(tn, EvKind::TimerWake, t, 0);
+      tn += period;
+    }
+    return;
+  }
+  m_policy.taskNew(t, parent);
+  // A task alive at trace start arrives on its recorded CPU; one with no
+  // recorded CPU (rt-app) is placed like a new task (wake_up_new_task).
+  const uint32_t flags = parent != kNoTask || task.startCpu < 0 ? kWakeFork : kWakeInitial;
+  if (parent != kNoTask) {
+    m_sink.onFork(m_now, parentCpu, parent, t);
+    ++m_stats.forks;
+  }
+  r.state = TState::Runnable;
+  r.burst = 0;
+  r.done = 0;
+  m_outcome[t].firstStart = m_now;
+  if (task.inMakespan) m_firstBurstStart = std::min(m_firstBurstStart, m_now);
+  const int cpu = m_policy.selectCpu(t, flags, parent != kNoTask ? parentCpu : r.cpu);
+  if (!allowed(t, cpu)) {
+    fail(std::string(m_policy.name()) + ": chose CPU " + std::to_string(cpu) + " for task " + task.comm +
+         ", which it may not run on");
+    return;
+  }
+  r.cpu = cpu;  // a new task's first placement is not a migration (__set_task_cpu)
+  m_policy.enqueue(cpu, t, flags);
+  if (parent != kNoTask) {
+    m_sink.onWakeup(m_now, parentCpu, parent, false, t, cpu, true);
+    ++m_stats.wakeups;
+  }
+  m_policy.checkPreemptWakeup(cpu, t, flags);
+}
+
+void Engine::wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync) {
+  TaskRt& r = m_tasks[t];
+  if (r.state != TState::Blocked || r.burst != burst) return;
+  const TaskId ctxTask = curr(ctxCpu);  // the waker, or whatever the interrupt hit
+  m_sink.onWaking(m_now, ctxCpu, ctxTask, irq, t, r.cpu);
+  r.state = TState::Runnable;
+  r.done = 0;
+  TaskOutcome& o = m_outcome[t];
+  if (o.firstStart < 0) o.firstStart = m_now;
+  if (m_workload.tasks[t].inMakespan) m_firstBurstStart = std::min(m_firstBurstStart, m_now);
+  const uint32_t flags = (sync ? kWakeSync : 0u) | (irq ? kWakeIrq : 0u);
+  const int cpu = m_policy.selectCpu(t, flags, ctxCpu);
+  if (!allowed(t, cpu)) {
+    fail(std::string(m_policy.name()) + ": chose CPU " + std::to_string(cpu) + " for task " +
+         m_workload.tasks[t].comm + ", which it may not run on");
+    return;
+  }
+  if (cpu != r.cpu) {
+    m_sink.onMigrate(m_now, ctxCpu, ctxTask, t, r.cpu, cpu);
+    ++m_stats.migrations;
+    r.cpu = cpu;
+  }
+  m_policy.enqueue(cpu, t, flags);
+  m_sink.onWakeup(m_now, ctxCpu, ctxTask, irq, t, cpu, false);
+  ++m_stats.wakeups;
+  m_policy.checkPreemptWakeup(cpu, t, flags);
+}
+
+core::TaskState Engine::blockStateOf(TaskId t) const {
+  const TaskRt& r = m_tasks[t];
+  if (r.state == TState::Dead) return core::TaskState::Dead;
+  const Task& task = m_workload.tasks[t];
+  if (r.state == TState::Blocked && r.burst < task.bursts.size()) return task.bursts[r.burst].blockState;
+  return core::TaskState::Sleeping;
+}
+
+void Engine::schedule(int cpu) {
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  const TaskId prev = c.curr;
+  settle(cpu);
+  const bool prevRunnable = prev != kNoTask && m_tasks[prev].state == TState::Running;
+  c.needResched = false;
+  c.ipiPending = false;  // whatever made it schedule now, a pending IPI has nothing left to do
+  const TaskId next = m_policy.pickNext(cpu, prev, prevRunnable);
+  if (next != kNoTask) {
+    const bool ok = next == prev ? prevRunnable
+                                 : next < m_tasks.size() && m_tasks[next].state == TState::Runnable && allowed(next, cpu);
+    if (!ok) {
+      fail(std::string(m_policy.name()) + ": picked task " +
+           (next < m_tasks.size() ? m_workload.tasks[next].comm : std::string("?")) + " on CPU " +
+           std::to_string(cpu) + " though it is not runnable there");
+      return;
+    }
+  }
+  if (next == prev) return;
+  core::TaskState prevState = core::TaskState::RunnablePreempted;
+  if (prev != kNoTask) {
+    m_outcome[prev].runtimeNs += m_now - c.since;
+    if (prevRunnable)
+      m_tasks[prev].state = TState::Runnable;
+    else
+      prevState = blockStateOf(prev);
+  }
+  if (next != kNoTask) {
+    TaskRt& nr = m_tasks[next];
+    if (nr.cpu != cpu) {
+      m_sink.onMigrate(m_now, cpu, prev, next, nr.cpu, cpu);
+      ++m_stats.migrations;
+      nr.cpu = cpu;
+    }
+  }
+  m_sink.onSwitch(m_now, cpu, prev, prevState, next);
+  ++m_stats.switches;
+  c.curr = next;
+  c.since = m_now;
+  ++c.gen;  // whatever milestone was armed belonged to prev
+  if (next != kNoTask) {
+    TaskRt& nr = m_tasks[next];
+    nr.state = TState::Running;
+    int64_t cost = m_config.contextSwitchNs;
+    if (nr.lastRanCpu >= 0 && nr.lastRanCpu != cpu) cost += m_config.migrationNs;
+    nr.lastRanCpu = cpu;
+    c.progressFrom = m_now + cost;
+    if (!m_dynamicRates && m_config.speedModel) c.rate = m_config.speedModel->rate(cpu, *this);
+    armMilestone(cpu);
+    if (!c.tickArmed) startTick(cpu);
+  }
+  if (m_dynamicRates) updateRates();
+}
+
+void Engine::flushResched() {
+  for (int round = 0; round < 100000; ++round) {
+    bool any = false;
+    for (int cpu = 0; cpu < cpuCount(); ++cpu) {
+      if (!m_cpus[static_cast<size_t>(cpu)].needResched) continue;
+      any = true;
+      schedule(cpu);
+      if (!m_error.empty()) return;
+    }
+    if (!any) return;
+  }
+  fail(std::string(m_policy.name()) + ": CPUs keep rescheduling each other without progress at t=" +
+       std::to_string(m_now));
+}
+
+void Engine::startTick(int cpu) {
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  c.tickArmed = true;
+  push((m_now / m_tickNs + 1) * m_tickNs, EvKind::Tick, static_cast<uint32_t>(cpu), 0);
+}
+
+void Engine::updateRates() {
+  for (int cpu = 0; cpu < cpuCount(); ++cpu) {
+    CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+    if (!c.online) continue;
+    const double rate = m_config.speedModel->rate(cpu, *this);
+    if (rate == c.rate) continue;
+    if (c.curr != kNoTask) settle(cpu);
+    c.rate = rate;
+    if (c.curr != kNoTask) armMilestone(cpu);
+  }
+}
+
+}  // namespace replay

@@ -1,0 +1,192 @@
+// The deterministic discrete-event simulator: owns simulated time, each CPU's
+// current task and work progress, blocking and wakeup dependencies, ticks, and
+// the output event stream; asks a Policy for every scheduling decision. Same
+// workload, topology, policy and parameters give the same events, bit for bit
+// (no wall clock, no randomness, no unordered iteration). Driven by
+// replay::runReplay; policies call its query/resched methods.
+#pragma once
+
+#include <cstdint>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/topology.h"
+#include "replay/sim/event_sink.h"
+#include "replay/sim/params.h"
+#include "replay/sim/policy.h"
+#include "replay/workload/workload.h"
+
+namespace replay {
+
+/// Work progresses at rate(cpu) ns of work per ns of time (1.0 = full speed).
+/// A later model varies it with SMT contention and frequency; the engine asks
+/// again whenever a CPU switches (dynamic models) and settles progress first.
+class SpeedModel {
+ public:
+  virtual ~SpeedModel() = default;
+  virtual double rate(int cpu, const class Engine& engine) const = 0;
+  /// True when a CPU's rate depends on what the other CPUs run.
+  virtual bool dynamic() const { return false; }
+};
+
+struct EngineConfig {
+  int hz = 250;
+  int64_t contextSwitchNs = 0;  ///< CPU time of a switch, before the next task makes progress
+  int64_t migrationNs = 0;      ///< extra time when a task runs on another CPU than last time
+  int64_t idleWakeupNs = 0;     ///< an idle CPU kicked from another CPU schedules this much later
+  std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
+  const SpeedModel* speedModel = nullptr;  ///< overrides cpuSpeed when set
+};
+
+/// Declares the engine's parameters (hz, context_switch_ns, migration_ns, cpu_speed).
+void defineEngineParams(Params& params);
+/// Reads them back; errors for malformed cpu_speed lists.
+core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount);
+
+/// What happened to each task in the replay, for validation.
+struct TaskOutcome {
+  int64_t runtimeNs = 0;   ///< time on a CPU
+  int64_t workDone = 0;    ///< work consumed (ns at full speed)
+  int64_t firstStart = -1; ///< when its first burst became runnable
+  int64_t lastEnd = -1;    ///< when its last completed burst ended
+  bool finished = false;   ///< every burst done (exited, or asleep for good)
+};
+
+struct EngineStats {
+  uint64_t switches = 0, wakeups = 0, migrations = 0, ticks = 0, events = 0, forks = 0, exits = 0;
+  int64_t endTs = 0;
+};
+
+class Engine {
+ public:
+  Engine(const Workload& workload, const core::Topology& topology, Policy& policy, EngineConfig config,
+         EventSink& sink);
+
+  /// Runs to completion (or to the workload's duration). Errors: invalid
+  /// affinities for the topology, a policy decision that breaks the rules
+  /// (picking a task that cannot run), or cancellation.
+  core::Status run(const std::stop_token& stop = {});
+
+  const std::vector<TaskOutcome>& outcomes() const { return m_outcome; }
+  const EngineStats& stats() const { return m_stats; }
+  /// From the first burst's start to the last completed burst's end, over the
+  /// makespan tasks (Task::inMakespan).
+  int64_t makespan() const { return m_lastBurstEnd >= m_firstBurstStart ? m_lastBurstEnd - m_firstBurstStart : 0; }
+
+  // --- Queries and actions for policies ---
+  int64_t now() const { return m_now; }
+  int cpuCount() const { return static_cast<int>(m_cpus.size()); }
+  const core::Topology& topology() const { return m_topology; }
+  bool online(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].online; }
+  size_t taskCount() const { return m_workload.tasks.size(); }
+  const Task& task(TaskId t) const { return m_workload.tasks[t]; }
+  /// The CPU the task runs on, is queued on, or last ran on (task_cpu()).
+  int taskCpu(TaskId t) const { return m_tasks[t].cpu; }
+  bool allowed(TaskId t, int cpu) const;
+  TaskId curr(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].curr; }
+  bool idle(int cpu) const { return curr(cpu) == kNoTask; }
+  bool isRunning(TaskId t) const;
+  bool isQueued(TaskId t) const;  ///< runnable and not on a CPU
+  /// resched_curr(): `cpu` runs schedule() once the current event is handled.
+  void resched(int cpu);
+  /// A reschedule is pending on `cpu` (flagged, or an IPI on its way to an idle CPU).
+  bool needResched(int cpu) const {
+    const CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+    return c.needResched || c.ipiPending;
+  }
+  /// A policy moved a queued task to `dest` (load balancing): set_task_cpu().
+  void moveQueued(TaskId t, int dest);
+  int hz() const { return m_config.hz; }
+  int64_t tickNs() const { return m_tickNs; }
+  /// Time of the last tick on `cpu` (-1 before the first).
+  int64_t lastTick(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].lastTick; }
+  /// When the current task of `cpu` was switched in.
+  int64_t runningSince(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].since; }
+  /// BFS's cpu_locality: 0 same CPU, 1 SMT sibling, 2 shares the package's cache,
+  /// 3 another package (the topology has no NUMA nodes, so never 4).
+  int locality(int a, int b) const {
+    return m_locality[static_cast<size_t>(a) * m_cpus.size() + static_cast<size_t>(b)];
+  }
+  /// Current work rate of `cpu`.
+  double rate(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].rate; }
+
+ private:
+  enum class TState : uint8_t { NotStarted, Blocked, Runnable, Running, Dead, Done };
+  struct TaskRt {
+    TState state = TState::NotStarted;
+    int cpu = 0;
+    uint32_t burst = 0;       // current burst, or the one it waits for when blocked
+    int64_t done = 0;         // work done in the current burst
+    uint32_t nextTrigger = 0;
+    uint32_t wokenBase = 0;   // index of its bursts' flags in m_woken
+    int lastRanCpu = -1;
+  };
+  struct CpuRt {
+    TaskId curr = kNoTask;
+    bool online = false;
+    bool needResched = false;
+    bool tickArmed = false;
+    bool ipiPending = false;    // an IPI is waking this idle CPU
+    uint64_t ipiGen = 0;
+    int64_t since = 0;          // curr switched in
+    int64_t progressFrom = 0;   // curr makes progress from here (after switch costs)
+    int64_t target = 0;         // work point of the armed milestone
+    double rate = 1.0;
+    uint64_t gen = 0;           // invalidates stale milestone events
+    int64_t lastTick = -1;
+  };
+  enum class EvKind : uint8_t { Arrive, TimerWake, Milestone, Tick, Ipi, End };
+  struct Event {
+    int64_t time;
+    uint64_t seq;
+    EvKind kind;
+    uint32_t a;
+    uint64_t b;
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  };
+
+  void push(int64_t time, EvKind kind, uint32_t a, uint64_t b);
+  void handle(const Event& e);
+  void settle(int cpu);
+  void armMilestone(int cpu);
+  void onMilestone(int cpu);
+  void fireTriggers(int cpu, TaskId t);
+  void burstDone(int cpu, TaskId t);
+  void block(int cpu, TaskId t, uint32_t waitBurst);
+  void wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync);
+  void startTask(TaskId t, TaskId parent, int parentCpu);
+  void schedule(int cpu);
+  void flushResched();
+  void startTick(int cpu);
+  void updateRates();
+  core::TaskState blockStateOf(TaskId t) const;
+  void fail(std::string message);
+
+  const Workload& m_workload;
+  const core::Topology& m_topology;
+  Policy& m_policy;
+  EngineConfig m_config;
+  EventSink& m_sink;
+  int64_t m_tickNs;
+  int64_t m_now = 0;
+  int m_ctxCpu = -1;  // CPU the current event runs on
+  uint64_t m_seq = 0;
+  std::vector<Event> m_heap;
+  std::vector<TaskRt> m_tasks;
+  std::vector<CpuRt> m_cpus;
+  std::vector<uint8_t> m_woken;
+  std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
+  std::vector<uint8_t> m_locality;
+  std::vector<int64_t> m_timerNext;
+  std::vector<TaskOutcome> m_outcome;
+  EngineStats m_stats;
+  int64_t m_firstBurstStart = INT64_MAX;
+  int64_t m_lastBurstEnd = INT64_MIN;
+  std::string m_error;
+  bool m_ended = false;
+  bool m_dynamicRates = false;
+};
+
+}  // namespace replay

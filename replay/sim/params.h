@@ -1,0 +1,59 @@
+// Named replay parameters with defaults, ranges and a doc string each: the
+// engine and every policy declare theirs here, `--param key=value` overrides
+// them, and the full list (key, value, doc) is stored with the replayed model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "core/trace_model.h"
+
+namespace replay {
+
+class Params {
+ public:
+  enum class Type : uint8_t { Int, Double, Bool, Choice, Text };
+
+  struct Spec {
+    std::string key;
+    Type type = Type::Int;
+    std::string value;  ///< current value, as text (starts as the default)
+    std::string doc;
+    int64_t minInt = INT64_MIN, maxInt = INT64_MAX;
+    double minDouble = -1e300, maxDouble = 1e300;
+    std::vector<std::string> choices;
+  };
+
+  void defineInt(std::string key, int64_t value, int64_t min, int64_t max, std::string doc);
+  void defineDouble(std::string key, double value, double min, double max, std::string doc);
+  void defineBool(std::string key, bool value, std::string doc);
+  void defineChoice(std::string key, std::string value, std::vector<std::string> choices, std::string doc);
+  /// Free text validated by its user (e.g. a list of CPU speeds).
+  void defineText(std::string key, std::string value, std::string doc);
+
+  /// Sets `key` from text. Errors name the key and say what is allowed.
+  core::Status set(std::string_view key, std::string_view value);
+  /// "key=value"
+  core::Status setAssignment(std::string_view assignment);
+
+  bool has(std::string_view key) const { return find(key) != nullptr; }
+  int64_t getInt(std::string_view key) const;
+  double getDouble(std::string_view key) const;
+  bool getBool(std::string_view key) const;
+  const std::string& get(std::string_view key) const;
+
+  const std::vector<Spec>& specs() const { return m_specs; }
+  std::vector<core::ReplayParam> describe() const;
+  /// "hz (int, 1..10000, default 250): tick rate ..." lines, for --help.
+  std::string helpText() const;
+
+ private:
+  const Spec* find(std::string_view key) const;
+  Spec* find(std::string_view key);
+  std::vector<Spec> m_specs;
+};
+
+}  // namespace replay

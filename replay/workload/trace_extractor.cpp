@@ -1,0 +1,547 @@
+#include "replay/workload/trace_extractor.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+
+namespace replay {
+
+namespace {
+
+using core::TaskState;
+using core::Utid;
+
+// A wakeup of a task by another task, resolved into a trigger once every
+// task's bursts are known.
+struct PendingDep {
+  uint32_t wakee;  // utid
+  uint32_t wakeeBurst;
+  uint32_t waker;  // utid
+  uint32_t row;    // wakeup row (rows are in time order)
+  int64_t ts;
+  int64_t blockStart;
+};
+
+struct Scan {
+  std::vector<Burst> bursts;
+  std::vector<int64_t> burstCumStart;  // work done before each burst
+  // Running intervals, for the work done by a given time.
+  std::vector<int64_t> runTs;
+  std::vector<int64_t> runEnd;
+  std::vector<int64_t> runCumBefore;
+  int64_t work = 0;
+  std::vector<std::pair<int64_t, int64_t>> runs;  // run intervals [start, end), from the CPU slices
+  bool exits = false;
+  bool forked = false;
+  int64_t startTs = 0;
+  int startCpu = -1;
+  bool ranOnOneCpu = true;
+  int lastRunCpu = -1;
+
+};
+
+bool isSleepState(TaskState s) {
+  switch (s) {
+    case TaskState::Sleeping:
+    case TaskState::Blocked:
+    case TaskState::Idle:
+    case TaskState::Stopped:
+    case TaskState::Traced:
+    case TaskState::Parked: return true;
+    default: return false;
+  }
+}
+
+// The dominant prio of each task: the one it ran at longest (PI boosts are transient).
+std::vector<int16_t> dominantPrio(const core::TraceModel& m) {
+  const size_t n = m.threads.size();
+  std::vector<std::vector<std::pair<int16_t, int64_t>>> acc(n);
+  for (const auto& t : m.cpuSlices) {
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.kind[i] != core::SliceKind::Task) continue;
+      auto& v = acc[t.utid[i].value];
+      const int16_t p = t.prio[i];
+      auto it = std::find_if(v.begin(), v.end(), [p](const auto& e) { return e.first == p; });
+      if (it == v.end())
+        v.emplace_back(p, t.dur[i]);
+      else
+        it->second += t.dur[i];
+    }
+  }
+  std::vector<int16_t> out(n, -1);
+  for (size_t u = 0; u < n; ++u) {
+    int64_t best = -1;
+    for (const auto& [p, d] : acc[u])
+      if (p >= 0 && d > best) best = d, out[u] = p;
+    if (out[u] < 0) out[u] = m.threads.prio[u];
+  }
+  return out;
+}
+
+// Median delay from a wakeup onto an idle CPU to the wakee's switch-in on that
+// CPU (IPI delivery and idle exit on the traced machine), or -1 with no sample.
+int64_t medianIdleWakeupLatency(const core::TraceModel& m) {
+  const auto& ws = m.wakeups;
+  std::vector<int64_t> samples;
+  // Wakeups are in time order: one cursor per CPU walks its slices once.
+  std::vector<size_t> cursor(m.cpuSlices.size(), 0);
+  for (size_t i = 0; i < ws.size(); ++i) {
+    if (ws.flags[i] & core::kWakeupNoEffect) continue;
+    const size_t cpu = ws.targetCpu[i];
+    if (cpu >= m.cpuSlices.size()) continue;
+    const auto& t = m.cpuSlices[cpu];
+    const int64_t ts = ws.ts[i];
+    size_t& c = cursor[cpu];
+    while (c < t.size() && t.ts[c] <= ts) ++c;
+    if (c == 0) continue;
+    const size_t j = c - 1;
+    if (t.kind[j] != core::SliceKind::Idle || t.end(j) <= ts) continue;
+    // The wakee's switch-in is the next slice of that CPU if it is the wakee's.
+    if (j + 1 >= t.size() || t.utid[j + 1] != ws.wakee[i] || (t.flags[j + 1] & core::kSliceStartUnknown)) continue;
+    const int64_t d = t.ts[j + 1] - ts;
+    if (d >= 0 && d < 10'000'000) samples.push_back(d);
+  }
+  if (samples.empty()) return -1;
+  auto mid = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+  std::nth_element(samples.begin(), mid, samples.end());
+  return *mid;
+}
+
+}  // namespace
+
+bool looksLikeKernelThread(std::string_view comm) {
+  // The trace has no mm pointer; kernel threads are recognised by their fixed names.
+  static constexpr std::string_view kPrefixes[] = {
+      "kworker/", "ksoftirqd/", "migration/", "rcu_", "rcuc/", "rcuop/", "cpuhp/", "kthreadd", "idle_inject/",
+      "watchdog/", "irq/", "kcompactd", "kswapd", "jbd2/", "khugepaged", "oom_reaper", "writeback", "kblockd",
+      "kauditd", "khungtaskd", "ksmd", "kintegrityd", "kdevtmpfs", "pool_workqueue"};
+  for (std::string_view p : kPrefixes)
+    if (comm.substr(0, p.size()) == p) return true;
+  return false;
+}
+
+int perCpuKthreadCpu(std::string_view comm) {
+  static constexpr std::string_view kPrefixes[] = {"ksoftirqd/", "migration/", "cpuhp/", "kworker/",
+                                                   "rcuc/",      "watchdog/",  "idle_inject/", "rcuop/"};
+  for (std::string_view prefix : kPrefixes) {
+    if (comm.substr(0, prefix.size()) != prefix) continue;
+    std::string_view rest = comm.substr(prefix.size());
+    int cpu = -1;
+    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), cpu);
+    if (ec != std::errc() || p == rest.data()) return -1;
+    // kworker/N:M is per-CPU; kworker/uN:M (unbound) fails the digit parse above.
+    if (prefix == "kworker/" && (p == rest.data() + rest.size() || *p != ':')) return -1;
+    if (prefix != "kworker/" && p != rest.data() + rest.size()) return -1;
+    return cpu;
+  }
+  return -1;
+}
+
+core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractOptions& options) {
+  Workload w;
+  w.kind = "trace";
+  w.source = m.sourceFiles.empty() ? std::string() : m.sourceFiles.front();
+  w.originTs = m.firstTs;
+  w.recordedTopology = m.topology;
+  w.unmodelled.lostEventRanges = m.dataLoss.size();
+  w.idleWakeupLatencyNs = medianIdleWakeupLatency(m);
+  const int64_t idleExit = std::max<int64_t>(0, w.idleWakeupLatencyNs);
+
+  const size_t threadCount = m.threads.size();
+  std::vector<Scan> scans(threadCount);
+  std::vector<PendingDep> deps;
+  const auto& ws = m.wakeups;
+
+  // Forks by child, to know who started in the trace.
+  std::vector<int64_t> forkTs(threadCount, -1);
+  for (size_t i = 0; i < m.taskEvents.size(); ++i)
+    if (m.taskEvents.kind[i] == core::TaskEventKind::Fork && m.taskEvents.other[i].isValid())
+      forkTs[m.taskEvents.other[i].value] = m.taskEvents.ts[i];
+
+  // Work is CPU time as the run slices have it (what `stats` calls runtime), so
+  // that a replay conserves exactly what the recording shows; the state
+  // intervals give the structure (when a task blocks and what woke it).
+  for (size_t cpu = 0; cpu < m.cpuSlices.size(); ++cpu) {
+    const auto& t = m.cpuSlices[cpu];
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.kind[i] != core::SliceKind::Task || t.dur[i] <= 0) continue;
+      Scan& s = scans[t.utid[i].value];
+      s.runs.emplace_back(t.ts[i], t.end(i));
+      if (s.lastRunCpu >= 0 && s.lastRunCpu != static_cast<int>(cpu)) s.ranOnOneCpu = false;
+      s.lastRunCpu = static_cast<int>(cpu);
+    }
+  }
+
+  // Pass 1: each task's bursts from its state intervals.
+  for (size_t u = 1; u < threadCount; ++u) {
+    if (m.threads.flags[u] & core::kThreadIdle) continue;
+    Scan& s = scans[u];
+    const auto [first, last] = m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
+    if (first == last && s.runs.empty()) continue;
+    s.forked = forkTs[u] >= 0;
+    const auto wakeRows = m.wakeupsOf(Utid(static_cast<uint32_t>(u)));
+    // The effective wakeup (one that made it runnable) at or before ts, not
+    // before `since`. Queries come in time order, so a cursor walks the task's
+    // wakeups once (a binary search per burst is cache-miss bound on big traces).
+    size_t wakeCursor = 0;
+    auto wakeupAt = [&](int64_t ts, int64_t since) -> int64_t {
+      while (wakeCursor < wakeRows.size() && ws.ts[wakeRows[wakeCursor]] <= ts) ++wakeCursor;
+      for (size_t k = wakeCursor; k > 0; --k) {
+        const uint32_t row = wakeRows[k - 1];
+        if (ws.ts[row] < since) break;
+        if (!(ws.flags[row] & core::kWakeupNoEffect)) return row;
+      }
+      return -1;
+    };
+
+    bool open = false;
+    int64_t blockStart = m.firstTs;
+    TaskState blockState = TaskState::Sleeping;
+    TaskState lastState = TaskState::Unknown;
+    auto openBurst = [&](int64_t ts, size_t row) {
+      Burst b;
+      b.recordedStart = ts;
+      b.blockState = blockState;
+      if (s.bursts.empty()) {
+        if (s.forked) {
+          b.wake = WakeKind::None;  // the parent's fork trigger starts it
+          s.startTs = forkTs[u];
+        } else {
+          const int64_t wr = m.threadStates.state[row] == TaskState::Runnable ? wakeupAt(ts, ts) : -1;
+          if (wr >= 0 && !(ws.flags[static_cast<size_t>(wr)] & core::kWakeupNew)) {
+            // Asleep since before the trace began; this wakeup ends that sleep.
+            s.startTs = m.firstTs;
+            blockStart = m.firstTs;
+            const auto wrow = static_cast<size_t>(wr);
+            if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
+              b.wake = WakeKind::Sleep;
+              b.sleepNs = ts - blockStart;
+              ++w.unmodelled.wakeupsFromInterrupt;
+            } else {
+              b.wake = WakeKind::Task;
+              deps.push_back({static_cast<uint32_t>(u), 0, ws.waker[wrow].value, static_cast<uint32_t>(wrow), ws.ts[wrow],
+                             blockStart});
+            }
+          } else {
+            b.wake = WakeKind::None;
+            s.startTs = ts;
+            ++w.unmodelled.tasksStartedBeforeTrace;
+          }
+        }
+        s.startCpu = m.threadStates.cpu[row];
+      } else {
+        const int64_t wr = wakeupAt(ts, blockStart);
+        if (wr < 0) {
+          b.wake = WakeKind::Sleep;
+          b.sleepNs = ts - blockStart;
+          ++w.unmodelled.blocksWithoutWakeup;
+        } else {
+          const auto wrow = static_cast<size_t>(wr);
+          if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
+            b.wake = WakeKind::Sleep;
+            b.sleepNs = ts - blockStart;
+            ++w.unmodelled.wakeupsFromInterrupt;
+          } else if (ws.waker[wrow].value == u) {
+            b.wake = WakeKind::Sleep;
+            b.sleepNs = ts - blockStart;
+            ++w.unmodelled.wakeupsSelf;
+          } else {
+            b.wake = WakeKind::Task;
+            b.sleepNs = ts - blockStart;  // kept for the fallback when the waker cannot be resolved
+            deps.push_back({static_cast<uint32_t>(u), static_cast<uint32_t>(s.bursts.size()), ws.waker[wrow].value,
+                            static_cast<uint32_t>(wrow), ws.ts[wrow], blockStart});
+          }
+        }
+      }
+      s.bursts.push_back(b);
+      open = true;
+    };
+    auto closeBurst = [&](int64_t ts) {
+      s.bursts.back().recordedEnd = ts;
+      open = false;
+    };
+
+    // A run whose switch-in the trace lost: the task switched out of a CPU
+    // where idle was "running" (the builder closed idle's slice as a mismatch
+    // and gave the task a zero-length slice). It ran from about its wakeup
+    // plus the idle exit to that switch-out.
+    int64_t runnableSince = 0;
+    auto repairMissingRun = [&](int64_t ts, int cpu) {
+      if (!options.repairMissingSwitchIns || cpu < 0 || static_cast<size_t>(cpu) >= m.cpuSlices.size()) return;
+      const auto& t = m.cpuSlices[static_cast<size_t>(cpu)];
+      auto it = std::lower_bound(t.ts.begin(), t.ts.end(), ts);
+      for (size_t j = static_cast<size_t>(it - t.ts.begin()); j < t.size() && t.ts[j] == ts; ++j) {
+        if (t.utid[j].value != u || t.dur[j] != 0 || !(t.flags[j] & core::kSliceStartUnknown) || j == 0) continue;
+        const size_t k = j - 1;
+        if (t.kind[k] != core::SliceKind::Idle || t.endReason[k] != core::SliceEnd::Mismatch || t.end(k) != ts) return;
+        const int64_t start = std::min(ts, std::max(runnableSince, t.ts[k]) + idleExit);
+        if (start >= ts) return;
+        s.runs.emplace_back(start, ts);
+        ++w.unmodelled.missingSwitchIns;
+        w.unmodelled.missingSwitchInNs += ts - start;
+        return;
+      }
+    };
+
+    for (uint32_t r = first; r < last; ++r) {
+      const TaskState st = m.threadStates.state[r];
+      const int64_t ts = m.threadStates.ts[r];
+      if (core::isRunnable(lastState) && st != TaskState::Running) repairMissingRun(ts, m.threadStates.cpu[r]);
+      if (core::isRunnable(st) && !core::isRunnable(lastState)) runnableSince = ts;
+      lastState = st;
+      if (st == TaskState::Running) {
+        if (!open) openBurst(ts, r);
+      } else if (core::isRunnable(st)) {
+        if (!open) openBurst(ts, r);
+      } else if (isSleepState(st)) {
+        if (open) closeBurst(ts);
+        blockStart = ts;
+        blockState = st;
+      } else if (st == TaskState::Dead) {
+        if (open) closeBurst(ts);
+        s.exits = true;
+        break;
+      } else {  // Unknown: lost data, or a repaired contradiction
+        ++w.unmodelled.unknownStateIntervals;
+      }
+    }
+    if (open) {
+      closeBurst(m.lastTs);
+      if (lastState == TaskState::Running || core::isRunnable(lastState)) ++w.unmodelled.tasksRunningAtTraceEnd;
+    }
+    std::sort(s.runs.begin(), s.runs.end());
+    if (s.bursts.empty() && !s.runs.empty()) {
+      // Ran without any state the builder could track: one burst over its runs.
+      Burst b;
+      b.recordedStart = s.runs.front().first;
+      b.recordedEnd = s.runs.back().second;
+      s.startTs = b.recordedStart;
+      s.bursts.push_back(b);
+      ++w.unmodelled.tasksStartedBeforeTrace;
+    }
+    // Each run counts for the burst that was open (had become runnable) when it
+    // began; the first burst takes anything earlier.
+    s.burstCumStart.assign(s.bursts.size(), 0);
+    size_t b = 0;
+    for (const auto& [start, end] : s.runs) {
+      while (b + 1 < s.bursts.size() && s.bursts[b + 1].recordedStart <= start) {
+        s.burstCumStart[b + 1] = s.work;
+        ++b;
+      }
+      s.runTs.push_back(start);
+      s.runEnd.push_back(end);
+      s.runCumBefore.push_back(s.work);
+      s.bursts[b].work += end - start;
+      s.work += end - start;
+      if (b == 0 && !s.forked && s.bursts[0].wake == WakeKind::None) s.startTs = std::min(s.startTs, start);
+    }
+    for (++b; b < s.bursts.size(); ++b) s.burstCumStart[b] = s.work;
+    // A task that never got work and never blocks adds nothing.
+    if (!s.bursts.empty() && s.work == 0 && !s.exits && s.bursts.size() == 1 && s.bursts[0].wake == WakeKind::None &&
+        !s.forked) {
+      s.bursts.clear();
+    }
+  }
+
+  // Pass 2: number the replayed tasks.
+  std::vector<TaskId> idOf(threadCount, kNoTask);
+  const auto prios = dominantPrio(m);
+  bool onlyCreated = false;
+  if (options.onlyCreatedTasks)
+    for (size_t u = 1; u < threadCount && !onlyCreated; ++u) onlyCreated = scans[u].forked && !scans[u].bursts.empty();
+  // The traced command's tree: the first created task with that comm, and every
+  // task forked from it (a parent's utid is always below its child's).
+  std::vector<uint8_t> inTree;
+  if (!options.treeOf.empty()) {
+    uint32_t root = 0;
+    for (size_t u = 1; u < threadCount && !root; ++u)
+      if (scans[u].forked && m.comm(Utid(static_cast<uint32_t>(u))) == options.treeOf) root = static_cast<uint32_t>(u);
+    if (root) {
+      inTree.assign(threadCount, 0);
+      inTree[root] = 1;
+      for (size_t u = root + 1; u < threadCount; ++u) {
+        const Utid p = m.threads.parent[u];
+        if (p.isValid() && p.value < u && inTree[p.value]) inTree[u] = 1;
+      }
+    }
+  }
+  for (size_t u = 1; u < threadCount; ++u) {
+    if (m.threads.flags[u] & core::kThreadIdle) continue;
+    Scan& s = scans[u];
+    if (s.bursts.empty()) {
+      ++w.unmodelled.tasksNeverRan;
+      continue;
+    }
+    if ((onlyCreated && !s.forked) || (!inTree.empty() && !inTree[u])) {
+      ++w.unmodelled.tasksLeftOut;
+      continue;
+    }
+    idOf[u] = static_cast<TaskId>(w.tasks.size());
+    Task t;
+    t.tid = m.threads.tid[u];
+    t.tgid = m.threads.tgid[u];
+    t.comm = std::string(m.comm(Utid(static_cast<uint32_t>(u))));
+    t.prio = prios[u] >= 0 ? prios[u] : 120;
+    t.policy = t.prio < 100 ? SchedPolicy::Fifo : SchedPolicy::Normal;
+    t.startTs = s.startTs;
+    t.startCpu = s.startCpu;
+    t.exits = s.exits;
+    t.kernelThread = looksLikeKernelThread(t.comm);
+    t.inMakespan = s.forked;
+    if (options.pinPerCpuKthreads) {
+      const int cpu = perCpuKthreadCpu(t.comm);
+      if (cpu >= 0 && s.ranOnOneCpu && (s.lastRunCpu < 0 || s.lastRunCpu == cpu) && m.topology.cpu(cpu))
+        t.affinity = {cpu};
+    }
+    t.bursts = std::move(s.bursts);
+    w.tasks.push_back(std::move(t));
+  }
+  if (w.tasks.empty()) {
+    return core::Error((w.source.empty() ? std::string("trace") : w.source) +
+                       ": no task ever ran in the recording; nothing to replay");
+  }
+
+  // Pass 3: dependencies become triggers on the waker's work, forks start children.
+  // A task's (burst, offset) at time ts: the last burst that had become runnable
+  // by ts, and the work done in it by then. Queries are grouped per task and
+  // sorted by time so that cursors walk each task's bursts and runs once.
+  struct PointQuery {
+    uint32_t utid;
+    int64_t ts;
+    uint32_t index;  // into deps (fork queries: deps.size() + fork number)
+  };
+  // Grouped by task (a stable counting sort) and in time order within a task:
+  // wakeups are visited in row order, which is time order; forks likewise.
+  std::vector<PointQuery> unsorted;
+  unsorted.reserve(deps.size());
+  {
+    std::vector<uint32_t> depOfRow(ws.size(), UINT32_MAX);
+    for (size_t i = 0; i < deps.size(); ++i)
+      if (idOf[deps[i].wakee] != kNoTask && deps[i].waker != deps[i].wakee) depOfRow[deps[i].row] = static_cast<uint32_t>(i);
+    for (size_t row = 0; row < ws.size(); ++row)
+      if (depOfRow[row] != UINT32_MAX) {
+        const PendingDep& d = deps[depOfRow[row]];
+        unsorted.push_back({d.waker, d.ts, depOfRow[row]});
+      }
+  }
+  std::vector<size_t> forkRows;
+  std::vector<PointQuery> forkQueries;
+  for (size_t i = 0; i < m.taskEvents.size(); ++i) {
+    if (m.taskEvents.kind[i] != core::TaskEventKind::Fork || !m.taskEvents.other[i].isValid()) continue;
+    if (idOf[m.taskEvents.other[i].value] == kNoTask) continue;
+    const uint32_t parentUtid = m.taskEvents.utid[i].value;
+    if (parentUtid < threadCount)
+      forkQueries.push_back({parentUtid, m.taskEvents.ts[i], static_cast<uint32_t>(deps.size() + forkRows.size())});
+    forkRows.push_back(i);
+  }
+  std::vector<PointQuery> queries(unsorted.size() + forkQueries.size());
+  {
+    std::vector<uint32_t> begin(threadCount + 1, 0);
+    for (const auto& q : unsorted) ++begin[q.utid + 1];
+    for (const auto& q : forkQueries) ++begin[q.utid + 1];
+    for (size_t u = 0; u < threadCount; ++u) begin[u + 1] += begin[u];
+    for (const auto& q : unsorted) queries[begin[q.utid]++] = q;
+    // Forks are few: merge them into their task's run by time.
+    for (const auto& q : forkQueries) queries[begin[q.utid]++] = q;
+  }
+  for (size_t q = 0; q < queries.size();) {
+    size_t e = q;
+    while (e < queries.size() && queries[e].utid == queries[q].utid) ++e;
+    if (!std::is_sorted(queries.begin() + static_cast<std::ptrdiff_t>(q), queries.begin() + static_cast<std::ptrdiff_t>(e),
+                        [](const PointQuery& a, const PointQuery& b) { return a.ts < b.ts; }))
+      std::stable_sort(queries.begin() + static_cast<std::ptrdiff_t>(q), queries.begin() + static_cast<std::ptrdiff_t>(e),
+                       [](const PointQuery& a, const PointQuery& b) { return a.ts < b.ts; });
+    q = e;
+  }
+  struct Point {
+    bool ok = false;
+    uint32_t burst = 0;
+    int64_t offset = 0;
+  };
+  std::vector<Point> points(deps.size() + forkRows.size());
+  for (size_t q = 0; q < queries.size();) {
+    const uint32_t utid = queries[q].utid;
+    const TaskId id = idOf[utid];
+    const Scan& sc = scans[utid];
+    size_t b = 0, run = 0;  // cursors: next burst to pass, next run to pass
+    for (; q < queries.size() && queries[q].utid == utid; ++q) {
+      if (id == kNoTask) continue;
+      const auto& bursts = w.tasks[id].bursts;
+      const int64_t ts = queries[q].ts;
+      while (b < bursts.size() && bursts[b].recordedStart <= ts) ++b;
+      if (b == 0) continue;
+      while (run < sc.runTs.size() && sc.runTs[run] <= ts) ++run;
+      const int64_t done = run == 0 ? 0 : sc.runCumBefore[run - 1] + std::min(ts, sc.runEnd[run - 1]) - sc.runTs[run - 1];
+      Point& p = points[queries[q].index];
+      p.ok = true;
+      p.burst = static_cast<uint32_t>(b - 1);
+      p.offset = std::clamp<int64_t>(done - sc.burstCumStart[b - 1], 0, bursts[b - 1].work);
+    }
+  }
+  // Triggers in query order: per acting task and in time order, hence already
+  // sorted by (burst, offset) in the common case.
+  {
+    std::vector<uint32_t> count(w.tasks.size(), 0);
+    for (const PointQuery& q : queries)
+      if (points[q.index].ok && idOf[q.utid] != kNoTask) ++count[idOf[q.utid]];
+    for (size_t t = 0; t < w.tasks.size(); ++t) w.tasks[t].triggers.reserve(count[t]);
+  }
+  for (const PointQuery& q : queries) {
+    const Point& p = points[q.index];
+    if (!p.ok) continue;
+    if (q.index < deps.size()) {
+      const PendingDep& d = deps[q.index];
+      const TaskId wakee = idOf[d.wakee];
+      const TaskId waker = idOf[d.waker];
+      w.tasks[wakee].bursts[d.wakeeBurst].waker = waker;
+      w.tasks[waker].triggers.push_back({p.burst, p.offset, wakee, d.wakeeBurst, false});
+    } else {
+      const size_t i = forkRows[q.index - deps.size()];
+      const TaskId child = idOf[m.taskEvents.other[i].value];
+      const TaskId parent = idOf[m.taskEvents.utid[i].value];
+      w.tasks[child].parent = parent;
+      w.tasks[parent].triggers.push_back({p.burst, p.offset, child, 0, true});
+    }
+  }
+  for (size_t i = 0; i < deps.size(); ++i) {
+    const PendingDep& d = deps[i];
+    const TaskId wakee = idOf[d.wakee];
+    if (wakee == kNoTask || points[i].ok) continue;
+    Burst& b = w.tasks[wakee].bursts[d.wakeeBurst];
+    b.wake = WakeKind::Sleep;
+    b.sleepNs = std::max<int64_t>(0, b.recordedStart - d.blockStart);
+    ++w.unmodelled.wakeupsUnknownWaker;
+  }
+  for (size_t f = 0; f < forkRows.size(); ++f) {
+    if (points[deps.size() + f].ok) continue;
+    const size_t i = forkRows[f];
+    w.tasks[idOf[m.taskEvents.other[i].value]].startTs = m.taskEvents.ts[i];
+    ++w.unmodelled.forksOfUnreplayedParent;
+  }
+  for (Task& t : w.tasks) {
+    // Same-point triggers keep their recorded order (stable).
+    const auto before = [](const Trigger& a, const Trigger& b) {
+      return a.burst != b.burst ? a.burst < b.burst : a.offset < b.offset;
+    };
+    if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
+      std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
+  }
+
+  // The makespan covers what the trace created (the traced command's tree);
+  // background tasks that were already alive only count when nothing was created.
+  bool anyForked = false;
+  for (const Task& t : w.tasks) anyForked |= t.inMakespan;
+  if (!anyForked)
+    for (Task& t : w.tasks) t.inMakespan = true;
+  int64_t first = INT64_MAX, lastEnd = INT64_MIN;
+  for (const Task& t : w.tasks)
+    for (const Burst& b : t.bursts) {
+      if (!t.inMakespan) continue;
+      first = std::min(first, b.recordedStart);
+      lastEnd = std::max(lastEnd, b.recordedEnd);
+    }
+  w.recordedMakespanNs = lastEnd >= first ? lastEnd - first : 0;
+  return w;
+}
+
+}  // namespace replay

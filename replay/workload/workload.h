@@ -1,0 +1,124 @@
+// The replayable workload: per task, bursts of CPU work separated by blocks,
+// each block ended by a dependency (another task's progress, a sleep of known
+// length, or a periodic timer). Built from a recorded model (trace_extractor.h)
+// or from rt-app style JSON (rtapp_reader.h); consumed by the simulator.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/task_state.h"
+#include "core/topology.h"
+
+namespace replay {
+
+using TaskId = uint32_t;
+inline constexpr TaskId kNoTask = UINT32_MAX;
+
+/// Scheduling policy as the workload asks for it. Traces do not record the
+/// policy, only the prio: prio < 100 is read as FIFO, everything else Normal.
+enum class SchedPolicy : uint8_t { Normal, Batch, Idle, Fifo, RR, Iso };
+std::string_view toString(SchedPolicy policy);
+inline bool isRtPolicy(SchedPolicy p) { return p == SchedPolicy::Fifo || p == SchedPolicy::RR; }
+
+/// How the block before a burst ends.
+enum class WakeKind : uint8_t {
+  None,    ///< no block: the burst follows at once (first burst of a task that arrives runnable)
+  Task,    ///< another task wakes it when that task reaches a recorded point of its own work
+  Sleep,   ///< interrupt/timer context or unknown waker: wakes `sleepNs` after it blocks
+  Timer,   ///< rt-app periodic timer: wakes at the timer's next period boundary
+};
+
+struct Burst {
+  int64_t work = 0;                ///< CPU work, in ns at full CPU speed
+  WakeKind wake = WakeKind::None;  ///< how the block before this burst ends
+  core::TaskState blockState = core::TaskState::Sleeping;  ///< state of that block (S, D, ...)
+  TaskId waker = kNoTask;          ///< WakeKind::Task: who wakes it
+  int64_t sleepNs = 0;             ///< WakeKind::Sleep: recorded block length
+  uint32_t timer = 0;              ///< WakeKind::Timer: index into Workload::timers
+  // Recorded times (absolute trace ns), -1 for synthetic workloads: when the
+  // burst became runnable and when its work was done. Used for the recorded makespan.
+  int64_t recordedStart = -1;
+  int64_t recordedEnd = -1;
+};
+
+/// Something a task does when its work reaches a point: wake a task's burst, or fork a child.
+struct Trigger {
+  uint32_t burst = 0;     ///< the burst of the acting task
+  int64_t offset = 0;     ///< work done in that burst when it fires (0..burst.work)
+  TaskId target = kNoTask;
+  uint32_t targetBurst = 0;  ///< the target's burst this wakes (ignored for forks)
+  bool fork = false;         ///< true: starts `target` (its parent is the acting task)
+};
+
+struct Task {
+  int32_t tid = 0;
+  int32_t tgid = -1;
+  std::string comm;
+  int prio = 120;  ///< kernel prio: 0..99 RT (lower is higher), 100..139 nice -20..19
+  SchedPolicy policy = SchedPolicy::Normal;
+  int nice() const { return prio >= 100 ? prio - 120 : 0; }
+  int rtPriority() const { return prio < 100 ? 99 - prio : 0; }  ///< sched_param priority (1..99)
+  std::vector<int> affinity;  ///< allowed CPUs; empty = all
+  bool kernelThread = false;  ///< has no mm (BFS's SMT nice always lets kernel threads run)
+
+  TaskId parent = kNoTask;  ///< set when a parent's fork trigger starts it
+  int64_t startTs = 0;      ///< absolute time it arrives (ignored when forked)
+  int startCpu = -1;        ///< recorded CPU at arrival (placement hint), -1 unknown
+  std::vector<Burst> bursts;
+  std::vector<Trigger> triggers;  ///< sorted by (burst, offset)
+  bool exits = false;             ///< dies after its last burst (else it sleeps for ever)
+  /// Counted in the makespan: for a recording, the tasks created during the
+  /// trace (the traced command and its descendants), or every task when the
+  /// trace created none; for rt-app, every task.
+  bool inMakespan = true;
+
+  int64_t totalWork() const;
+};
+
+/// A periodic timer of an rt-app workload (one per task and "ref").
+struct TimerSpec {
+  int64_t periodNs = 0;
+};
+
+/// What extraction could not model exactly, by reason. Every entry is a count.
+struct Unmodelled {
+  uint64_t wakeupsFromInterrupt = 0;  ///< woken from irq/idle context: replayed as sleeps of the recorded length
+  uint64_t wakeupsUnknownWaker = 0;   ///< waker not a replayed task (or not running then): replayed as sleeps
+  uint64_t wakeupsSelf = 0;           ///< woken by itself: replayed as sleeps
+  uint64_t blocksWithoutWakeup = 0;   ///< switched in again with no wakeup seen: replayed as sleeps
+  uint64_t tasksStartedBeforeTrace = 0;  ///< already alive at trace start: how their first burst began is unknown
+  uint64_t tasksRunningAtTraceEnd = 0;   ///< their last burst was cut by the trace end
+  uint64_t tasksNeverRan = 0;            ///< seen (fork, wakeup) but never ran: not replayed
+  uint64_t forksOfUnreplayedParent = 0;  ///< child started at its recorded time, not at a parent's work point
+  uint64_t unknownStateIntervals = 0;    ///< intervals of unknown state (lost data): no work counted there
+  uint64_t lostEventRanges = 0;          ///< data-loss ranges in the recording
+  uint64_t tasksLeftOut = 0;             ///< left out by ExtractOptions::onlyCreatedTasks or treeOf
+  uint64_t missingSwitchIns = 0;         ///< runs whose switch-in the trace lost (repaired: see ExtractOptions)
+  int64_t missingSwitchInNs = 0;         ///< CPU time those repairs added
+  uint64_t total() const;
+};
+
+struct Workload {
+  std::string source;  ///< file it came from
+  std::string kind;    ///< "trace" or "rt-app"
+  std::vector<Task> tasks;
+  std::vector<TimerSpec> timers;
+  int64_t originTs = 0;    ///< absolute time the replay starts (the recording's first event)
+  int64_t durationNs = 0;  ///< rt-app global.duration; 0 = run until every task is done
+  std::optional<core::Topology> recordedTopology;
+  Unmodelled unmodelled;
+  /// From the first burst's start to the last burst's end of the makespan tasks
+  /// (Task::inMakespan), in the recording; -1 when not recorded.
+  int64_t recordedMakespanNs = -1;
+  /// Median delay, in the recording, from a wakeup onto an idle CPU to the
+  /// wakee's switch-in there (IPI and idle exit); -1 when not measured.
+  int64_t idleWakeupLatencyNs = -1;
+
+  int64_t totalWork() const;
+  size_t burstCount() const;
+};
+
+}  // namespace replay

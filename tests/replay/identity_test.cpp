@@ -1,0 +1,186 @@
+// The model's honesty check: replaying a recording through the baseline
+// (cfs, eevdf) on its recorded topology conserves every task's CPU work exactly
+// and reproduces the recorded makespan within 10%. Runs over the shared
+// recorded traces when present, else over the small fixtures in tests/data/replay.
+// Also: determinism (same input, same hash) and the ftrace text round trip.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "importers/importer.h"
+#include "replay/replay.h"
+#include "replay/workload/trace_extractor.h"
+#include "replay_test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> identityTraces() {
+  std::vector<std::string> out;
+  const fs::path shared = fs::path(SCHEDLAB_SHARED_TRACES) / "recorded";
+  if (fs::is_directory(shared)) {
+    for (const char* w : {"hackbench-proc", "nicemix", "pipe-threads", "sysbench-mix"})
+      for (const char* f : {"trace.txt", "trace.dat"})
+        if (fs::exists(shared / w / f)) out.push_back((shared / w / f).string());
+  } else {
+    for (const char* f : {"pipe-small.txt", "hogs-small.txt"})
+      out.push_back((fs::path(SCHEDLAB_TEST_DATA) / "replay" / f).string());
+  }
+  return out;
+}
+
+// Sum of run-slice time per tid (tids are not reused in these traces' tasks we check).
+std::map<int32_t, int64_t> runtimeByTid(const core::TraceModel& m) {
+  std::map<int32_t, int64_t> out;
+  for (const auto& t : m.cpuSlices)
+    for (size_t i = 0; i < t.size(); ++i)
+      if (t.kind[i] == core::SliceKind::Task) out[m.threads.tid[t.utid[i].value]] += t.dur[i];
+  return out;
+}
+
+std::shared_ptr<core::TraceModel> import(const std::string& path, std::string& why) {
+  auto r = importers::importTrace(path);
+  if (!r) {
+    why = r.error().message();
+    return nullptr;
+  }
+  return r->model;
+}
+
+}  // namespace
+
+TEST(ReplayIdentity, BaselineConservesWorkAndMakespan) {
+  int checked = 0;
+  for (const std::string& path : identityTraces()) {
+    std::string why;
+    auto recorded = import(path, why);
+    if (!recorded) {
+      // trace.dat needs the trace.dat importer; say so rather than fail on a missing reader.
+      std::printf("[   NOTE   ] %s not checked: %s\n", path.c_str(), why.c_str());
+      continue;
+    }
+    auto workload = replay::extractWorkload(*recorded);
+    ASSERT_TRUE(workload.has_value()) << path;
+    std::map<int32_t, int64_t> workByTid;
+    for (const auto& t : workload->tasks) workByTid[t.tid] += t.totalWork();
+    for (const char* model : {"cfs", "eevdf"}) {
+      SCOPED_TRACE(path + " through " + model);
+      replay::ReplayOptions o;
+      o.model = model;  // recorded topology
+      auto r = replay::runReplay(*workload, o);
+      ASSERT_TRUE(r.has_value()) << r.error().message();
+      const auto& v = r->validation;
+      EXPECT_TRUE(v.workConserved) << v.tasksUnfinished << " unfinished, " << v.tasksWorkMismatch << " mismatched";
+      // Every task's CPU time in the replayed model is exactly its work.
+      EXPECT_EQ(runtimeByTid(*r->model), workByTid);
+      ASSERT_GT(v.makespanRecordedNs, 0);
+      EXPECT_GE(v.makespanRatio(), 0.90) << v.makespanReplayNs << " vs " << v.makespanRecordedNs;
+      EXPECT_LE(v.makespanRatio(), 1.10) << v.makespanReplayNs << " vs " << v.makespanRecordedNs;
+      ++checked;
+    }
+    // Without repairing the switch-ins the trace lost, the work is exactly the
+    // recording's own per-task CPU time.
+    replay::ExtractOptions raw;
+    raw.repairMissingSwitchIns = false;
+    auto plain = replay::extractWorkload(*recorded, raw);
+    ASSERT_TRUE(plain.has_value());
+    replay::ReplayOptions o;
+    o.model = "cfs";
+    auto r = replay::runReplay(*plain, o);
+    ASSERT_TRUE(r.has_value());
+    auto recordedRuntime = runtimeByTid(*recorded);
+    for (auto it = recordedRuntime.begin(); it != recordedRuntime.end();)
+      it = it->second == 0 ? recordedRuntime.erase(it) : std::next(it);
+    auto replayRuntime = runtimeByTid(*r->model);
+    for (auto it = replayRuntime.begin(); it != replayRuntime.end();)
+      it = it->second == 0 ? replayRuntime.erase(it) : std::next(it);
+    EXPECT_EQ(replayRuntime, recordedRuntime) << path;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(ReplayDeterminism, SameInputSameHashForEveryModel) {
+  const std::string path = (fs::path(SCHEDLAB_TEST_DATA) / "replay" / "pipe-small.txt").string();
+  std::string why;
+  auto recorded = import(path, why);
+  ASSERT_TRUE(recorded) << why;
+  auto workload = replay::extractWorkload(*recorded);
+  ASSERT_TRUE(workload.has_value());
+  std::map<uint64_t, std::string> seen;
+  for (const char* model : {"cfs", "eevdf", "bfs", "gc", "vrq"}) {
+    replay::ReplayOptions o;
+    o.model = model;
+    auto a = replay::runReplay(*workload, o);
+    auto b = replay::runReplay(*workload, o);
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    const uint64_t ha = replay::modelHash(*a->model);
+    EXPECT_EQ(ha, replay::modelHash(*b->model)) << model;
+    EXPECT_EQ(a->stats.switches, b->stats.switches) << model;
+    seen.emplace(ha, model);
+  }
+  // The models do schedule differently.
+  EXPECT_GE(seen.size(), 3u);
+  // A parameter change changes the schedule.
+  replay::ReplayOptions o;
+  o.model = "cfs";
+  auto base = replay::runReplay(*workload, o);
+  o.params = {"context_switch_ns=2000"};
+  auto costly = replay::runReplay(*workload, o);
+  ASSERT_TRUE(base.has_value() && costly.has_value());
+  EXPECT_NE(replay::modelHash(*base->model), replay::modelHash(*costly->model));
+}
+
+// --out writes ftrace text that the ftrace importer reads back into the same schedule.
+TEST(ReplayOutput, FtraceTextRoundTrip) {
+  const std::string path = (fs::path(SCHEDLAB_TEST_DATA) / "replay" / "pipe-small.txt").string();
+  std::string why;
+  auto recorded = import(path, why);
+  ASSERT_TRUE(recorded) << why;
+  auto workload = replay::extractWorkload(*recorded);
+  ASSERT_TRUE(workload.has_value());
+  const std::string out = (fs::temp_directory_path() / "schedlab-replay-roundtrip.txt").string();
+  for (const char* model : {"cfs", "bfs", "vrq"}) {
+    SCOPED_TRACE(model);
+    replay::ReplayOptions o;
+    o.model = model;
+    o.outTrace = out;
+    auto r = replay::runReplay(*workload, o);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    auto back = import(out, why);
+    ASSERT_TRUE(back) << why;
+    EXPECT_EQ(back->format, "ftrace-text");
+    EXPECT_EQ(back->eventCount, r->model->eventCount);
+    EXPECT_EQ(back->eventCounts, r->model->eventCounts);
+    EXPECT_EQ(runtimeByTid(*back), runtimeByTid(*r->model));
+    EXPECT_EQ(back->wakeups.size(), r->model->wakeups.size());
+    EXPECT_EQ(back->migrations.size(), r->model->migrations.size());
+    EXPECT_EQ(replay::modelHash(*back), replay::modelHash(*r->model));
+    EXPECT_EQ(back->diagnostics.total(core::Severity::Error), 0u);
+  }
+  std::remove(out.c_str());
+}
+
+// A recording replayed on fewer CPUs: per-CPU kernel threads pinned (by name)
+// to a CPU the replay does not have run unpinned instead of failing the replay.
+TEST(ReplayTopology, SmallerTopologyUnpinsPerCpuThreads) {
+  const std::string path = (fs::path(SCHEDLAB_TEST_DATA) / "replay" / "hogs-small.txt").string();
+  std::string why;
+  auto recorded = import(path, why);
+  ASSERT_TRUE(recorded) << why;
+  auto workload = replay::extractWorkload(*recorded);
+  ASSERT_TRUE(workload.has_value());
+  for (const char* model : {"cfs", "eevdf", "bfs", "gc", "vrq"}) {
+    replay::ReplayOptions o;
+    o.model = model;
+    o.topology = core::Topology::flat(1, "test");
+    auto r = replay::runReplay(*workload, o);
+    ASSERT_TRUE(r.has_value()) << model << ": " << r.error().message();
+    EXPECT_TRUE(r->validation.workConserved) << model;
+    EXPECT_EQ(r->model->cpuCount(), 1) << model;
+    // Three CPU hogs recorded on two CPUs take well over 1.5 times as long on one.
+    EXPECT_GE(r->validation.makespanRatio(), 1.5) << model;
+  }
+}

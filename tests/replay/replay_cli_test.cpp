@@ -1,0 +1,142 @@
+// `schedlab-cli replay`: output shapes, validation block, and clear one-line
+// errors with the documented exit codes for bad usage and bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/cli/cli.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliRun cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  args.insert(args.begin(), "replay");
+  const int code = app::cli::run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string fixture(const char* name) { return (fs::path(SCHEDLAB_TEST_DATA) / "replay" / name).string(); }
+
+std::string writeTemp(const std::string& name, const std::string& text) {
+  const auto path = fs::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST(ReplayCli, HumanOutputHasBothColumnsAndValidation) {
+  const CliRun r = cli({fixture("pipe-small.txt"), "--model", "cfs"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("recorded"), std::string::npos);
+  EXPECT_NE(r.out.find("replay"), std::string::npos);
+  EXPECT_NE(r.out.find("Validation:"), std::string::npos);
+  EXPECT_NE(r.out.find("makespan     recorded"), std::string::npos);
+  EXPECT_NE(r.out.find("work         conserved"), std::string::npos);
+  EXPECT_NE(r.out.find("latency_ns = 6000000"), std::string::npos);  // every parameter is listed
+}
+
+TEST(ReplayCli, JsonHasStatsSchemaModelParamsAndValidation) {
+  const CliRun r = cli({fixture("hogs-small.txt"), "--model", "bfs", "--param", "rr_interval=3", "--hz", "1000", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* key : {"\"model\": \"bfs\"", "\"params\"", "\"rr_interval\": 3", "\"hz\": 1000", "\"tasks\"",
+                          "\"cpus\"", "\"fairness\"", "\"recorded\"", "\"validation\"", "\"makespan_recorded_ns\"",
+                          "\"makespan_replay_ns\"", "\"work_conserved\": true", "\"unmodelled\"",
+                          "\"wakeups_from_interrupt\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+}
+
+TEST(ReplayCli, RtAppWorkloadAndOutTrace) {
+  const std::string wl = writeTemp("schedlab-cli-wl.json", R"({"global": {"duration": 0.2}, "tasks": {
+      "a": {"loop": -1, "run": 3000, "sleep": 1000}, "b": {"loop": -1, "priority": 5, "run": 100000}}})");
+  const std::string out = (fs::temp_directory_path() / "schedlab-cli-out.txt").string();
+  const CliRun r = cli({wl, "--model", "vrq", "--topology", "1", "--out", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(no recording)"), std::string::npos);
+  std::ifstream in(out);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "# tracer: nop");
+  // The written trace is a trace like any other.
+  std::ostringstream o, e;
+  EXPECT_EQ(app::cli::run({"info", out}, o, e), 0) << e.str();
+  EXPECT_NE(o.str().find("ftrace-text"), std::string::npos);
+  std::remove(out.c_str());
+  std::remove(wl.c_str());
+}
+
+TEST(ReplayCli, UsageErrorsExitTwoWithOneLine) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* fragment;
+  };
+  const std::string trace = fixture("pipe-small.txt");
+  const Case cases[] = {
+      {{trace}, "--model is required"},
+      {{trace, "--model", "o1"}, "unknown model 'o1' (known: cfs, eevdf, bfs, gc, vrq)"},
+      {{trace, "--model", "cfs", "--param", "latency"}, "--param 'latency': expected KEY=VALUE"},
+      {{trace, "--model", "cfs", "--param", "slice_ns=5"}, "unknown parameter 'slice_ns'"},
+      {{trace, "--model", "cfs", "--param", "latency_ns=fast"}, "latency_ns=fast: not an integer"},
+      {{trace, "--model", "bfs", "--param", "rr_interval=0"}, "rr_interval=0: out of range 1..1000"},
+      {{trace, "--model", "eevdf", "--param", "run_to_parity=maybe"}, "expected true or false"},
+      {{trace, "--model", "cfs", "--hz", "0"}, "hz=0: out of range"},
+      {{trace, "--model", "cfs", "--topology", "0x2"}, "impossible topology '0x2'"},
+      {{trace, "--model", "cfs", "--topology", "two"}, "invalid topology 'two'"},
+      {{trace, "--model", "cfs", "--param", "cpu_speed=1,x"}, "cpu_speed"},
+      {{"--model", "cfs"}, "expected one FILE"},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = cli(c.args);
+    EXPECT_TRUE(r.code == 2 || r.code == 1) << c.fragment;
+    EXPECT_NE(r.err.find(c.fragment), std::string::npos) << "stderr: " << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+TEST(ReplayCli, BadInputExitsOneWithOneLine) {
+  const std::string badJson = writeTemp("schedlab-cli-bad.json", "{\n  \"tasks\": {\"a\": {\"run\": 10,,}}\n}\n");
+  CliRun r = cli({badJson, "--model", "cfs"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("schedlab-cli-bad.json: line 2, column 29: expected a quoted key"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+
+  // A workload that names a CPU the replay topology does not have.
+  const std::string pinned = writeTemp("schedlab-cli-pinned.json", R"({"tasks": {"a": {"loop": 1, "cpus": [3], "run": 10}}})");
+  r = cli({pinned, "--model", "cfs", "--topology", "2"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is pinned to CPU 3, which the replay topology (2 cores x 1 thread (user)) does not have"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+
+  r = cli({"/nonexistent/trace.dat", "--model", "cfs"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_FALSE(r.err.empty());
+  std::remove(badJson.c_str());
+  std::remove(pinned.c_str());
+}
+
+TEST(ReplayCli, HelpListsModelsAndAModelsParameters) {
+  CliRun r = cli({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* m : {"cfs", "eevdf", "bfs", "gc", "vrq", "makespan"}) EXPECT_NE(r.out.find(m), std::string::npos) << m;
+  r = cli({"--help", "--model", "vrq"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("rr_interval = 6"), std::string::npos);
+  EXPECT_NE(r.out.find("idle_wakeup_ns"), std::string::npos);
+}

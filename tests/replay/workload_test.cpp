@@ -1,0 +1,247 @@
+// Workload extraction from small hand-built models, and the rt-app reader.
+#include <gtest/gtest.h>
+
+#include "replay/workload/json_reader.h"
+#include "replay/workload/rtapp_reader.h"
+#include "replay/workload/trace_extractor.h"
+#include "replay_test_util.h"
+#include "support/trace_builder.h"
+
+using replay::WakeKind;
+
+namespace {
+
+// CPU 0: task 10 runs 1000..2000, wakes task 20 at 1500 (its work point 500),
+// sleeps at 2000. CPU 1: 20 runs 1600..1900 and sleeps; an interrupt on idle
+// CPU 1 wakes it at 3000; it runs 3100..3500 and exits.
+std::shared_ptr<core::TraceModel> pingModel() {
+  testing_support::TraceBuilder b;
+  b.sw(1000, 0, 0, "R", 10);
+  b.waking(1500, 0, 10, 20, 1).wakeup(1501, 0, 10, 20, 1);
+  b.sw(1600, 1, 0, "R", 20);
+  b.sw(1900, 1, 20, "S", 0);
+  b.sw(2000, 0, 10, "S", 0);
+  b.waking(3000, 1, 0, 20, 1, core::kCtxHardIrq).wakeup(3001, 1, 0, 20, 1);
+  b.sw(3100, 1, 0, "R", 20);
+  b.exit(3400, 1, 20);
+  b.sw(3500, 1, 20, "X", 0);
+  b.other(4000, 0, 0);
+  return b.build();
+}
+
+const replay::Task* byTid(const replay::Workload& w, int tid) {
+  for (const auto& t : w.tasks)
+    if (t.tid == tid) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(TraceExtractor, BurstsDependenciesAndSleeps) {
+  const auto model = pingModel();
+  auto w = replay::extractWorkload(*model);
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  ASSERT_EQ(w->tasks.size(), 2u);
+  const replay::Task* t10 = byTid(*w, 10);
+  const replay::Task* t20 = byTid(*w, 20);
+  ASSERT_TRUE(t10 && t20);
+
+  // 10: one burst of 1000 ns, present at trace start, no exit.
+  ASSERT_EQ(t10->bursts.size(), 1u);
+  EXPECT_EQ(t10->bursts[0].work, 1000);
+  EXPECT_EQ(t10->bursts[0].wake, WakeKind::None);
+  EXPECT_EQ(t10->startTs, 1000);
+  EXPECT_FALSE(t10->exits);
+  // Its wakeup of 20 is a trigger at its own work point 500.
+  ASSERT_EQ(t10->triggers.size(), 1u);
+  EXPECT_EQ(t10->triggers[0].burst, 0u);
+  EXPECT_EQ(t10->triggers[0].offset, 500);
+  EXPECT_EQ(t10->triggers[0].targetBurst, 0u);
+  EXPECT_FALSE(t10->triggers[0].fork);
+
+  // 20: asleep from the start, woken by 10; then woken from interrupt context
+  // after a sleep of 3000 - 1900 ns; exits after 400 ns of work.
+  ASSERT_EQ(t20->bursts.size(), 2u);
+  EXPECT_EQ(t20->bursts[0].wake, WakeKind::Task);
+  EXPECT_EQ(t20->bursts[0].waker, static_cast<replay::TaskId>(t10 - w->tasks.data()));
+  EXPECT_EQ(t20->bursts[0].work, 300);
+  EXPECT_EQ(t20->bursts[1].wake, WakeKind::Sleep);
+  EXPECT_EQ(t20->bursts[1].sleepNs, 1100);
+  EXPECT_EQ(t20->bursts[1].work, 400);
+  EXPECT_TRUE(t20->exits);
+
+  EXPECT_EQ(w->unmodelled.wakeupsFromInterrupt, 1u);
+  EXPECT_EQ(w->unmodelled.tasksStartedBeforeTrace, 1u);
+  // No task was created in the trace, so every task counts: 1000 .. 3500.
+  EXPECT_EQ(w->recordedMakespanNs, 2500);
+  // Wakeup at 1500 onto idle CPU 1, switch-in at 1600.
+  EXPECT_EQ(w->idleWakeupLatencyNs, 100);
+}
+
+TEST(TraceExtractor, ReplayThroughCfsFollowsTheDependencies) {
+  const auto model = pingModel();
+  auto w = replay::extractWorkload(*model);
+  ASSERT_TRUE(w.has_value());
+  const auto r = replay_test::replayOn(*w, "cfs", 2);
+  ASSERT_TRUE(r.model);
+  EXPECT_TRUE(r.validation.workConserved);
+  // 20 is woken when 10 reaches 500 ns of work (t=1500), lands on idle CPU 1
+  // after the recorded 100 ns of idle exit, runs 300 ns, sleeps 1100 ns, runs
+  // 400 ns and exits: 1600..1900 and 3000..3400 (the timer fires on its own CPU).
+  const auto& s1 = r.model->cpuSlices[1];
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (size_t i = 0; i < s1.size(); ++i)
+    if (s1.kind[i] == core::SliceKind::Task) runs.emplace_back(s1.ts[i], s1.end(i));
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], std::make_pair(int64_t{1600}, int64_t{1900}));
+  EXPECT_EQ(runs[1], std::make_pair(int64_t{3000}, int64_t{3400}));
+  EXPECT_EQ(r.validation.makespanReplayNs, 2400);
+  EXPECT_EQ(r.validation.makespanRecordedNs, 2500);
+}
+
+TEST(TraceExtractor, ForkStartsChildAtParentsWorkPoint) {
+  testing_support::TraceBuilder b;
+  b.sw(1000, 0, 0, "R", 10);
+  b.fork(1200, 0, 10, 40).wakeup(1201, 0, 10, 40, 0, true);
+  b.sw(1300, 0, 10, "R", 40);  // child runs first
+  b.sw(1500, 0, 40, "S", 10);
+  b.sw(2000, 0, 10, "S", 0);
+  b.other(2500, 0, 0);
+  auto w = replay::extractWorkload(*b.build());
+  ASSERT_TRUE(w.has_value());
+  const replay::Task* parent = byTid(*w, 10);
+  const replay::Task* child = byTid(*w, 40);
+  ASSERT_TRUE(parent && child);
+  EXPECT_EQ(child->parent, static_cast<replay::TaskId>(parent - w->tasks.data()));
+  ASSERT_EQ(parent->triggers.size(), 1u);
+  EXPECT_TRUE(parent->triggers[0].fork);
+  EXPECT_EQ(parent->triggers[0].offset, 200);  // 10 had run 1000..1200
+  EXPECT_EQ(parent->bursts[0].work, 300 + 500);
+  EXPECT_EQ(child->bursts[0].work, 200);
+  // Only the child was created in the trace: the makespan is its burst (1201..1500).
+  EXPECT_TRUE(child->inMakespan);
+  EXPECT_FALSE(parent->inMakespan);
+  EXPECT_EQ(w->recordedMakespanNs, 1500 - 1201);
+
+  const auto r = replay_test::replayOn(*w, "bfs", 1);
+  EXPECT_TRUE(r.validation.workConserved);
+  ASSERT_TRUE(r.model);
+  EXPECT_EQ(r.model->taskEvents.size(), 1u);  // the fork, at the parent's work point
+  EXPECT_EQ(r.model->taskEvents.ts[0], 1200);
+}
+
+TEST(TraceExtractor, PerCpuKthreadNames) {
+  EXPECT_EQ(replay::perCpuKthreadCpu("ksoftirqd/3"), 3);
+  EXPECT_EQ(replay::perCpuKthreadCpu("kworker/1:2H"), 1);
+  EXPECT_EQ(replay::perCpuKthreadCpu("kworker/u8:1"), -1);
+  EXPECT_EQ(replay::perCpuKthreadCpu("migration/0"), 0);
+  EXPECT_EQ(replay::perCpuKthreadCpu("bash"), -1);
+  EXPECT_TRUE(replay::looksLikeKernelThread("kworker/0:1"));
+  EXPECT_FALSE(replay::looksLikeKernelThread("hackbench"));
+}
+
+TEST(TraceExtractor, EmptyModelIsAnError) {
+  testing_support::TraceBuilder b;
+  b.other(100, 0, 0);
+  auto w = replay::extractWorkload(*b.build());
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message().find("no task ever ran"), std::string::npos);
+}
+
+// --- rt-app reader ---
+
+TEST(RtAppReader, UnrollsLoopsIntoBurstsAndBlocks) {
+  auto w = replay::readRtAppWorkload(R"({
+    "global": {"duration": -1, "default_policy": "SCHED_OTHER", "calibration": "CPU0"},
+    "tasks": {
+      "t": {"instance": 2, "loop": 3, "priority": 5, "cpus": [1], "run": 1000, "run1": 500, "sleep": 2000},
+      "rt": {"policy": "SCHED_FIFO", "priority": 50, "loop": 2, "phases": {
+          "p1": {"loop": 2, "run": 100, "timer": {"ref": "tick", "period": 10000}}}}}})",
+                                     "w.json");
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  ASSERT_EQ(w->tasks.size(), 3u);
+  const auto& t0 = w->tasks[0];
+  EXPECT_EQ(t0.comm, "t-0");
+  EXPECT_EQ(w->tasks[1].comm, "t-1");
+  EXPECT_EQ(t0.prio, 125);
+  EXPECT_EQ(t0.affinity, std::vector<int>{1});
+  // run 1000 + run1 500 merge into one burst; each sleep ends one: 3 loops -> 4 bursts (last empty).
+  ASSERT_EQ(t0.bursts.size(), 4u);
+  EXPECT_EQ(t0.bursts[0].work, 1'500'000);
+  EXPECT_EQ(t0.bursts[1].wake, WakeKind::Sleep);
+  EXPECT_EQ(t0.bursts[1].sleepNs, 2'000'000);
+  EXPECT_EQ(t0.bursts[3].work, 0);
+  const auto& rt = w->tasks[2];
+  EXPECT_EQ(rt.policy, replay::SchedPolicy::Fifo);
+  EXPECT_EQ(rt.prio, 49);
+  ASSERT_EQ(rt.bursts.size(), 5u);  // 2 loops x 2 phase loops x (run, timer)
+  EXPECT_EQ(rt.bursts[1].wake, WakeKind::Timer);
+  EXPECT_EQ(w->timers.at(rt.bursts[1].timer).periodNs, 10'000'000);
+}
+
+TEST(RtAppReader, TimerWakesAtPeriodBoundaries) {
+  // 2 ms of work every 10 ms: the task runs at 0, 10, 20, ... ms.
+  auto w = replay_test::rtapp(R"({"global": {"duration": 0.1}, "tasks": {
+      "p": {"loop": -1, "run": 2000, "timer": {"ref": "t", "period": 10000}}}})");
+  const auto r = replay_test::replayOn(w, "cfs", 1);
+  ASSERT_TRUE(r.model);
+  const auto& s = r.model->cpuSlices[0];
+  std::vector<int64_t> starts;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s.kind[i] == core::SliceKind::Task) starts.push_back(s.ts[i]);
+  ASSERT_GE(starts.size(), 9u);
+  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(starts[i], static_cast<int64_t>(i) * 10'000'000) << i;
+  EXPECT_NEAR(static_cast<double>(r.outcomes[0].runtimeNs), 20e6, 1e6);  // 10 periods x 2 ms in 100 ms
+}
+
+TEST(RtAppReader, MalformedJsonNamesLineAndColumn) {
+  struct Case {
+    const char* text;
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {"", "line 1, column 1: expected a value, found end of input"},
+      {"{\n  \"tasks\": {\n    \"a\": {\"run\": 10,}\n  }\n}", "line 3, column 21: expected a quoted key"},
+      {"{\"tasks\": {\"a\": {\"run\": 1e}}}", "line 1, column 27: expected a digit in the exponent"},
+      {"{\"tasks\": {\"a\": {\"run\": \"x}}}", "unterminated string"},
+      {"{\"tasks\": {}} extra", "line 1, column 15: unexpected text after the JSON value"},
+      {"[1, 2", "expected ',' or ']', found end of input"},
+      {"{\"tasks\": {\"a\": {\"run\": -5}}}", "line 1, column 25: \"run\" -5 out of range"},
+      {"{\"tasks\": {\"a\": {\"run\": 10, \"lock\": 1}}}", "line 1, column 37: unknown key \"lock\""},
+      {"{\"tasks\": {\"a\": {\"policy\": \"SCHED_DEADLINE\", \"run\": 1}}}", "unknown policy \"SCHED_DEADLINE\""},
+      {"{\"tasks\": {\"a\": {\"loop\": -1, \"run\": 1}}}", "loops for ever (loop -1) but global.duration is not set"},
+      {"{\"tasks\": {\"a\": {\"policy\": \"SCHED_FIFO\", \"priority\": 0, \"run\": 1}}}", "must be 1..99"},
+      {"{\"global\": {\"duration\": \"5\"}, \"tasks\": {\"a\": {\"run\": 1}}}", "\"duration\" must be a number"},
+      {"{\"tasks\": []}", "\"tasks\" must be an object"},
+      {"{\"tasks\": {\"a\": {\"cpus\": [0.5], \"run\": 1}}}", "a CPU number must be an integer"},
+  };
+  for (const Case& c : cases) {
+    auto w = replay::readRtAppWorkload(c.text, "bad.json");
+    ASSERT_FALSE(w.has_value()) << c.text;
+    EXPECT_NE(w.error().message().find(c.fragment), std::string::npos)
+        << "input: " << c.text << "\nmessage: " << w.error().message();
+    EXPECT_EQ(w.error().message().rfind("bad.json: ", 0), 0u) << w.error().message();
+  }
+}
+
+TEST(RtAppReader, DeepNestingAndRandomBytesNeverCrash) {
+  std::string deep(5000, '[');
+  auto w = replay::readRtAppWorkload(deep, "deep.json");
+  ASSERT_FALSE(w.has_value());
+  EXPECT_NE(w.error().message().find("nesting deeper than 256"), std::string::npos);
+  uint32_t x = 12345;
+  for (int round = 0; round < 200; ++round) {
+    std::string junk;
+    for (int i = 0; i < 64; ++i) {
+      x = x * 1664525u + 1013904223u;
+      junk += static_cast<char>("{}[]\":,0123456789.-eE tfnrsu\\\n"[x % 31]);
+    }
+    (void)replay::readRtAppWorkload(junk, "junk.json");  // must not crash or hang
+  }
+}
+
+TEST(RtAppReader, MissingFileIsAnError) {
+  auto w = replay::readRtAppWorkloadFile("/nonexistent/workload.json");
+  ASSERT_FALSE(w.has_value());
+  EXPECT_EQ(w.error().message(), "/nonexistent/workload.json: cannot open the file");
+}
