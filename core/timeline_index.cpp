@@ -146,6 +146,7 @@ void TimelineTrack::buildIndex() {
     m_maxWide.push_back(std::move(wide));
     m_argRunning.push_back(std::move(arg));
   }
+  buildPyramid();
 }
 
 uint32_t TimelineTrack::betterRunning(uint32_t a, uint32_t b) const {
@@ -238,12 +239,64 @@ std::vector<DrawItem> TimelineTrack::query(int64_t t0, int64_t t1, double nsPerP
 }
 
 void TimelineTrack::query(int64_t t0, int64_t t1, double nsPerPx, std::vector<DrawItem>& out) const {
-  const auto n = static_cast<uint32_t>(size());
-  if (n == 0 || t1 <= t0 || !(nsPerPx > 0)) return;
+  if (empty() || t1 <= t0 || !(nsPerPx > 0)) return;
   const int64_t minVis = std::max<int64_t>(1, std::llround(kMinVisiblePx * nsPerPx));
-  const int64_t binNs = std::max<int64_t>(1, std::llround(kFoldPx * nsPerPx));
-  const int64_t* ts = m_ts.data();
+  const double binNs = kFoldPx * nsPerPx;
+  if (!m_pyramid.empty() && binNs >= static_cast<double>(m_pyramid.front().width)) {
+    // The coarsest level whose bins are at most one fold bin wide: 1 to 2 px each.
+    size_t level = 0;
+    while (level + 1 < m_pyramid.size() && static_cast<double>(m_pyramid[level + 1].width) <= binNs) ++level;
+    queryPyramid(level, t0, t1, minVis, out);
+    return;
+  }
+  queryRows(t0, t1, minVis, std::max<int64_t>(1, std::llround(binNs)), out);
+}
 
+void TimelineTrack::queryPyramid(size_t level, int64_t t0, int64_t t1, int64_t minVis, std::vector<DrawItem>& out) const {
+  const PyramidLevel& L = m_pyramid[level];
+  const auto n = static_cast<uint32_t>(size());
+  const int64_t first = std::max<int64_t>(floorDiv(t0, L.width), L.base);
+  const int64_t last = std::min<int64_t>(floorDiv(t1 - 1, L.width), L.base + static_cast<int64_t>(L.bins.size()) - 1);
+  for (int64_t a = first; a <= last; ++a) {
+    const auto j = static_cast<size_t>(a - L.base);
+    const FoldBin& bin = L.bins[j];
+    bool any = false;
+    DrawItem item;
+    for (int c = 0; c < kFoldCategories; ++c) {
+      const auto v = bin.share[static_cast<size_t>(c)];
+      item.share[static_cast<size_t>(c)] = static_cast<float>(v) / 65535.0f;
+      any = any || v > 0;
+    }
+    if (!any) continue;
+    item.kind = DrawKind::Folded;
+    item.ts = a * L.width;
+    item.end = item.ts + L.width;
+    item.firstIdx = bin.firstRow;
+    const uint32_t next = j + 1 < L.bins.size() ? L.bins[j + 1].firstRow : n;
+    item.count = next > bin.firstRow ? next - bin.firstRow : 1;
+    item.dominantIdx = bin.dominant;
+    out.push_back(item);
+  }
+  // Rows wide enough to stand alone are drawn over the bins, with their labels.
+  const int64_t* ts = m_ts.data();
+  auto a = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t0) - ts);
+  if (a > 0) --a;
+  const auto b = static_cast<uint32_t>(std::lower_bound(ts + a, ts + n, t1) - ts);
+  for (uint32_t i = findFirstWide(a, b, minVis); i < b; i = findFirstWide(i + 1, b, minVis)) {
+    if (m_kind[i] == TrackKind::Empty || end(i) <= t0) continue;
+    DrawItem item;
+    item.kind = drawKindOf(m_kind[i]);
+    item.firstIdx = i;
+    item.count = 1;
+    item.ts = ts[i];
+    item.end = end(i);
+    out.push_back(item);
+  }
+}
+
+void TimelineTrack::queryRows(int64_t t0, int64_t t1, int64_t minVis, int64_t binNs, std::vector<DrawItem>& out) const {
+  const auto n = static_cast<uint32_t>(size());
+  const int64_t* ts = m_ts.data();
   auto pos = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t0) - ts);
   if (pos > 0 && end(pos - 1) > t0) --pos;
   while (pos < n && ts[pos] < t1) {
@@ -270,7 +323,7 @@ void TimelineTrack::query(int64_t t0, int64_t t1, double nsPerPx, std::vector<Dr
       step *= 2;
     }
     const uint32_t hi = std::min(n, lo + step + 1);
-    const auto q = static_cast<uint32_t>(std::lower_bound(ts + lo, ts + hi, binEnd) - ts);
+    const auto q = static_cast<uint32_t>(std::lower_bound(ts + std::min(lo, n), ts + hi, binEnd) - ts);
     const uint32_t last = std::max(pos + 1, findFirstWide(pos + 1, q, minVis));
 
     DrawItem item;
@@ -296,6 +349,74 @@ void TimelineTrack::query(int64_t t0, int64_t t1, double nsPerPx, std::vector<Dr
     }
     if (any) out.push_back(item);
     pos = last;
+  }
+}
+
+void TimelineTrack::buildPyramid() {
+  m_pyramid.clear();
+  const auto n = static_cast<uint32_t>(size());
+  // Below a few hundred rows the row walk is as cheap as any bin.
+  if (n < 256) return;
+  int64_t spanEnd = m_ts[0];
+  for (uint32_t i = 0; i < n; ++i) spanEnd = std::max(spanEnd, end(i));
+  const int64_t span = std::max<int64_t>(1, spanEnd - m_ts[0]);
+  // Level 0: about 16 rows per bin on average; widths are powers of two ns.
+  const double target = static_cast<double>(span) * 16.0 / n;
+  int64_t w0 = 1;
+  while (static_cast<double>(w0) < target && w0 < (int64_t{1} << 50)) w0 *= 2;
+
+  PyramidLevel L0;
+  L0.width = w0;
+  L0.base = floorDiv(m_ts[0], w0);
+  const int64_t lastBin = floorDiv(spanEnd - 1, w0);
+  const auto bins = static_cast<size_t>(std::max<int64_t>(1, lastBin - L0.base + 1));
+  std::vector<std::array<int64_t, kFoldCategories>> acc(bins, std::array<int64_t, kFoldCategories>{});
+  L0.bins.assign(bins, FoldBin{{}, kNoRow, kNoRow});
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t s = m_ts[i];
+    const int64_t e = end(i);
+    auto j = static_cast<size_t>(floorDiv(s, w0) - L0.base);
+    if (L0.bins[j].firstRow == kNoRow) L0.bins[j].firstRow = i;
+    const int c = foldCategory(m_kind[i]);
+    if (c < 0 || c >= kFoldCategories) continue;
+    for (; j < bins; ++j) {
+      const int64_t bs = (L0.base + static_cast<int64_t>(j)) * w0;
+      if (bs >= e) break;
+      const int64_t overlap = std::min(e, bs + w0) - std::max(s, bs);
+      if (overlap <= 0) continue;
+      acc[j][static_cast<size_t>(c)] += overlap;
+      if (m_kind[i] == TrackKind::Running) L0.bins[j].dominant = betterRunning(L0.bins[j].dominant, i);
+    }
+  }
+  uint32_t next = n;
+  for (size_t j = bins; j-- > 0;) {
+    if (L0.bins[j].firstRow == kNoRow) L0.bins[j].firstRow = next;
+    next = L0.bins[j].firstRow;
+    for (int c = 0; c < kFoldCategories; ++c) {
+      const double f = static_cast<double>(acc[j][static_cast<size_t>(c)]) / static_cast<double>(w0);
+      L0.bins[j].share[static_cast<size_t>(c)] = static_cast<uint16_t>(std::lround(std::clamp(f, 0.0, 1.0) * 65535.0));
+    }
+  }
+  m_pyramid.push_back(std::move(L0));
+  while (m_pyramid.back().bins.size() > 1) {
+    const PyramidLevel& child = m_pyramid.back();
+    PyramidLevel up;
+    up.width = child.width * 2;
+    up.base = floorDiv(child.base, 2);
+    const int64_t upLast = floorDiv(child.base + static_cast<int64_t>(child.bins.size()) - 1, 2);
+    up.bins.assign(static_cast<size_t>(upLast - up.base + 1), FoldBin{{}, kNoRow, kNoRow});
+    std::vector<std::array<uint32_t, kFoldCategories>> sum(up.bins.size(), std::array<uint32_t, kFoldCategories>{});
+    for (size_t j = 0; j < child.bins.size(); ++j) {
+      const auto k = static_cast<size_t>(floorDiv(child.base + static_cast<int64_t>(j), 2) - up.base);
+      FoldBin& p = up.bins[k];
+      const FoldBin& ch = child.bins[j];
+      for (size_t c = 0; c < kFoldCategories; ++c) sum[k][c] += ch.share[c];
+      p.dominant = betterRunning(p.dominant, ch.dominant);
+      p.firstRow = std::min(p.firstRow, ch.firstRow);
+    }
+    for (size_t k = 0; k < up.bins.size(); ++k)
+      for (size_t c = 0; c < kFoldCategories; ++c) up.bins[k].share[c] = static_cast<uint16_t>((sum[k][c] + 1) / 2);
+    m_pyramid.push_back(std::move(up));
   }
 }
 
@@ -333,6 +454,7 @@ size_t TimelineTrack::memoryBytes() const {
              m_cum.capacity() * 8;
   for (const auto& l : m_maxWide) b += l.capacity() * 8;
   for (const auto& l : m_argRunning) b += l.capacity() * 4;
+  for (const auto& l : m_pyramid) b += l.bins.capacity() * sizeof(FoldBin);
   return b;
 }
 

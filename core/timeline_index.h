@@ -75,9 +75,11 @@ class TimelineTrack {
   /// Row of the model table behind track row i (cpuSlices[cpu] or threadStates).
   uint32_t sourceRow(uint32_t i) const { return m_rowMap.empty() ? m_rowOffset + i : m_rowMap[i]; }
 
-  /// Draw items covering [t0, t1) at `nsPerPx` nanoseconds per pixel, in time order.
-  /// Fold bins are aligned to multiples of kFoldPx*nsPerPx, so panning at a fixed
-  /// zoom yields the same bins where two windows overlap.
+  /// Draw items covering [t0, t1) at `nsPerPx` nanoseconds per pixel. Fold bins
+  /// are aligned to absolute multiples of their width, so panning at a fixed
+  /// zoom yields the same bins where two windows overlap. Zoomed in, items come
+  /// in time order; zoomed far out (more than ~16 rows per fold bin) the bins
+  /// come from the time pyramid first, then the rows wide enough to stand alone.
   std::vector<DrawItem> query(int64_t t0, int64_t t1, double nsPerPx) const;
   void query(int64_t t0, int64_t t1, double nsPerPx, std::vector<DrawItem>& out) const;
 
@@ -99,6 +101,9 @@ class TimelineTrack {
   static constexpr uint32_t kBlockShift = 4;  // mipmap fan-out and prefix-sum block: 16 rows
   static constexpr uint32_t kBlock = 1u << kBlockShift;
   void buildIndex();
+  void buildPyramid();
+  void queryRows(int64_t t0, int64_t t1, int64_t minVis, int64_t binNs, std::vector<DrawItem>& out) const;
+  void queryPyramid(size_t level, int64_t t0, int64_t t1, int64_t minVis, std::vector<DrawItem>& out) const;
   int64_t wideKey(uint32_t i) const { return m_kind[i] == TrackKind::Loss ? INT64_MAX : m_dur[i]; }
   int64_t runningKey(uint32_t i) const { return m_kind[i] == TrackKind::Running ? m_dur[i] : -1; }
   uint32_t betterRunning(uint32_t a, uint32_t b) const;
@@ -116,6 +121,20 @@ class TimelineTrack {
   std::vector<std::vector<uint32_t>> m_argRunning;
   // Per-category time before each 16-row block: m_cum[block * kFoldCategories + c].
   std::vector<int64_t> m_cum;
+  // Time pyramid for far zoom: level l cuts time into bins of width w0 * 2^l at
+  // absolute multiples of it, each summarising the rows it overlaps, so a whole
+  // trace view reads about a thousand bins whatever the event count.
+  struct FoldBin {
+    std::array<uint16_t, kFoldCategories> share;  ///< fraction of the bin, 0..65535
+    uint32_t dominant;                            ///< longest Running row overlapping it
+    uint32_t firstRow;                            ///< first row starting at or after its start
+  };
+  struct PyramidLevel {
+    int64_t width = 0;
+    int64_t base = 0;  ///< absolute index (time / width) of bins[0]
+    std::vector<FoldBin> bins;
+  };
+  std::vector<PyramidLevel> m_pyramid;
 };
 
 /// The tracks of one model: every CPU eagerly, tasks lazily. Keeps the model

@@ -1,0 +1,214 @@
+// `schedlab`: the desktop application. Files on the command line are opened
+// as runs; --replay adds replays of each; --screenshot renders the window
+// offscreen once everything is loaded (documentation and tests).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QSettings>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <cstdio>
+#include <cstring>
+
+#include "app/gui/main_window.h"
+#include "app/gui/timeline_view.h"
+#include "app/render/time_axis.h"
+
+namespace {
+bool wantsScreenshot(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--screenshot", 12) == 0) return true;
+  return false;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  QElapsedTimer sinceStart;
+  sinceStart.start();
+  const bool screenshot = wantsScreenshot(argc, argv);
+  // Screenshots need no display: use the offscreen platform unless one was chosen.
+  if (screenshot && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+  if (screenshot) {
+    // The offscreen platform's chatter says nothing about the picture.
+    static QtMessageHandler previous = qInstallMessageHandler(
+        [](QtMsgType type, const QMessageLogContext& context, const QString& message) {
+          if (message.startsWith(QLatin1String("QStandardPaths:")) || message.contains(QLatin1String("propagateSizeHints")))
+            return;
+          if (previous) previous(type, context, message);
+        });
+  }
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("SchedLab"));
+  QApplication::setApplicationName(QStringLiteral("SchedLab"));
+  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("SchedLab: scheduler traces, replays and statistics side by side."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Traces to open (files, or CTF folders)."), QStringLiteral("[FILES...]"));
+  const QCommandLineOption screenshotOpt(QStringLiteral("screenshot"),
+                                         QStringLiteral("Render the main window to OUT.png once loaded, then exit."), QStringLiteral("OUT.png"));
+  const QCommandLineOption replayOpt(QStringLiteral("replay"), QStringLiteral("Replay every recording through MODEL (repeatable)."),
+                                     QStringLiteral("MODEL"));
+  const QCommandLineOption paramOpt(QStringLiteral("param"), QStringLiteral("key=value for --replay (repeatable)."), QStringLiteral("KEY=VALUE"));
+  const QCommandLineOption topologyOpt(QStringLiteral("topology"), QStringLiteral("Topology of the traces (CxT), overriding theirs."), QStringLiteral("CxT"));
+  const QCommandLineOption replayTopologyOpt(QStringLiteral("replay-topology"), QStringLiteral("Topology of the replays (CxT)."), QStringLiteral("CxT"));
+  const QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."), QStringLiteral("WxH"));
+  const QCommandLineOption searchOpt(QStringLiteral("search"), QStringLiteral("Highlight tasks matching TEXT."), QStringLiteral("TEXT"));
+  const QCommandLineOption fromOpt(QStringLiteral("from"), QStringLiteral("Show from this time (e.g. 10ms)."), QStringLiteral("T"));
+  const QCommandLineOption toOpt(QStringLiteral("to"), QStringLiteral("Show up to this time."), QStringLiteral("T"));
+  const QCommandLineOption selectOpt(QStringLiteral("select"), QStringLiteral("Select the range FROM:TO (statistics follow it)."), QStringLiteral("FROM:TO"));
+  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics or details."), QStringLiteral("NAME"));
+  const QCommandLineOption taskRowOpt(QStringLiteral("task-row"), QStringLiteral("Show the state row of tasks whose tid is TID (repeatable)."), QStringLiteral("TID"));
+  const QCommandLineOption sliceOpt(QStringLiteral("select-slice"),
+                                    QStringLiteral("Show the details of the slice running on CPU at time T in the first recording."),
+                                    QStringLiteral("CPU@T"));
+  const QCommandLineOption timingOpt(QStringLiteral("timing"), QStringLiteral("Print import and first-paint timings to stderr."));
+  parser.addOptions({screenshotOpt, replayOpt, paramOpt, topologyOpt, replayTopologyOpt, sizeOpt, searchOpt, fromOpt, toOpt,
+                     selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt});
+  parser.process(app);
+
+  QTemporaryDir settingsDir;
+  if (parser.isSet(screenshotOpt)) {
+    // Screenshots must not depend on (or change) the user's remembered layout.
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+  }
+
+  std::optional<core::Topology> topology;
+  if (parser.isSet(topologyOpt)) {
+    auto t = core::Topology::parseSpec(parser.value(topologyOpt).toStdString());
+    if (!t) {
+      std::fprintf(stderr, "schedlab: %s\n", t.error().message().c_str());
+      return 2;
+    }
+    topology = *t;
+  }
+  app::gui::ReplayRequest replayTemplate;
+  for (const QString& kv : parser.values(paramOpt)) {
+    auto parsed = app::gui::parseAssignments(kv.toStdString());
+    if (!parsed) {
+      std::fprintf(stderr, "schedlab: %s\n", parsed.error().message().c_str());
+      return 2;
+    }
+    for (auto& p : *parsed) replayTemplate.params.push_back(p);
+  }
+  if (parser.isSet(replayTopologyOpt)) {
+    auto t = core::Topology::parseSpec(parser.value(replayTopologyOpt).toStdString());
+    if (!t) {
+      std::fprintf(stderr, "schedlab: %s\n", t.error().message().c_str());
+      return 2;
+    }
+    replayTemplate.topology = *t;
+  }
+
+  app::gui::MainWindow window;
+  window.setTimingLog(parser.isSet(timingOpt));
+  if (parser.isSet(screenshotOpt)) {
+    window.setInteractive(false);
+    int w = 1600, h = 1000;
+    if (parser.isSet(sizeOpt)) {
+      const auto parts = parser.value(sizeOpt).split(QLatin1Char('x'));
+      if (parts.size() == 2) {
+        w = std::max(640, parts[0].toInt());
+        h = std::max(400, parts[1].toInt());
+      }
+    }
+    window.resize(w, h);
+  }
+  window.show();
+  for (const QString& f : parser.positionalArguments()) window.openFile(f, topology);
+
+  // Steps after loading: replays, view settings, then (for --screenshot) the picture.
+  const QStringList replays = parser.values(replayOpt);
+  int phase = 0;
+  auto* driver = new QTimer(&window);
+  driver->setInterval(50);
+  QObject::connect(driver, &QTimer::timeout, &window, [&] {
+    if (!window.isIdle()) return;
+    if (phase == 0) {
+      phase = 1;
+      for (int rec : window.runs()->recordings())
+        for (const QString& model : replays) {
+          app::gui::ReplayRequest req = replayTemplate;
+          req.model = model.toStdString();
+          window.startReplay(rec, req);
+        }
+      auto* view = window.viewState();
+      int64_t from = 0, to = view->span();
+      bool range = false;
+      if (parser.isSet(fromOpt)) range = app::render::parseDuration(parser.value(fromOpt), from) || range;
+      if (parser.isSet(toOpt)) range = app::render::parseDuration(parser.value(toOpt), to) || range;
+      if (range) view->showRange(from, to);
+      if (parser.isSet(selectOpt)) {
+        const auto parts = parser.value(selectOpt).split(QLatin1Char(':'));
+        int64_t a = 0, b = 0;
+        if (parts.size() == 2 && app::render::parseDuration(parts[0], a) && app::render::parseDuration(parts[1], b)) {
+          view->setSelection(app::gui::TimelineViewState::Range{a, b});
+          view->commitSelection();
+        }
+      }
+      if (parser.isSet(searchOpt)) window.setSearchText(parser.value(searchOpt));
+      for (const QString& tid : parser.values(taskRowOpt))
+        for (int id : window.runs()->recordings()) {
+          const auto* run = window.runs()->run(id);
+          for (size_t u = 1; u < run->model->threadCount(); ++u)
+            if (run->model->threads.tid[u] == tid.toInt()) {
+              window.timeline()->showTaskRow(id, core::Utid(static_cast<uint32_t>(u)));
+              break;
+            }
+        }
+      if (parser.isSet(sliceOpt) && !window.runs()->recordings().empty()) {
+        const auto parts = parser.value(sliceOpt).split(QLatin1Char('@'));
+        int64_t t = 0;
+        const int id = window.runs()->recordings().front();
+        const auto* run = window.runs()->run(id);
+        if (parts.size() == 2 && app::render::parseDuration(parts[1], t) && run) {
+          const int cpu = parts[0].toInt();
+          const auto& track = run->render->index->cpuTrack(cpu);
+          if (auto row = track.rowNear(run->render->origin + t, 1000000)) {
+            app::gui::SliceRef ref;
+            ref.runId = id;
+            ref.cpu = cpu;
+            ref.row = track.sourceRow(*row);
+            ref.utid = run->model->cpuSlices[static_cast<size_t>(cpu)].utid[ref.row];
+            window.selectSlice(ref);
+          }
+        }
+      }
+      const QString tab = parser.value(tabOpt).toLower();
+      if (tab == QLatin1String("tasks")) window.tabs()->setCurrentIndex(0);
+      if (tab == QLatin1String("statistics")) {
+        window.tabs()->setCurrentIndex(1);
+        window.setTabsShare(0.68);  // the charts need the room
+      }
+      if (tab == QLatin1String("details")) window.tabs()->setCurrentIndex(2);
+      return;
+    }
+    if (phase == 1) {
+      phase = 2;
+      if (parser.isSet(timingOpt))
+        std::fprintf(stderr, "timing: everything loaded and painted %.1f ms after start\n",
+                     static_cast<double>(sinceStart.nsecsElapsed()) / 1e6);
+      if (!parser.isSet(screenshotOpt)) {
+        driver->stop();
+        return;
+      }
+      // One more round of events so the last draw lists are painted.
+      QTimer::singleShot(200, &window, [&] {
+        const QString out = parser.value(screenshotOpt);
+        const QPixmap shot = window.grab();
+        const bool ok = shot.save(out, "PNG");
+        for (const QString& e : window.errors()) std::fprintf(stderr, "schedlab: %s\n", e.toLocal8Bit().constData());
+        std::fprintf(stderr, "%s %s (%dx%d)\n", ok ? "wrote" : "cannot write", out.toLocal8Bit().constData(), shot.width(),
+                     shot.height());
+        QApplication::exit(!ok ? 1 : (window.runs()->count() == 0 && !parser.positionalArguments().isEmpty() ? 1 : 0));
+      });
+    }
+  });
+  driver->start();
+  return QApplication::exec();
+}

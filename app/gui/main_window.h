@@ -1,0 +1,155 @@
+// SchedLab's main window: the runs list, the synchronised timeline panes, the
+// Tasks / Statistics / Details tabs, the status bar with job progress, menus
+// and shortcuts. Imports, replays, statistics and exports run as Jobs.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <QPointer>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "app/gui/job.h"
+#include "app/gui/replay_backend.h"
+#include "app/gui/run_set.h"
+#include "app/gui/timeline_view.h"
+
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QSplitter;
+class QTabWidget;
+class QTableView;
+class QToolButton;
+class QTreeView;
+
+namespace app::gui {
+
+class DetailsView;
+class RunsModel;
+class StatsView;
+class TaskFilterProxy;
+class TaskTableModel;
+
+struct Shortcut {
+  QString keys;
+  QString action;
+};
+/// Every keyboard and mouse shortcut, for Help → Shortcuts and the README.
+const std::vector<Shortcut>& shortcutTable();
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(std::shared_ptr<ReplayBackend> backend = defaultReplayBackend(), QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Imports each file on a worker (several runs per window).
+  void openFiles(const QStringList& paths);
+  void openFile(const QString& path, std::optional<core::Topology> topology = std::nullopt);
+  /// Replays a recording through a model on a worker; the replay appears under it.
+  void startReplay(int recordingId, const ReplayRequest& request);
+  /// Adds an already built model (tests, demo): as a recording, or as a replay of `parentId`.
+  int addModel(std::shared_ptr<core::TraceModel> model, const QString& path = {}, int parentId = -1);
+
+  RunSet* runs() const { return m_runs; }
+  TimelineViewState* viewState() const { return m_view; }
+  TimelineArea* timeline() const { return m_area; }
+  TaskTableModel* taskModel() const { return m_taskModel; }
+  StatsView* statsView() const { return m_statsView; }
+  DetailsView* detailsView() const { return m_details; }
+  QTabWidget* tabs() const { return m_tabs; }
+  /// No job running, statistics current, every pane painted-ready.
+  bool isIdle() const;
+  int runningJobs() const { return static_cast<int>(m_jobs.size()); }
+  /// Errors shown to the user so far (tests read them instead of clicking boxes).
+  const QStringList& errors() const { return m_errors; }
+  /// Show errors in message boxes (off for tests and --screenshot).
+  void setInteractive(bool on) { m_interactive = on; }
+  /// Print import/first-paint timings to stderr.
+  void setTimingLog(bool on) { m_timingLog = on; }
+  void cancelAllJobs();
+  void setSearchText(const QString& text);
+  /// Share of the height given to the tabs under the timeline (0..1).
+  void setTabsShare(double share);
+
+ public slots:
+  void showOpenDialog();
+  void showReplayDialog();
+  void showShortcuts();
+  void exportPng();
+  void closeCurrentRun();
+  void zoomToSelection();
+  /// Shows a slice in Details and frames it in its pane (as a click does).
+  void selectSlice(const app::gui::SliceRef& slice);
+
+ signals:
+  void idleChanged();
+  void runOpened(int runId);
+  void jobFailed(const QString& message);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+  void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
+
+ private:
+  void buildActions();
+  void buildUi();
+  void addJob(Job* job);
+  void updateJobStatus();
+  void reportError(const QString& title, const QString& message);
+  void showBanner(const QString& text);
+  void scheduleStats();
+  void recomputeStats();
+  void refreshTables();
+  void updateStatusTexts();
+  void addRecentFile(const QString& path);
+  void rebuildRecentMenu();
+  int currentRecording() const;
+  QString rangeText() const;
+  std::optional<core::analysis::TimeRange> absoluteRange(const Run& run) const;
+
+  std::shared_ptr<ReplayBackend> m_backend;
+  RunSet* m_runs;
+  TimelineViewState* m_view;
+  TimelineArea* m_area = nullptr;
+  QSplitter* m_hsplit = nullptr;
+  QSplitter* m_vsplit = nullptr;
+  QTreeView* m_runsView = nullptr;
+  RunsModel* m_runsModel = nullptr;
+  QTabWidget* m_tabs = nullptr;
+  QTableView* m_taskView = nullptr;
+  TaskTableModel* m_taskModel = nullptr;
+  TaskFilterProxy* m_taskProxy = nullptr;
+  StatsView* m_statsView = nullptr;
+  DetailsView* m_details = nullptr;
+  QLineEdit* m_search = nullptr;
+  QLabel* m_banner = nullptr;
+  QWidget* m_bannerBox = nullptr;
+  QLabel* m_cursorLabel = nullptr;
+  QLabel* m_selectionLabel = nullptr;
+  QLabel* m_jobLabel = nullptr;
+  QProgressBar* m_jobProgress = nullptr;
+  QToolButton* m_jobCancel = nullptr;
+  QMenu* m_recentMenu = nullptr;
+  QTimer* m_statsTimer = nullptr;
+  QTimer* m_searchTimer = nullptr;
+
+  std::vector<QPointer<Job>> m_jobs;
+  uint64_t m_statsGeneration = 0;
+  int m_statsPending = 0;
+  std::optional<SliceRef> m_selectedSlice;
+  QStringList m_errors;
+  QStringList m_bannerLines;
+  bool m_interactive = true;
+  bool m_timingLog = false;
+  bool m_wasIdle = true;
+  bool m_splitRestored = false;
+};
+
+}  // namespace app::gui

@@ -1,0 +1,87 @@
+#include "app/gui/run_set.h"
+
+#include <algorithm>
+
+namespace app::gui {
+
+RunSet::RunSet(QObject* parent) : QObject(parent) {}
+
+int RunSet::add(Run run) {
+  run.id = m_nextId++;
+  if (run.order < 0) run.order = reserveOrder();
+  if (run.shortTitle.isEmpty()) run.shortTitle = run.title;
+  const int id = run.id;
+  m_runs.push_back(std::move(run));
+  emit runAdded(id);
+  return id;
+}
+
+void RunSet::remove(int id) {
+  std::vector<int> doomed = replaysOf(id);
+  doomed.push_back(id);
+  for (int d : doomed) {
+    auto it = std::find_if(m_runs.begin(), m_runs.end(), [d](const Run& r) { return r.id == d; });
+    if (it == m_runs.end()) continue;
+    m_runs.erase(it);
+    emit runRemoved(d);
+  }
+}
+
+void RunSet::clear() {
+  for (int id : recordings()) remove(id);
+}
+
+const Run* RunSet::run(int id) const {
+  auto it = std::find_if(m_runs.begin(), m_runs.end(), [id](const Run& r) { return r.id == id; });
+  return it == m_runs.end() ? nullptr : &*it;
+}
+
+std::vector<int> RunSet::recordings() const {
+  std::vector<const Run*> recs;
+  for (const Run& r : m_runs)
+    if (!r.isReplay()) recs.push_back(&r);
+  std::stable_sort(recs.begin(), recs.end(), [](const Run* a, const Run* b) { return a->order < b->order; });
+  std::vector<int> out;
+  for (const Run* r : recs) out.push_back(r->id);
+  return out;
+}
+
+std::vector<int> RunSet::replaysOf(int id) const {
+  std::vector<int> out;
+  for (const Run& r : m_runs)
+    if (r.parentId == id) out.push_back(r.id);
+  return out;
+}
+
+std::vector<int> RunSet::ids() const {
+  std::vector<int> out;
+  for (int rec : recordings()) {
+    out.push_back(rec);
+    for (int rep : replaysOf(rec)) out.push_back(rep);
+  }
+  // Replays whose recording was closed stay visible at the end.
+  for (const Run& r : m_runs)
+    if (r.isReplay() && !run(r.parentId)) out.push_back(r.id);
+  return out;
+}
+
+int RunSet::indexOf(int id) const {
+  const auto order = ids();
+  auto it = std::find(order.begin(), order.end(), id);
+  return it == order.end() ? -1 : static_cast<int>(it - order.begin());
+}
+
+void RunSet::setStats(int id, std::shared_ptr<const core::analysis::RunStats> stats) {
+  for (Run& r : m_runs)
+    if (r.id == id) r.stats = std::move(stats);
+  emit statsChanged();
+}
+
+int64_t RunSet::longestSpan() const {
+  int64_t span = 0;
+  for (const Run& r : m_runs)
+    if (r.model) span = std::max(span, r.model->lastTs - (r.render ? r.render->origin : r.model->firstTs));
+  return span;
+}
+
+}  // namespace app::gui

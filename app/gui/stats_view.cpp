@@ -1,0 +1,291 @@
+#include "app/gui/stats_view.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QGridLayout>
+#include <QHorizontalBarSeries>
+#include <QLabel>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QScrollArea>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <map>
+
+#include "app/render/colors.h"
+#include "app/render/time_axis.h"
+
+namespace app::gui {
+
+std::vector<std::pair<double, double>> cdfPoints(const std::vector<int64_t>& sortedNs, size_t maxPoints) {
+  std::vector<std::pair<double, double>> out;
+  const size_t n = sortedNs.size();
+  if (n == 0) return out;
+  const size_t step = std::max<size_t>(1, n / std::max<size_t>(1, maxPoints));
+  for (size_t i = 0; i < n; i += step) {
+    const double us = std::max(0.1, static_cast<double>(sortedNs[i]) / 1000.0);
+    out.emplace_back(us, static_cast<double>(i + 1) / static_cast<double>(n));
+  }
+  if (out.back().second < 1.0) out.emplace_back(std::max(0.1, static_cast<double>(sortedNs.back()) / 1000.0), 1.0);
+  return out;
+}
+
+namespace {
+QChartView* makeView(QWidget* parent) {
+  auto* v = new QChartView(parent);
+  v->setRenderHint(QPainter::Antialiasing);
+  v->setMinimumSize(420, 280);
+  return v;
+}
+
+QChart* baseChart(const QString& title) {
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setMargins(QMargins(4, 4, 4, 4));
+  QFont f = chart->titleFont();
+  f.setBold(true);
+  chart->setTitleFont(f);
+  return chart;
+}
+
+QString shortTitle(const QString& t) { return t.size() > 28 ? t.left(26) + QStringLiteral("\u2026") : t; }
+}  // namespace
+
+StatsView::StatsView(QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* inner = new QWidget(scroll);
+  auto* grid = new QGridLayout(inner);
+  grid->setContentsMargins(6, 6, 6, 6);
+  m_summary = new QLabel(inner);
+  m_summary->setTextFormat(Qt::RichText);
+  m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_summary->setWordWrap(true);
+  grid->addWidget(m_summary, 0, 0, 1, 2);
+  m_latency = makeView(inner);
+  m_share = makeView(inner);
+  m_util = makeView(inner);
+  m_forcedIdle = makeView(inner);
+  m_fairness = makeView(inner);
+  grid->addWidget(m_latency, 1, 0);
+  grid->addWidget(m_share, 1, 1);
+  grid->addWidget(m_util, 2, 0);
+  grid->addWidget(m_forcedIdle, 2, 1);
+  grid->addWidget(m_fairness, 3, 0);
+  scroll->setWidget(inner);
+  outer->addWidget(scroll);
+  setRuns({}, QString());
+}
+
+void StatsView::replaceChart(QChartView* view, QChart* chart) {
+  QChart* old = view->chart();
+  view->setChart(chart);
+  delete old;
+}
+
+std::vector<QChart*> StatsView::charts() const {
+  return {m_latency->chart(), m_share->chart(), m_util->chart(), m_forcedIdle->chart(), m_fairness->chart()};
+}
+
+QString StatsView::summaryHtml() const { return m_summary->text(); }
+
+void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeText) {
+  std::vector<const RunEntry*> ready;
+  for (const auto& r : runs)
+    if (r.stats && r.model) ready.push_back(&r);
+
+  // Summary table.
+  QString html = QStringLiteral("<b>%1</b>").arg(rangeText.toHtmlEscaped());
+  if (ready.empty()) {
+    html += tr("<br><span style='color:#666'>%1</span>")
+                .arg(runs.empty() ? tr("Open a trace to see its statistics.") : tr("computing\u2026"));
+  } else {
+    html += QStringLiteral("<table cellspacing='0' cellpadding='3' style='margin-top:4px'><tr style='background:#e8ecf1'>");
+    for (const QString& h : {tr("run"), tr("busy"), tr("switches vol / invol"), tr("migrations"), tr("wakeup p50"),
+                             tr("wakeup p99"), tr("sched delay p99"), tr("Jain's index"), tr("GPS lag max"), tr("forced idle")})
+      html += QStringLiteral("<th align='left'>%1</th>").arg(h);
+    html += QStringLiteral("</tr>");
+    for (size_t i = 0; i < ready.size(); ++i) {
+      const auto& s = *ready[i]->stats;
+      html += QStringLiteral("<tr><td><span style='color:%1'>\u25a0</span> %2</td>")
+                  .arg(render::runColor(static_cast<int>(i)).name(), ready[i]->title.toHtmlEscaped());
+      html += QStringLiteral("<td>%1</td><td>%L2 / %L3</td><td>%L4</td><td>%5</td><td>%6</td><td>%7</td><td>%8</td><td>%9</td>")
+                  .arg(render::formatDuration(s.busyNs))
+                  .arg(s.switchesVoluntary)
+                  .arg(s.switchesInvoluntary)
+                  .arg(s.migrations)
+                  .arg(s.wakeupLatency.count ? render::formatDuration(s.wakeupLatency.p50) : QStringLiteral("\u2014"))
+                  .arg(s.wakeupLatency.count ? render::formatDuration(s.wakeupLatency.p99) : QStringLiteral("\u2014"))
+                  .arg(s.schedDelay.count ? render::formatDuration(s.schedDelay.p99) : QStringLiteral("\u2014"))
+                  .arg(s.fairness.competingTasks ? QString::number(s.fairness.jain, 'f', 3) : QStringLiteral("\u2014"))
+                  .arg(s.fairness.competingTasks ? render::formatDuration(s.fairness.gpsLagMaxNs) : QStringLiteral("\u2014"));
+      html += QStringLiteral("<td>%1</td></tr>").arg(render::formatDuration(s.forcedIdleNs));
+    }
+    html += QStringLiteral("</table>");
+  }
+  m_summary->setText(html);
+
+  // Wakeup-latency CDF, every run overlaid on a log axis.
+  {
+    QChart* chart = baseChart(tr("Wakeup latency (CDF)"));
+    auto* x = new QLogValueAxis;
+    x->setTitleText(tr("latency (\u00b5s, log)"));
+    x->setLabelFormat(QStringLiteral("%g"));
+    x->setBase(10);
+    auto* y = new QValueAxis;
+    y->setRange(0, 1);
+    y->setTitleText(tr("fraction of wakeups"));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    double lo = 1e12, hi = 0;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      const auto pts = cdfPoints(ready[i]->stats->wakeupLatency.sorted);
+      if (pts.empty()) continue;
+      auto* series = new QLineSeries;
+      series->setName(shortTitle(ready[i]->title));
+      series->setColor(render::runColor(static_cast<int>(i)));
+      for (const auto& [px, py] : pts) {
+        series->append(px, py);
+        lo = std::min(lo, px);
+        hi = std::max(hi, px);
+      }
+      chart->addSeries(series);
+      series->attachAxis(x);
+      series->attachAxis(y);
+    }
+    if (hi > 0) x->setRange(std::max(0.1, lo * 0.8), hi * 1.25);
+    else x->setRange(0.1, 1000);
+    replaceChart(m_latency, chart);
+  }
+
+  // CPU share per task per run: the busiest tasks over all runs.
+  {
+    QChart* chart = baseChart(tr("CPU share per task (%)"));
+    std::map<std::pair<std::string, int32_t>, double> best;
+    for (const auto* r : ready)
+      for (const auto& t : r->stats->tasks) {
+        double& b = best[{t.comm, t.tid}];
+        b = std::max(b, t.cpuShare);
+      }
+    std::vector<std::pair<double, std::pair<std::string, int32_t>>> order;
+    for (const auto& [k, v] : best) order.push_back({v, k});
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (order.size() > 8) order.resize(8);
+    std::reverse(order.begin(), order.end());  // horizontal bars fill bottom-up
+    QStringList categories;
+    for (const auto& o : order) categories << QStringLiteral("%1 %2").arg(QString::fromStdString(o.second.first)).arg(o.second.second);
+    auto* series = new QHorizontalBarSeries;
+    double maxV = 1;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      auto* set = new QBarSet(shortTitle(ready[i]->title));
+      set->setColor(render::runColor(static_cast<int>(i)));
+      for (const auto& o : order) {
+        double v = 0;
+        for (const auto& t : ready[i]->stats->tasks)
+          if (t.tid == o.second.second && t.comm == o.second.first) v = std::max(v, t.cpuShare * 100.0);
+        set->append(v);
+        maxV = std::max(maxV, v);
+      }
+      series->append(set);
+    }
+    chart->addSeries(series);
+    auto* y = new QBarCategoryAxis;
+    y->append(categories);
+    QFont small = y->labelsFont();
+    small.setPointSizeF(std::max(6.5, small.pointSizeF() * 0.85));
+    y->setLabelsFont(small);
+    auto* x = new QValueAxis;
+    x->setRange(0, maxV * 1.1);
+    x->applyNiceNumbers();
+    x->setLabelFormat(QStringLiteral("%.0f"));
+    chart->addAxis(y, Qt::AlignLeft);
+    chart->addAxis(x, Qt::AlignBottom);
+    series->attachAxis(x);
+    series->attachAxis(y);
+    replaceChart(m_share, chart);
+  }
+
+  // Per-CPU utilisation and forced idle per sibling.
+  int maxCpus = 0;
+  for (const auto* r : ready) maxCpus = std::max(maxCpus, static_cast<int>(r->stats->cpus.size()));
+  auto cpuChart = [&](const QString& title, const QString& unit, auto value, double floorMax) {
+    QChart* chart = baseChart(title);
+    QStringList categories;
+    for (int c = 0; c < maxCpus; ++c) {
+      QString label = QStringLiteral("CPU %1").arg(c);
+      if (!ready.empty()) {
+        const core::Topology& topo = ready.front()->model->topology;
+        if (const auto* info = topo.cpu(c); info && topo.hasSmt()) label += QStringLiteral("\n%1\u00b7%2").arg(info->core).arg(info->thread);
+      }
+      categories << label;
+    }
+    auto* series = new QBarSeries;
+    double maxV = floorMax;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      auto* set = new QBarSet(shortTitle(ready[i]->title));
+      set->setColor(render::runColor(static_cast<int>(i)));
+      for (int c = 0; c < maxCpus; ++c) {
+        double v = 0;
+        for (const auto& cs : ready[i]->stats->cpus)
+          if (cs.cpu == c) v = value(cs);
+        set->append(v);
+        maxV = std::max(maxV, v);
+      }
+      series->append(set);
+    }
+    chart->addSeries(series);
+    auto* x = new QBarCategoryAxis;
+    x->append(categories);
+    auto* y = new QValueAxis;
+    y->setRange(0, floorMax >= 100 ? 100.0 : std::max(maxV * 1.08, 1.0));
+    if (floorMax < 100) y->applyNiceNumbers();
+    y->setTitleText(unit);
+    y->setLabelFormat(QStringLiteral("%.3g"));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+    return chart;
+  };
+  replaceChart(m_util, cpuChart(tr("CPU utilisation (%)"), tr("% busy"),
+                                [](const core::analysis::CpuStats& c) { return c.utilisation * 100.0; }, 100.0));
+  bool anyForced = false;
+  for (const auto* r : ready) anyForced = anyForced || r->stats->forcedIdleNs > 0;
+  replaceChart(m_forcedIdle, cpuChart(anyForced ? tr("Forced idle per SMT sibling (ms)")
+                                                : tr("Forced idle per SMT sibling (none in these runs)"),
+                                      tr("ms"), [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; },
+                                      0.001));
+
+  // Fairness per run.
+  {
+    QChart* chart = baseChart(tr("Fairness: Jain's index per run (1 = weight-fair)"));
+    auto* series = new QBarSeries;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      auto* set = new QBarSet(shortTitle(ready[i]->title));
+      set->setColor(render::runColor(static_cast<int>(i)));
+      set->append(ready[i]->stats->fairness.competingTasks ? ready[i]->stats->fairness.jain : 0.0);
+      series->append(set);
+    }
+    chart->addSeries(series);
+    auto* x = new QBarCategoryAxis;
+    x->append(tr("competing tasks"));
+    auto* y = new QValueAxis;
+    y->setRange(0, 1.0);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+    replaceChart(m_fairness, chart);
+  }
+}
+
+}  // namespace app::gui

@@ -1,0 +1,777 @@
+#include "app/gui/timeline_view.h"
+
+#include <QContextMenuEvent>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QMenu>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QThreadPool>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <cmath>
+
+#include "app/gui/runs_model.h"
+#include "app/render/colors.h"
+#include "app/render/timeline_image.h"
+
+namespace app::gui {
+
+using render::RowType;
+using render::TimelineRow;
+
+// ---------------------------------------------------------------- view state
+
+TimelineViewState::TimelineViewState(QObject* parent) : QObject(parent) {}
+
+render::Viewport TimelineViewState::clamp(render::Viewport v) const {
+  v.width = std::max(1, v.width);
+  const double maxNsPerPx = std::max(1.0, static_cast<double>(m_span) * 4.0 / v.width);
+  v.nsPerPx = std::clamp(v.nsPerPx, 0.01, maxNsPerPx);
+  const int64_t visible = v.span();
+  const auto lo = static_cast<int64_t>(-0.9 * static_cast<double>(visible) - 0.1 * static_cast<double>(m_span));
+  const auto hi = static_cast<int64_t>(static_cast<double>(m_span) * 1.1 - 0.1 * static_cast<double>(visible));
+  v.start = std::clamp(v.start, std::min(lo, hi), std::max(lo, hi));
+  return v;
+}
+
+void TimelineViewState::setViewport(render::Viewport view) {
+  view = clamp(view);
+  if (view == m_view) return;
+  m_view = view;
+  emit viewChanged();
+}
+
+void TimelineViewState::setWidth(int width) {
+  render::Viewport v = m_view;
+  v.width = width;
+  setViewport(v);
+}
+
+void TimelineViewState::setSpan(int64_t span) { m_span = std::max<int64_t>(1, span); }
+
+void TimelineViewState::zoomAt(double x, double factor) { setViewport(m_view.zoomedAt(x, factor)); }
+
+void TimelineViewState::panPixels(double dx) {
+  render::Viewport v = m_view;
+  v.start += static_cast<int64_t>(std::llround(dx * v.nsPerPx));
+  setViewport(v);
+}
+
+void TimelineViewState::showRange(int64_t from, int64_t to, double margin) {
+  if (to <= from) to = from + 1;
+  const double len = static_cast<double>(to - from);
+  render::Viewport v = m_view;
+  v.nsPerPx = len * (1.0 + 2 * margin) / std::max(1, v.width);
+  v.start = from - static_cast<int64_t>(std::llround(len * margin));
+  setViewport(v);
+}
+
+void TimelineViewState::setSelection(std::optional<Range> range) {
+  if (range && range->second < range->first) std::swap(range->first, range->second);
+  if (range == m_selection) return;
+  m_selection = range;
+  emit selectionChanged();
+}
+
+void TimelineViewState::commitSelection() {
+  if (m_selection && m_selection->second - m_selection->first <= 0) {
+    m_selection.reset();
+    emit selectionChanged();
+  }
+  emit selectionCommitted();
+}
+
+void TimelineViewState::setCursor(std::optional<int64_t> t) {
+  if (t == m_cursor) return;
+  m_cursor = t;
+  emit cursorChanged();
+}
+
+// ---------------------------------------------------------------- overlays
+
+namespace {
+void paintOverlays(QPainter& p, const QRect& area, const TimelineViewState& state) {
+  const render::Palette& pal = render::palette();
+  const render::Viewport& v = state.viewport();
+  p.save();
+  p.setClipRect(area);
+  if (const auto& sel = state.selection()) {
+    const double x0 = area.left() + v.xOf(sel->first);
+    const double x1 = area.left() + v.xOf(sel->second);
+    p.fillRect(QRectF(x0, area.top(), std::max(1.0, x1 - x0), area.height()), pal.selection);
+    p.setPen(pal.selectionEdge);
+    p.drawLine(QPointF(x0, area.top()), QPointF(x0, area.bottom()));
+    p.drawLine(QPointF(x1, area.top()), QPointF(x1, area.bottom()));
+  }
+  if (const auto c = state.cursor()) {
+    const double x = area.left() + v.xOf(*c);
+    p.setPen(pal.cursor);
+    p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
+  }
+  p.restore();
+}
+
+QString html(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())).toHtmlEscaped(); }
+}  // namespace
+
+// ---------------------------------------------------------------- ruler
+
+TimeRuler::TimeRuler(TimelineViewState* view, QWidget* parent) : QWidget(parent), m_view(view) {
+  setFixedHeight(28);
+  setMouseTracking(false);
+  setToolTip(tr("Drag to select a time range; click to clear it"));
+  connect(view, &TimelineViewState::viewChanged, this, qOverload<>(&QWidget::update));
+  connect(view, &TimelineViewState::selectionChanged, this, qOverload<>(&QWidget::update));
+  connect(view, &TimelineViewState::cursorChanged, this, qOverload<>(&QWidget::update));
+}
+
+void TimeRuler::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  const render::Viewport& v = m_view->viewport();
+  const QRect r(0, 0, std::min(width(), kGutterWidth + v.width), height());
+  render::paintRuler(p, r, kGutterWidth, v);
+  if (width() > r.width()) p.fillRect(QRect(r.right() + 1, 0, width() - r.width(), height()), render::palette().rulerBack);
+  paintOverlays(p, QRect(kGutterWidth, 0, v.width, height()), *m_view);
+}
+
+void TimeRuler::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton || e->position().x() < kGutterWidth) return;
+  m_dragFrom = m_view->viewport().timeAt(e->position().x() - kGutterWidth);
+}
+
+void TimeRuler::mouseMoveEvent(QMouseEvent* e) {
+  if (!m_dragFrom) return;
+  const int64_t t = m_view->viewport().timeAt(e->position().x() - kGutterWidth);
+  m_view->setSelection(TimelineViewState::Range{*m_dragFrom, t});
+}
+
+void TimeRuler::mouseReleaseEvent(QMouseEvent* e) {
+  if (!m_dragFrom) return;
+  const int64_t t = m_view->viewport().timeAt(e->position().x() - kGutterWidth);
+  if (std::abs(m_view->viewport().xOf(t) - m_view->viewport().xOf(*m_dragFrom)) < 3)
+    m_view->setSelection(std::nullopt);
+  m_dragFrom.reset();
+  m_view->commitSelection();
+}
+
+// ---------------------------------------------------------------- pane
+
+TimelinePane::TimelinePane(const Run& run, TimelineViewState* view, QThreadPool* pool, QWidget* parent)
+    : QWidget(parent), m_run(run), m_runId(run.id), m_view(view), m_pool(pool),
+      m_watcher(new QFutureWatcher<render::PaneDrawList>(this)) {
+  // Few CPUs get taller rows: the labels and the folded busy bars read better.
+  const int cpus = run.render->model().cpuCount();
+  m_rowHeight = cpus <= 4 ? 30 : cpus <= 16 ? 24 : kRowHeight;
+  m_rows = render::cpuRows(run.render->model(), m_rowHeight);
+  m_subtitle = render::runSubtitle(run.render->model());
+  setMouseTracking(true);
+  setFocusPolicy(Qt::StrongFocus);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  updateHeight();
+  connect(m_watcher, &QFutureWatcherBase::finished, this, &TimelinePane::onDrawListDone);
+  connect(view, &TimelineViewState::viewChanged, this, [this] {
+    ensureDrawList();
+    update();
+  });
+  connect(view, &TimelineViewState::selectionChanged, this, qOverload<>(&QWidget::update));
+  connect(view, &TimelineViewState::cursorChanged, this, qOverload<>(&QWidget::update));
+}
+
+TimelinePane::~TimelinePane() = default;
+
+int TimelinePane::headerHeight() const { return render::kPaneHeaderHeight; }
+
+QRect TimelinePane::timelineRect() const {
+  return QRect(kGutterWidth, headerHeight(), std::max(1, width() - kGutterWidth), m_collapsed ? 0 : render::rowsHeight(m_rows));
+}
+
+void TimelinePane::updateHeight() {
+  setFixedHeight(headerHeight() + (m_collapsed ? 0 : render::rowsHeight(m_rows)));
+}
+
+bool TimelinePane::hasTaskRow(core::Utid utid) const {
+  return std::any_of(m_rows.begin(), m_rows.end(), [&](const TimelineRow& r) { return r.type == RowType::Task && r.utid == utid; });
+}
+
+void TimelinePane::addTaskRow(core::Utid utid) {
+  if (hasTaskRow(utid) || !utid.isValid() || utid.value >= m_run.render->model().threadCount()) return;
+  m_rows.push_back(render::taskRow(m_run.render->model(), utid, m_rowHeight));
+  ++m_version;
+  updateHeight();
+  ensureDrawList();
+  update();
+}
+
+void TimelinePane::removeTaskRow(core::Utid utid) {
+  auto it = std::remove_if(m_rows.begin(), m_rows.end(), [&](const TimelineRow& r) { return r.type == RowType::Task && r.utid == utid; });
+  if (it == m_rows.end()) return;
+  m_rows.erase(it, m_rows.end());
+  ++m_version;
+  updateHeight();
+  ensureDrawList();
+  update();
+}
+
+void TimelinePane::setHighlight(std::shared_ptr<const render::HighlightSet> highlight) {
+  m_highlight = std::move(highlight);
+  ++m_version;
+  ensureDrawList();
+  update();
+}
+
+void TimelinePane::setSelectedSlice(std::optional<SliceRef> slice) {
+  if (slice && slice->runId != m_runId) slice.reset();
+  if (slice == m_selected) return;
+  m_selected = slice;
+  update();
+}
+
+void TimelinePane::setCollapsed(bool collapsed) {
+  m_collapsed = collapsed;
+  updateHeight();
+  update();
+}
+
+bool TimelinePane::drawListReady() const {
+  const render::Viewport& v = m_view->viewport();
+  return m_hasList && m_listVersion == m_version && m_list.view.nsPerPx == v.nsPerPx && v.start >= m_list.view.start &&
+         v.end() <= m_list.view.end();
+}
+
+void TimelinePane::ensureDrawList() {
+  if (drawListReady() || width() <= kGutterWidth) return;
+  if (m_watcher->isRunning()) {
+    m_pending = true;
+    return;
+  }
+  // One screen of margin on each side: panning by up to a screen reuses the list.
+  const render::Viewport& v = m_view->viewport();
+  render::Viewport ext = v;
+  ext.start = v.start - static_cast<int64_t>(std::llround(v.width * v.nsPerPx));
+  ext.width = v.width * 3;
+  m_jobVersion = m_version;
+  auto runData = m_run.render;
+  auto rows = m_rows;
+  auto highlight = m_highlight;
+  m_watcher->setFuture(QtConcurrent::run(m_pool, [runData, rows, ext, highlight] {
+    return render::computePane(*runData, rows, ext, highlight.get());
+  }));
+}
+
+void TimelinePane::onDrawListDone() {
+  m_list = m_watcher->result();
+  m_listVersion = m_jobVersion;
+  m_hasList = true;
+  update();
+  if (m_pending || !drawListReady()) {
+    m_pending = false;
+    ensureDrawList();
+  }
+  emit drawListUpdated();
+}
+
+void TimelinePane::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  const core::TraceModel& m = m_run.render->model();
+  const QString title = m_collapsed ? QStringLiteral("\u25b8 ") + m_run.title : QStringLiteral("\u25be ") + m_run.title;
+  render::paintPaneHeader(p, QRect(0, 0, width(), headerHeight()), title, m_subtitle, m_run.isReplay(),
+                          m_run.warning.isEmpty() ? QString() : tr("partial import: %1").arg(m_run.warning));
+  if (m_collapsed) return;
+  const QRect area = timelineRect();
+  render::paintRowBackgrounds(p, area, m_rows);
+  if (m_hasList) {
+    render::paintPane(p, area, m_rows, m_list, m_view->viewport());
+  } else {
+    p.setPen(render::palette().gutterSubText);
+    p.drawText(area, Qt::AlignCenter, tr("preparing\u2026"));
+  }
+  render::paintGutter(p, QRect(0, area.top(), kGutterWidth, area.height()), m_rows);
+  if (m_selected) {
+    // One row looked up, not a walk: the frame around the clicked slice.
+    int64_t ts = 0, end = 0;
+    int rowIndex = -1;
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+      const TimelineRow& r = m_rows[i];
+      if (m_selected->type == RowType::Cpu && r.type == RowType::Cpu && r.cpu == m_selected->cpu) rowIndex = static_cast<int>(i);
+      if (m_selected->type == RowType::Task && r.type == RowType::Task && r.utid == m_selected->utid) rowIndex = static_cast<int>(i);
+    }
+    if (m_selected->type == RowType::Cpu && m_selected->cpu < m.cpuCount() &&
+        m_selected->row < m.cpuSlices[static_cast<size_t>(m_selected->cpu)].size()) {
+      const auto& s = m.cpuSlices[static_cast<size_t>(m_selected->cpu)];
+      ts = s.ts[m_selected->row];
+      end = s.end(m_selected->row);
+    } else if (m_selected->type == RowType::Task && m_selected->row < m.threadStates.size()) {
+      ts = m.threadStates.ts[m_selected->row];
+      end = m.stateEnd(m_selected->row);
+    }
+    if (rowIndex >= 0) {
+      const render::Viewport& v = m_view->viewport();
+      const double x0 = area.left() + v.xOf(ts - m_run.render->origin);
+      const double x1 = std::max(x0 + 3, area.left() + v.xOf(end - m_run.render->origin));
+      p.save();
+      p.setClipRect(area);
+      p.setPen(QPen(QColor(0x10, 0x10, 0x10), 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(QRectF(x0 - 1, rowTop(rowIndex), x1 - x0 + 2, m_rows[static_cast<size_t>(rowIndex)].height - 1));
+      p.restore();
+    }
+  }
+  paintOverlays(p, area, *m_view);
+}
+
+void TimelinePane::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  ensureDrawList();
+}
+
+int TimelinePane::rowTop(int row) const {
+  int y = headerHeight();
+  for (int i = 0; i < row && i < static_cast<int>(m_rows.size()); ++i) y += m_rows[static_cast<size_t>(i)].height;
+  return y;
+}
+
+int TimelinePane::rowAtY(int y) const {
+  if (m_collapsed) return -1;
+  int top = headerHeight();
+  for (size_t i = 0; i < m_rows.size(); ++i) {
+    if (y >= top && y < top + m_rows[i].height) return static_cast<int>(i);
+    top += m_rows[i].height;
+  }
+  return -1;
+}
+
+int64_t TimelinePane::absTimeAtX(double x) const {
+  return m_run.render->origin + m_view->viewport().timeAt(x - kGutterWidth);
+}
+
+std::optional<uint32_t> TimelinePane::trackRowAt(int row, double x, const core::TimelineTrack** track,
+                                                 std::shared_ptr<const core::TimelineTrack>* hold) const {
+  if (row < 0 || row >= static_cast<int>(m_rows.size()) || x < kGutterWidth) return std::nullopt;
+  const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+  if (r.type == RowType::Cpu) {
+    *track = &m_run.render->index->cpuTrack(r.cpu);
+  } else {
+    *hold = m_run.render->index->threadTrack(r.utid);
+    *track = hold->get();
+  }
+  const auto slack = static_cast<int64_t>(std::llround(2.0 * m_view->viewport().nsPerPx));
+  return (*track)->rowNear(absTimeAtX(x), slack);
+}
+
+std::optional<SliceRef> TimelinePane::sliceAt(const QPoint& pos) const {
+  const int row = rowAtY(pos.y());
+  const core::TimelineTrack* track = nullptr;
+  std::shared_ptr<const core::TimelineTrack> hold;
+  const auto i = trackRowAt(row, pos.x(), &track, &hold);
+  if (!i) return std::nullopt;
+  const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+  SliceRef ref;
+  ref.runId = m_runId;
+  ref.type = r.type;
+  ref.cpu = r.cpu;
+  ref.row = track->sourceRow(*i);
+  const core::TraceModel& m = m_run.render->model();
+  ref.utid = r.type == RowType::Cpu ? m.cpuSlices[static_cast<size_t>(r.cpu)].utid[ref.row] : r.utid;
+  return ref;
+}
+
+QString TimelinePane::toolTipAt(const QPoint& pos) const {
+  const core::TraceModel& m = m_run.render->model();
+  if (pos.y() < headerHeight()) {
+    Run copy = m_run;
+    return runToolTip(copy);
+  }
+  const int row = rowAtY(pos.y());
+  if (row < 0) return {};
+  const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+  if (pos.x() < kGutterWidth) {
+    if (r.type == RowType::Cpu) {
+      QString s = QStringLiteral("<b>CPU %1</b>").arg(r.cpu);
+      if (r.smt) {
+        QStringList sib;
+        for (int c : m.topology.siblingsOf(r.cpu)) sib << QString::number(c);
+        s += tr("<br>core %1, thread %2; SMT siblings: %3").arg(r.core).arg(r.thread).arg(sib.join(QStringLiteral(", ")));
+      }
+      return s;
+    }
+    return tr("<b>%1</b> (tid %2): task states<br>running \u00b7 runnable \u00b7 blocked \u00b7 sleeping")
+        .arg(r.label.toHtmlEscaped())
+        .arg(m.threads.tid[r.utid.value]);
+  }
+  const core::TimelineTrack* track = nullptr;
+  std::shared_ptr<const core::TimelineTrack> hold;
+  const auto i = trackRowAt(row, pos.x(), &track, &hold);
+  const render::Viewport& v = m_view->viewport();
+  // Zoomed far out a pixel holds many slices: describe the fold under the mouse.
+  const int64_t t = absTimeAtX(pos.x());
+  const auto half = static_cast<int64_t>(std::llround(1.5 * v.nsPerPx));
+  std::vector<core::DrawItem> items;
+  if (track) track->query(t - half, t + half + 1, v.nsPerPx, items);
+  for (const core::DrawItem& it : items) {
+    if (it.kind != core::DrawKind::Folded || it.ts > t + half || it.end < t - half) continue;
+    QString s = tr("<b>%L1 slices</b> folded (%2 \u2013 %3)").arg(it.count)
+                    .arg(render::formatDuration(it.ts - m_run.render->origin), render::formatDuration(it.end - m_run.render->origin));
+    s += tr("<br>running %1%").arg(std::lround(it.share[0] * 100));
+    if (r.type == RowType::Cpu) {
+      if (it.share[4] > 0) s += tr(", forced idle %1%").arg(std::lround(it.share[4] * 100));
+      if (it.dominantIdx != core::TimelineTrack::kNoRow) {
+        const uint32_t src = track->sourceRow(it.dominantIdx);
+        const auto& sl = m.cpuSlices[static_cast<size_t>(r.cpu)];
+        s += tr("<br>longest: <b>%1</b> %2 (%3)").arg(html(m.comm(sl.utid[src]))).arg(m.threads.tid[sl.utid[src].value])
+                 .arg(render::formatDuration(sl.dur[src]));
+      }
+    } else {
+      s += tr(", runnable %1%, blocked %2%, sleeping %3%").arg(std::lround(it.share[1] * 100))
+               .arg(std::lround(it.share[3] * 100)).arg(std::lround(it.share[2] * 100));
+    }
+    return s + tr("<br><i>zoom in to see them one by one</i>");
+  }
+  if (!i) return {};
+  const uint32_t src = track->sourceRow(*i);
+  if (r.type == RowType::Cpu) {
+    const auto& sl = m.cpuSlices[static_cast<size_t>(r.cpu)];
+    const core::Utid u = sl.utid[src];
+    QString s;
+    switch (sl.kind[src]) {
+      case core::SliceKind::Task:
+        s = QStringLiteral("<b>%1</b> tid %2").arg(html(m.comm(u))).arg(m.threads.tid[u.value]);
+        if (m.threads.tgid[u.value] >= 0) s += tr(" (tgid %1)").arg(m.threads.tgid[u.value]);
+        if (sl.prio[src] >= 0) s += tr(", prio %1").arg(sl.prio[src]);
+        break;
+      case core::SliceKind::ForcedIdle: s = tr("<b>forced idle</b> (core scheduling)"); break;
+      case core::SliceKind::Lost: s = tr("<b>lost data</b>: the tracer dropped events here"); break;
+      case core::SliceKind::Idle: s = tr("idle"); break;
+    }
+    s += tr("<br>start %1, duration %2").arg(render::formatDuration(sl.ts[src] - m_run.render->origin), render::formatDuration(sl.dur[src]));
+    if (sl.kind[src] == core::SliceKind::Task) {
+      s += tr("<br>ended: %1").arg(QString::fromUtf8(core::toString(sl.endReason[src]).data()));
+      if (sl.endReason[src] == core::SliceEnd::Blocked)
+        s += QStringLiteral(" (%1)").arg(QString::fromUtf8(core::toString(sl.endState[src]).data()));
+      if (m.threads.cookie[u.value]) s += tr("<br>cookie 0x%1").arg(m.threads.cookie[u.value], 0, 16);
+    }
+    return s;
+  }
+  const auto state = m.threadStates.state[src];
+  return tr("<b>%1</b> on CPU %2<br>start %3, duration %4")
+      .arg(QString::fromUtf8(core::toString(state).data()))
+      .arg(m.threadStates.cpu[src])
+      .arg(render::formatDuration(m.threadStates.ts[src] - m_run.render->origin), render::formatDuration(m.stateEnd(src) - m.threadStates.ts[src]));
+}
+
+bool TimelinePane::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* he = static_cast<QHelpEvent*>(e);
+    const QString text = toolTipAt(he->pos());
+    if (text.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(he->globalPos(), text, this);
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+void TimelinePane::mousePressEvent(QMouseEvent* e) {
+  setFocus(Qt::MouseFocusReason);
+  if (e->button() != Qt::LeftButton) return;
+  m_pressPos = e->position().toPoint();
+  m_moved = false;
+  if (m_pressPos.y() < headerHeight()) {
+    m_drag = Drag::None;
+    return;
+  }
+  if (e->modifiers() & Qt::ShiftModifier) {
+    m_drag = Drag::Select;
+    m_selectFrom = m_view->viewport().timeAt(e->position().x() - kGutterWidth);
+    m_view->setSelection(TimelineViewState::Range{m_selectFrom, m_selectFrom});
+  } else {
+    m_drag = Drag::Pan;
+    m_pressStart = m_view->viewport().start;
+    setCursor(Qt::ClosedHandCursor);
+  }
+}
+
+void TimelinePane::mouseMoveEvent(QMouseEvent* e) {
+  const double x = e->position().x();
+  if ((e->position().toPoint() - m_pressPos).manhattanLength() > 3) m_moved = true;
+  if (m_drag == Drag::Pan && m_moved) {
+    render::Viewport v = m_view->viewport();
+    v.start = m_pressStart - static_cast<int64_t>(std::llround((x - m_pressPos.x()) * v.nsPerPx));
+    m_view->setViewport(v);
+  } else if (m_drag == Drag::Select) {
+    m_view->setSelection(TimelineViewState::Range{m_selectFrom, m_view->viewport().timeAt(x - kGutterWidth)});
+  }
+  m_view->setCursor(x >= kGutterWidth ? std::optional<int64_t>(m_view->viewport().timeAt(x - kGutterWidth)) : std::nullopt);
+}
+
+void TimelinePane::mouseReleaseEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  unsetCursor();
+  const Drag drag = m_drag;
+  m_drag = Drag::None;
+  if (drag == Drag::Select) {
+    m_view->commitSelection();
+    return;
+  }
+  if (drag == Drag::Pan && !m_moved) {
+    if (auto s = sliceAt(e->position().toPoint()))
+      emit sliceClicked(*s);
+    else
+      emit sliceClicked(SliceRef{});
+  }
+}
+
+void TimelinePane::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (e->position().y() < headerHeight()) {
+    setCollapsed(!m_collapsed);
+    return;
+  }
+  if (auto s = sliceAt(e->position().toPoint())) zoomToSlice(*s);
+}
+
+void TimelinePane::zoomToSlice(const SliceRef& s) {
+  const core::TraceModel& m = m_run.render->model();
+  int64_t ts = 0, end = 0;
+  if (s.type == RowType::Cpu) {
+    const auto& sl = m.cpuSlices[static_cast<size_t>(s.cpu)];
+    ts = sl.ts[s.row];
+    end = sl.end(s.row);
+  } else {
+    ts = m.threadStates.ts[s.row];
+    end = m.stateEnd(s.row);
+  }
+  m_view->showRange(ts - m_run.render->origin, end - m_run.render->origin, 0.25);
+}
+
+void TimelinePane::wheelEvent(QWheelEvent* e) {
+  const QPoint d = e->angleDelta();
+  if (e->modifiers() & (Qt::ShiftModifier | Qt::AltModifier)) {
+    emit verticalScrollRequested(d.y() != 0 ? d.y() : d.x());
+    e->accept();
+    return;
+  }
+  const double x = std::max(0.0, e->position().x() - kGutterWidth);
+  if (std::abs(d.x()) > std::abs(d.y())) {
+    m_view->panPixels(-d.x() / 120.0 * m_view->viewport().width * 0.1);
+  } else if (d.y() != 0) {
+    m_view->zoomAt(x, std::pow(0.8, d.y() / 120.0));
+  }
+  e->accept();
+}
+
+void TimelinePane::leaveEvent(QEvent*) { m_view->setCursor(std::nullopt); }
+
+void TimelinePane::contextMenuEvent(QContextMenuEvent* e) {
+  QMenu menu(this);
+  const core::TraceModel& m = m_run.render->model();
+  const int row = rowAtY(e->pos().y());
+  if (auto s = sliceAt(e->pos())) {
+    if (s->utid != core::kIdleUtid) {
+      const QString name = QStringLiteral("%1 %2").arg(html(m.comm(s->utid))).arg(m.threads.tid[s->utid.value]);
+      const core::Utid u = s->utid;
+      if (!hasTaskRow(u))
+        menu.addAction(tr("Show task row for %1").arg(name), this, [this, u] { emit taskRowRequested(m_runId, u); });
+      menu.addAction(tr("Highlight %1 in all runs").arg(name), this,
+                     [this, u, &m] { emit highlightRequested(QString::number(m.threads.tid[u.value])); });
+    }
+    const SliceRef ref = *s;
+    menu.addAction(tr("Zoom to slice"), this, [this, ref] { zoomToSlice(ref); });
+  }
+  if (row >= 0 && m_rows[static_cast<size_t>(row)].type == RowType::Task) {
+    const core::Utid u = m_rows[static_cast<size_t>(row)].utid;
+    menu.addAction(tr("Remove this task row"), this, [this, u] { removeTaskRow(u); });
+  }
+  if (!menu.isEmpty()) menu.addSeparator();
+  menu.addAction(tr("Zoom to fit"), m_view, &TimelineViewState::fitAll);
+  menu.addAction(m_collapsed ? tr("Expand pane") : tr("Collapse pane"), this, [this] { setCollapsed(!m_collapsed); });
+  menu.addAction(tr("Close run"), this, [this] { emit closeRequested(m_runId); });
+  menu.exec(e->globalPos());
+}
+
+// ---------------------------------------------------------------- area
+
+TimelineArea::TimelineArea(RunSet* runs, TimelineViewState* view, QWidget* parent)
+    : QWidget(parent), m_runs(runs), m_view(view), m_pool(new QThreadPool(this)) {
+  m_pool->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->setSpacing(0);
+  m_ruler = new TimeRuler(view, this);
+  outer->addWidget(m_ruler);
+  m_scroll = new QScrollArea(this);
+  m_scroll->setWidgetResizable(true);
+  m_scroll->setFrameShape(QFrame::NoFrame);
+  m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+  m_container = new QWidget(m_scroll);
+  m_layout = new QVBoxLayout(m_container);
+  m_layout->setContentsMargins(0, 0, 0, 0);
+  m_layout->setSpacing(4);
+  m_placeholder = new QLabel(m_container);
+  m_placeholder->setAlignment(Qt::AlignCenter);
+  m_placeholder->setWordWrap(true);
+  m_placeholder->setText(
+      tr("<h3>No trace open</h3><p>Open a scheduler trace with <b>File \u2192 Open</b> (Ctrl+O) or drop files here.</p>"
+         "<p style='color:#666'>ftrace text (trace, trace_pipe, trace-cmd report, atrace/systrace), trace.dat v6/v7, "
+         "perf.data, perf script text, CTF folders (LTTng, perf).</p>"));
+  m_layout->addWidget(m_placeholder);
+  m_layout->addStretch(1);
+  m_scroll->setWidget(m_container);
+  m_scroll->viewport()->installEventFilter(this);
+  m_ruler->hide();
+  outer->addWidget(m_scroll, 1);
+  setFocusPolicy(Qt::StrongFocus);
+
+  connect(runs, &RunSet::runAdded, this, &TimelineArea::onRunAdded);
+  connect(runs, &RunSet::runRemoved, this, &TimelineArea::onRunRemoved);
+}
+
+TimelineArea::~TimelineArea() { m_pool->waitForDone(); }
+
+TimelinePane* TimelineArea::pane(int runId) const {
+  auto it = m_panes.find(runId);
+  return it == m_panes.end() ? nullptr : it->second;
+}
+
+std::vector<TimelinePane*> TimelineArea::panes() const {
+  std::vector<TimelinePane*> out;
+  for (int id : m_runs->ids())
+    if (auto* p = pane(id)) out.push_back(p);
+  return out;
+}
+
+bool TimelineArea::allDrawListsReady() const {
+  if (m_searchPending > 0) return false;
+  for (auto* p : panes())
+    if (!p->isCollapsed() && !p->drawListReady()) return false;
+  return true;
+}
+
+void TimelineArea::onRunAdded(int id) {
+  const Run* run = m_runs->run(id);
+  if (!run || !run->render) return;
+  auto* pane = new TimelinePane(*run, m_view, m_pool, m_container);
+  m_panes[id] = pane;
+  connect(pane, &TimelinePane::sliceClicked, this, &TimelineArea::sliceClicked);
+  connect(pane, &TimelinePane::drawListUpdated, this, &TimelineArea::drawListsUpdated);
+  connect(pane, &TimelinePane::taskRowRequested, this, [this](int runId, core::Utid u) { showTaskRow(runId, u); });
+  connect(pane, &TimelinePane::highlightRequested, this, &TimelineArea::setSearch);
+  connect(pane, &TimelinePane::closeRequested, this, &TimelineArea::closeRunRequested);
+  connect(pane, &TimelinePane::verticalScrollRequested, this, [this](int delta) {
+    m_scroll->verticalScrollBar()->setValue(m_scroll->verticalScrollBar()->value() - delta);
+  });
+  // A replay shows the task rows its recording shows, so the two compare row for row.
+  if (run->isReplay()) {
+    if (TimelinePane* parent = this->pane(run->parentId)) {
+      const core::TraceModel& pm = parent->run().render->model();
+      const core::TraceModel& rm = run->render->model();
+      for (const auto& r : parent->rows()) {
+        if (r.type != RowType::Task) continue;
+        for (size_t u = 1; u < rm.threadCount(); ++u)
+          if (rm.threads.tid[u] == pm.threads.tid[r.utid.value] && rm.comm(core::Utid(static_cast<uint32_t>(u))) == pm.comm(r.utid)) {
+            pane->addTaskRow(core::Utid(static_cast<uint32_t>(u)));
+            break;
+          }
+      }
+    }
+  }
+  const bool first = m_panes.size() == 1;
+  m_view->setSpan(m_runs->longestSpan());
+  relayout();
+  syncWidth();
+  if (first) m_view->fitAll();
+  if (!m_search.isEmpty()) setSearch(m_search);
+  pane->show();
+}
+
+void TimelineArea::onRunRemoved(int id) {
+  auto it = m_panes.find(id);
+  if (it == m_panes.end()) return;
+  m_layout->removeWidget(it->second);
+  it->second->deleteLater();
+  m_panes.erase(it);
+  m_view->setSpan(std::max<int64_t>(1, m_runs->longestSpan()));
+  relayout();
+}
+
+void TimelineArea::relayout() {
+  // Order panes as the runs list does: each recording followed by its replays.
+  for (auto& [id, p] : m_panes) m_layout->removeWidget(p);
+  m_layout->removeWidget(m_placeholder);
+  int pos = 0;
+  for (int id : m_runs->ids())
+    if (auto* p = pane(id)) m_layout->insertWidget(pos++, p);
+  m_placeholder->setVisible(m_panes.empty());
+  m_ruler->setVisible(!m_panes.empty());
+  if (m_panes.empty()) m_layout->insertWidget(0, m_placeholder, 1);
+}
+
+void TimelineArea::syncWidth() {
+  const int w = m_scroll->viewport()->width() - kGutterWidth;
+  if (w > 10) m_view->setWidth(w);
+}
+
+void TimelineArea::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  syncWidth();
+}
+
+bool TimelineArea::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_scroll->viewport() && event->type() == QEvent::Resize) syncWidth();
+  return QWidget::eventFilter(watched, event);
+}
+
+void TimelineArea::setSelectedSlice(std::optional<SliceRef> slice) {
+  for (auto& [id, p] : m_panes) p->setSelectedSlice(slice);
+}
+
+void TimelineArea::showTaskRow(int runId, core::Utid utid) {
+  auto* p = pane(runId);
+  if (!p) return;
+  p->addTaskRow(utid);
+  // The same task (comm and tid) in the other runs too, so rows line up for comparison.
+  const core::TraceModel& m = p->run().render->model();
+  const auto comm = m.comm(utid);
+  const int32_t tid = m.threads.tid[utid.value];
+  for (auto& [id, other] : m_panes) {
+    if (id == runId) continue;
+    const core::TraceModel& om = other->run().render->model();
+    for (size_t u = 1; u < om.threadCount(); ++u)
+      if (om.threads.tid[u] == tid && om.comm(core::Utid(static_cast<uint32_t>(u))) == comm) {
+        other->addTaskRow(core::Utid(static_cast<uint32_t>(u)));
+        break;
+      }
+  }
+}
+
+void TimelineArea::setSearch(const QString& text) {
+  m_search = text;
+  const uint64_t generation = ++m_searchGeneration;
+  m_searchPending = 0;
+  if (text.trimmed().isEmpty()) {
+    for (auto& [id, p] : m_panes) p->setHighlight(nullptr);
+    emit searchApplied();
+    return;
+  }
+  m_searchPending = static_cast<int>(m_panes.size());
+  for (auto& [id, p] : m_panes) {
+    auto runData = p->run().render;
+    auto* watcher = new QFutureWatcher<std::shared_ptr<render::HighlightSet>>(this);
+    const int runId = id;
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, runId] {
+      watcher->deleteLater();
+      if (generation != m_searchGeneration) return;
+      if (auto* pane = this->pane(runId)) pane->setHighlight(watcher->result());
+      if (--m_searchPending == 0) emit searchApplied();
+      emit drawListsUpdated();
+    });
+    watcher->setFuture(QtConcurrent::run(m_pool, [runData, text] { return render::HighlightSet::build(runData->model(), text); }));
+  }
+}
+
+}  // namespace app::gui

@@ -1,0 +1,232 @@
+// The timeline part of the main window: one shared view state (viewport,
+// selection, cursor) and, under one ruler, a pane per run stacked and
+// synchronised in time. Panes compute draw lists on a worker pool and only
+// paint primitives (app/render); they never walk model rows in paintEvent.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QScrollArea>
+#include <QWidget>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "app/gui/run_set.h"
+#include "app/render/timeline_renderer.h"
+
+class QLabel;
+class QThreadPool;
+class QVBoxLayout;
+
+namespace app::gui {
+
+inline constexpr int kGutterWidth = 190;
+inline constexpr int kRowHeight = 22;
+
+/// A slice the user clicked: a CPU run slice or a task state interval.
+struct SliceRef {
+  int runId = -1;
+  render::RowType type = render::RowType::Cpu;
+  int cpu = -1;
+  core::Utid utid;
+  uint32_t row = 0;  ///< cpuSlices[cpu] row, or threadStates row
+  bool operator==(const SliceRef&) const = default;
+};
+
+/// What every pane shows: the viewport in relative time, the selected range and
+/// the time under the mouse. Panes, the ruler and the status bar observe it.
+class TimelineViewState : public QObject {
+  Q_OBJECT
+ public:
+  using Range = std::pair<int64_t, int64_t>;
+  explicit TimelineViewState(QObject* parent = nullptr);
+
+  const render::Viewport& viewport() const { return m_view; }
+  void setViewport(render::Viewport view);
+  void setWidth(int width);
+  /// Panning and zooming keep some of [-10%, 110%] of this span on screen.
+  void setSpan(int64_t span);
+  int64_t span() const { return m_span; }
+  void zoomAt(double x, double factor);
+  void zoomCentered(double factor) { zoomAt(m_view.width / 2.0, factor); }
+  void panPixels(double dx);
+  void showRange(int64_t from, int64_t to, double margin = 0.0);
+  void fitAll() { showRange(0, std::max<int64_t>(m_span, 1), 0.01); }
+
+  const std::optional<Range>& selection() const { return m_selection; }
+  /// While dragging; commitSelection() when the drag ends (statistics follow).
+  void setSelection(std::optional<Range> range);
+  void commitSelection();
+  std::optional<int64_t> cursor() const { return m_cursor; }
+  void setCursor(std::optional<int64_t> t);
+
+ signals:
+  void viewChanged();
+  void selectionChanged();
+  void selectionCommitted();
+  void cursorChanged();
+
+ private:
+  render::Viewport clamp(render::Viewport v) const;
+  render::Viewport m_view{0, 1e6, 800};
+  int64_t m_span = 1;
+  std::optional<Range> m_selection;
+  std::optional<int64_t> m_cursor;
+};
+
+/// The time ruler above the panes; dragging on it selects a range.
+class TimeRuler : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimeRuler(TimelineViewState* view, QWidget* parent = nullptr);
+  QSize sizeHint() const override { return {400, 28}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+
+ private:
+  TimelineViewState* m_view;
+  std::optional<int64_t> m_dragFrom;
+};
+
+class TimelinePane : public QWidget {
+  Q_OBJECT
+ public:
+  TimelinePane(const Run& run, TimelineViewState* view, QThreadPool* pool, QWidget* parent = nullptr);
+  ~TimelinePane() override;
+
+  int runId() const { return m_runId; }
+  const Run& run() const { return m_run; }
+  const std::vector<render::TimelineRow>& rows() const { return m_rows; }
+  bool hasTaskRow(core::Utid utid) const;
+  void addTaskRow(core::Utid utid);
+  void removeTaskRow(core::Utid utid);
+  void setHighlight(std::shared_ptr<const render::HighlightSet> highlight);
+  void setSelectedSlice(std::optional<SliceRef> slice);
+  void setCollapsed(bool collapsed);
+  bool isCollapsed() const { return m_collapsed; }
+  /// True once the draw list for the current viewport is painted-ready.
+  bool drawListReady() const;
+  /// Stats of the last draw list (benchmarks, tests).
+  size_t lastDrawItems() const { return m_list.drawItems(); }
+  /// Text for a tooltip at a point (also used by tests).
+  QString toolTipAt(const QPoint& pos) const;
+  /// The slice under a point, if any.
+  std::optional<SliceRef> sliceAt(const QPoint& pos) const;
+  void zoomToSlice(const SliceRef& slice);
+
+ signals:
+  void sliceClicked(const app::gui::SliceRef& slice);
+  void drawListUpdated();
+  void taskRowRequested(int runId, core::Utid utid);
+  void highlightRequested(const QString& text);
+  void verticalScrollRequested(int delta);
+  void closeRequested(int runId);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void resizeEvent(QResizeEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void mouseDoubleClickEvent(QMouseEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void leaveEvent(QEvent*) override;
+  void contextMenuEvent(QContextMenuEvent*) override;
+  bool event(QEvent*) override;
+
+ private:
+  int headerHeight() const;
+  int rowAtY(int y) const;
+  int rowTop(int row) const;
+  QRect timelineRect() const;
+  void updateHeight();
+  void ensureDrawList();
+  void onDrawListDone();
+  int64_t absTimeAtX(double x) const;
+  std::optional<uint32_t> trackRowAt(int row, double x, const core::TimelineTrack** track,
+                                     std::shared_ptr<const core::TimelineTrack>* hold) const;
+
+  Run m_run;
+  int m_runId;
+  TimelineViewState* m_view;
+  QThreadPool* m_pool;
+  std::vector<render::TimelineRow> m_rows;
+  std::shared_ptr<const render::HighlightSet> m_highlight;
+  std::optional<SliceRef> m_selected;
+  bool m_collapsed = false;
+  int m_rowHeight = kRowHeight;
+  QString m_subtitle;  // computed once: painting never walks model tables
+
+  render::PaneDrawList m_list;
+  bool m_hasList = false;
+  uint64_t m_version = 1;      // bumped when rows or highlight change
+  uint64_t m_listVersion = 0;  // version the list was computed for
+  QFutureWatcher<render::PaneDrawList>* m_watcher;
+  uint64_t m_jobVersion = 0;
+  bool m_pending = false;
+
+  enum class Drag { None, Pan, Select };
+  Drag m_drag = Drag::None;
+  QPoint m_pressPos;
+  bool m_moved = false;
+  int64_t m_pressStart = 0;
+  int64_t m_selectFrom = 0;
+};
+
+/// The ruler and the stacked panes in a vertical scroll area; creates and
+/// removes panes as runs come and go.
+class TimelineArea : public QWidget {
+  Q_OBJECT
+ public:
+  TimelineArea(RunSet* runs, TimelineViewState* view, QWidget* parent = nullptr);
+  ~TimelineArea() override;
+
+  TimelinePane* pane(int runId) const;
+  std::vector<TimelinePane*> panes() const;
+  bool allDrawListsReady() const;
+  /// Highlights tasks matching `text` in every pane (computed off the GUI thread).
+  void setSearch(const QString& text);
+  const QString& search() const { return m_search; }
+  void setSelectedSlice(std::optional<SliceRef> slice);
+  void showTaskRow(int runId, core::Utid utid);
+  QThreadPool* pool() const { return m_pool; }
+
+ signals:
+  void sliceClicked(const app::gui::SliceRef& slice);
+  void drawListsUpdated();
+  void searchApplied();
+  void closeRunRequested(int runId);
+
+ protected:
+  void resizeEvent(QResizeEvent*) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void onRunAdded(int id);
+  void onRunRemoved(int id);
+  void relayout();
+  void syncWidth();
+
+  RunSet* m_runs;
+  TimelineViewState* m_view;
+  QThreadPool* m_pool;
+  TimeRuler* m_ruler;
+  QScrollArea* m_scroll;
+  QWidget* m_container;
+  QVBoxLayout* m_layout;
+  QLabel* m_placeholder;
+  std::map<int, TimelinePane*> m_panes;
+  QString m_search;
+  uint64_t m_searchGeneration = 0;
+  int m_searchPending = 0;
+};
+
+}  // namespace app::gui
+
+Q_DECLARE_METATYPE(app::gui::SliceRef)

@@ -1,0 +1,215 @@
+// The shared renderer under the offscreen platform: SMT rows sit together and
+// are labelled, forced idle is hatched and lost data marked at the right pixels,
+// task colours are stable, the time axis picks readable units, and the
+// primitives of a frame stay bounded by its width.
+#include <gtest/gtest.h>
+
+#include <QGuiApplication>
+#include <QImage>
+#include <QPainter>
+
+#include "app/render/colors.h"
+#include "app/render/time_axis.h"
+#include "app/render/timeline_image.h"
+#include "app/render/timeline_renderer.h"
+#include "test_models.h"
+
+// fontconfig keeps its caches until exit by design; LeakSanitizer (asan preset)
+// would report them as leaks of this test.
+extern "C" const char* __lsan_default_suppressions();
+extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig\nleak:libQt6Gui\nleak:libdbus\n"; }
+
+namespace {
+
+using namespace app::render;
+
+void ensureApp() {
+  if (QCoreApplication::instance()) return;
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  static int argc = 1;
+  static char arg0[] = "render_test";
+  static char* argv[] = {arg0, nullptr};
+  new QGuiApplication(argc, argv);  // lives until exit, like a real application's
+}
+
+TEST(RenderRows, SmtSiblingsAreAdjacentAndLabelled) {
+  const auto m = apptest::smtModel();
+  const auto rows = cpuRows(*m, 20);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].cpu, 0);
+  EXPECT_EQ(rows[1].cpu, 1);
+  EXPECT_EQ(rows[2].cpu, 2);
+  EXPECT_EQ(rows[3].cpu, 3);
+  EXPECT_TRUE(rows[0].firstOfCore);
+  EXPECT_FALSE(rows[1].firstOfCore);
+  EXPECT_TRUE(rows[2].firstOfCore);
+  EXPECT_EQ(rows[1].sublabel, QStringLiteral("core 0 \u00b7 thread 1"));
+  EXPECT_EQ(rows[2].sublabel, QStringLiteral("core 1 \u00b7 thread 0"));
+  EXPECT_EQ(rowsHeight(rows), 80);
+}
+
+TEST(RenderRows, SiblingsNumberedApartStillSitTogether) {
+  // A machine whose siblings are CPU n and n+2 (as schedviz's SMT trace): rows follow cores.
+  auto m = apptest::smtModel();
+  m->topology = core::Topology({{0, 2}, {1, 3}}, {0, 0}, "sysfs");
+  const auto rows = cpuRows(*m, 20);
+  std::vector<int> order;
+  for (const auto& r : rows) order.push_back(r.cpu);
+  EXPECT_EQ(order, (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(rows[1].sublabel, QStringLiteral("core 0 \u00b7 thread 1"));
+}
+
+TEST(RenderColors, TaskColoursAreStableAndSiblingsDiffer) {
+  EXPECT_EQ(taskColor("hackbench", 1234), taskColor("hackbench", 1234));
+  // Threads of one program (same comm, neighbouring tids) get clearly different hues.
+  for (int tid = 100; tid < 110; ++tid) {
+    const int a = taskColor("worker", tid).hslHue();
+    const int b = taskColor("worker", tid + 1).hslHue();
+    const int d = std::abs(a - b) % 360;
+    EXPECT_GE(std::min(d, 360 - d), 30) << tid;
+  }
+  EXPECT_EQ(cookieColor(0).alpha(), 0);
+  EXPECT_NE(cookieColor(1), cookieColor(2));
+}
+
+TEST(RenderTimeAxis, StepsUnitsAndParsing) {
+  EXPECT_EQ(niceStep(1), 1);
+  EXPECT_EQ(niceStep(3), 5);
+  EXPECT_EQ(niceStep(1200), 2000);
+  EXPECT_EQ(formatDuration(1500), QStringLiteral("1.5 \u00b5s"));
+  EXPECT_EQ(formatDuration(2500000), QStringLiteral("2.500 ms"));
+  EXPECT_EQ(formatDuration(3000000000LL), QStringLiteral("3.000 s"));
+  int64_t ns = 0;
+  EXPECT_TRUE(parseDuration(QStringLiteral("250ms"), ns));
+  EXPECT_EQ(ns, 250000000);
+  EXPECT_TRUE(parseDuration(QStringLiteral("1.5 us"), ns));
+  EXPECT_EQ(ns, 1500);
+  EXPECT_FALSE(parseDuration(QStringLiteral("fast"), ns));
+
+  Viewport v{0, 1e6, 1000};  // 1 s across 1000 px
+  TimeTicks t = computeTicks(v);
+  EXPECT_EQ(t.majorStep, 100000000);
+  EXPECT_FALSE(t.anchored);
+  ASSERT_FALSE(t.ticks.empty());
+  EXPECT_EQ(t.ticks.front().label, QStringLiteral("0 s"));
+  EXPECT_EQ(t.ticks[5].label, QStringLiteral("0.1 s"));
+  // Deep zoom far from zero: labels become offsets from an anchor.
+  Viewport deep{5123456789LL, 1.0, 1000};
+  t = computeTicks(deep);
+  EXPECT_TRUE(t.anchored);
+  for (const auto& tick : t.ticks) {
+    if (tick.major) {
+      EXPECT_TRUE(tick.label.startsWith(QLatin1Char('+'))) << tick.label.toStdString();
+    }
+  }
+  // Zoom keeps the time under the mouse.
+  const Viewport z = v.zoomedAt(250, 0.5);
+  EXPECT_EQ(z.timeAt(250), v.timeAt(250));
+}
+
+TEST(RenderPane, ForcedIdleIsHatchedAndLossMarkedAtTheirPixels) {
+  ensureApp();
+  const auto m = apptest::smtModel();
+  const auto data = RunRenderData::create(m);
+  const auto rows = cpuRows(*m, 20);
+  const Viewport view{0, 500.0, 1000};  // 500 ns per px: the 500 us trace fills the width
+  const PaneDrawList list = computePane(*data, rows, view);
+  ASSERT_EQ(list.rows.size(), 4u);
+  auto find = [](const RowDrawList& r, PrimStyle s) {
+    return std::find_if(r.prims.begin(), r.prims.end(), [s](const Prim& p) { return p.style == s; });
+  };
+  const auto hatch = find(list.rows[1], PrimStyle::Hatched);
+  ASSERT_NE(hatch, list.rows[1].prims.end());
+  EXPECT_NEAR(hatch->x0, (100000 - m->firstTs) / 500.0, 0.01);
+  EXPECT_NEAR(hatch->x1, (200000 - m->firstTs) / 500.0, 0.01);
+  const auto loss = find(list.rows[3], PrimStyle::Loss);
+  ASSERT_NE(loss, list.rows[3].prims.end());
+  EXPECT_NEAR(loss->x0, (299000 - m->firstTs) / 500.0, 0.01);
+  // Cookies: a strip on top of each tagged task's slices.
+  const auto cookie = std::find_if(list.rows[0].prims.begin(), list.rows[0].prims.end(), [](const Prim& p) {
+    return p.style == PrimStyle::Solid && p.y1 < 0.5f && p.color == cookieColor(1).rgba();
+  });
+  EXPECT_NE(cookie, list.rows[0].prims.end());
+  // Labels name the task.
+  ASSERT_FALSE(list.rows[0].labels.empty());
+  EXPECT_TRUE(list.rows[0].labels.front().text.startsWith(QStringLiteral("t101")));
+}
+
+TEST(RenderImage, PixelsShowTasksForcedIdleAndLoss) {
+  ensureApp();
+  const auto m = apptest::smtModel();
+  ImageRun run;
+  run.data = RunRenderData::create(m);
+  ImageOptions o;
+  o.width = 1170;
+  o.gutterWidth = 170;
+  o.rowHeight = 20;
+  o.legend = false;
+  const QImage img = renderTimelineImage({run}, o);
+  ASSERT_FALSE(img.isNull());
+  // For people checking the look: SCHEDLAB_SCREENSHOT_DIR=/tmp/x render_test writes the picture.
+  if (const QString dir = qEnvironmentVariable("SCHEDLAB_SCREENSHOT_DIR"); !dir.isEmpty()) {
+    ImageOptions big = o;
+    big.legend = true;
+    big.rowHeight = 28;
+    renderTimelineImage({run}, big).save(dir + QStringLiteral("/smt-forced-idle.png"));
+  }
+  EXPECT_EQ(img.width(), 1170);
+  EXPECT_EQ(img.height(), kRulerHeight + kPaneHeaderHeight + 4 * 20);
+  const int top = kRulerHeight + kPaneHeaderHeight;
+  const double nsPerPx = static_cast<double>(m->span()) / 1000;
+  auto px = [&](int64_t abs) { return 170 + static_cast<int>((abs - m->firstTs) / nsPerPx); };
+  // CPU 2 at 100 us runs t103: its colour, below the cookie strip.
+  const QColor t103 = taskColor("t103", 103);
+  EXPECT_EQ(QColor(img.pixel(px(100000), top + 2 * 20 + 14)).rgb(), t103.rgb());
+  // CPU 1 at 150 us: the hatch (its two colours only).
+  const QRgb fi = img.pixel(px(150000), top + 20 + 10);
+  EXPECT_TRUE(fi == palette().forcedIdleBack.rgb() || fi == palette().forcedIdle.rgb()) << std::hex << fi;
+  int hatchPixels = 0;
+  for (int x = px(110000); x < px(190000); ++x)
+    if (img.pixel(x, top + 20 + 10) == palette().forcedIdle.rgb()) ++hatchPixels;
+  EXPECT_GT(hatchPixels, 5);
+  // CPU 3 at 350 us: lost data.
+  const QRgb lost = img.pixel(px(350000), top + 3 * 20 + 10);
+  EXPECT_TRUE(lost == palette().lossBack.rgb() || lost == palette().loss.rgb()) << std::hex << lost;
+}
+
+TEST(RenderImage, HighlightDimsOthersAndFramesMatches) {
+  ensureApp();
+  const auto m = apptest::smtModel();
+  const auto hl = HighlightSet::build(*m, QStringLiteral("t103"));
+  ASSERT_TRUE(hl->active());
+  EXPECT_EQ(std::count(hl->utidMatch.begin(), hl->utidMatch.end(), 1), 1);
+  const auto data = RunRenderData::create(m);
+  const PaneDrawList list = computePane(*data, cpuRows(*m), Viewport{0, 500.0, 1000}, hl.get());
+  EXPECT_TRUE(list.dimmed);
+  const auto& cpu2 = list.rows[2].prims;
+  EXPECT_TRUE(std::any_of(cpu2.begin(), cpu2.end(), [](const Prim& p) { return p.style == PrimStyle::Highlight; }));
+  const auto& cpu0 = list.rows[0].prims;
+  EXPECT_FALSE(std::any_of(cpu0.begin(), cpu0.end(), [](const Prim& p) { return p.style == PrimStyle::Highlight; }));
+  // By tid too.
+  const auto byTid = HighlightSet::build(*m, QStringLiteral("105"));
+  EXPECT_EQ(std::count(byTid->utidMatch.begin(), byTid->utidMatch.end(), 1), 1);
+}
+
+TEST(RenderPane, WholeTraceFrameIsBoundedByWidth) {
+  ensureApp();
+  const auto m = apptest::denseModel(150000, 2);
+  const auto data = RunRenderData::create(m);
+  const auto rows = cpuRows(*m);
+  const Viewport v = viewportFor(0, m->span(), 1750);
+  const PaneDrawList list = computePane(*data, rows, v);
+  for (const auto& r : list.rows) {
+    EXPECT_LE(r.prims.size(), 1750u * 3);
+    EXPECT_LE(r.labels.size(), 1750u / 24 + 2);
+  }
+  // Painting a list computed for another viewport (pan preview) is safe.
+  QImage img(1920, 200, QImage::Format_RGB32);
+  QPainter p(&img);
+  Viewport panned = v;
+  panned.start += v.span() / 3;
+  panned.nsPerPx *= 0.5;
+  paintPane(p, QRect(170, 0, 1750, rowsHeight(rows)), rows, list, panned);
+}
+
+}  // namespace

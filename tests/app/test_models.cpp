@@ -1,0 +1,65 @@
+#include "test_models.h"
+
+#include "support/trace_builder.h"
+
+namespace apptest {
+
+using testing_support::TraceBuilder;
+
+std::shared_ptr<core::TraceModel> smtModel() {
+  TraceBuilder tb;
+  tb.builder().setTopology(core::Topology::uniform(2, 2, "test"));
+  tb.builder().setFormat("synthetic");
+  tb.builder().addSourceFile("/synthetic/smt.trace");
+  tb.sw(1000, 0, 0, "R", 101).sw(1000, 1, 0, "R", 102).sw(1000, 2, 0, "R", 103).sw(1000, 3, 0, "R", 104);
+  tb.builder().setTaskAttributes(101, 1, -1, -1);
+  tb.builder().setTaskAttributes(102, 1, -1, -1);
+  tb.builder().setTaskAttributes(103, 2, -1, -1);
+  tb.builder().setTaskAttributes(104, 2, 0, 512);
+  // CPU 1: t102 sleeps; core scheduling keeps the sibling idle (no cookie-1 task runnable).
+  {
+    core::SwitchArgs a;
+    a.prevTid = 102;
+    a.prevComm = "t102";
+    a.prevPrio = 120;
+    a.prevState = core::TaskState::Sleeping;
+    a.nextTid = 0;
+    a.nextComm = "swapper";
+    a.nextPrio = 120;
+    a.forcedIdle = true;
+    tb.builder().countEvent(tb.builder().eventType("sched_switch"));
+    tb.builder().onSwitch({100000, 1, 102, 0}, a);
+  }
+  tb.waking(150000, 0, 101, 105, 2);
+  tb.waking(190000, 0, 101, 102, 1);
+  tb.sw(200000, 1, 0, "R", 102);
+  tb.sw(250000, 2, 103, "R+", 105);
+  tb.other(299000, 3, 104);
+  tb.loss(3, 400000, 12);
+  tb.sw(420000, 3, 104, "S", 0);
+  tb.sw(450000, 2, 105, "S", 103);
+  tb.other(500000, 0, 101).other(500000, 1, 102).other(500000, 2, 103).other(500000, 3, 0);
+  return tb.build();
+}
+
+std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus) {
+  TraceBuilder tb;
+  tb.builder().setFormat("synthetic");
+  tb.builder().addSourceFile("/synthetic/dense.trace");
+  int64_t ts = 1000;
+  std::vector<int> cur(static_cast<size_t>(cpus), 0);
+  // Every CPU switches at the same instants, so events stay in timestamp order.
+  for (int i = 0; i < slicesPerCpu; ++i) {
+    for (int c = 0; c < cpus; ++c) {
+      int& running = cur[static_cast<size_t>(c)];
+      const int next = i % 7 == 6 ? 0 : 200 + c * 10 + (i % 2);
+      tb.sw(ts, c, running, running == 0 ? "R" : (i % 3 ? "S" : "R+"), next);
+      running = next;
+    }
+    ts += (i % 5000 == 4999) ? 2000000 : 1000 + (i * 7919) % 2000;
+  }
+  for (int c = 0; c < cpus; ++c) tb.other(ts, c, cur[static_cast<size_t>(c)]);
+  return tb.build();
+}
+
+}  // namespace apptest

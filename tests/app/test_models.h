@@ -1,0 +1,21 @@
+// Synthetic models for the app tests: an SMT machine with core-scheduling
+// forced idle, cookies and lost data; and dense traces for level-of-detail checks.
+#pragma once
+
+#include <memory>
+
+#include "core/trace_model.h"
+
+namespace apptest {
+
+/// 2 cores x 2 threads (CPUs 0,1 on core 0; 2,3 on core 1). Tasks t101..t104
+/// carry cookies 1,1,2,2. CPU 1 is forced idle in [100 us, 200 us); CPU 3 lost
+/// events in [300 us, 400 us); t105 is woken by t101 at 150 us and runs on CPU 2
+/// from 250 us. The trace ends at 500 us.
+std::shared_ptr<core::TraceModel> smtModel();
+
+/// `slicesPerCpu` task slices of 1..3 us (two tasks alternating, with a short
+/// idle every 7th slice and a 2 ms slice every 5000th) on each of `cpus` CPUs.
+std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus = 2);
+
+}  // namespace apptest
