@@ -1,0 +1,167 @@
+// JSON and CSV forms of a report, built on the stable schemas of
+// core/analysis/stats_json.h (the same blocks `stats --json` and `diff --json`
+// print), plus each replay's model, parameters (with docs) and validation.
+#include "app/report/report_data.h"
+#include "core/analysis/stats_json.h"
+#include "core/json_writer.h"
+#include "replay/policies/registry.h"
+
+namespace app::report {
+
+namespace {
+
+void writeValidation(core::JsonWriter& j, const replay::Validation& v, size_t tasks) {
+  j.key("validation").beginObject();
+  if (v.makespanRecordedNs >= 0)
+    j.field("makespan_recorded_ns", v.makespanRecordedNs);
+  else
+    j.nullField("makespan_recorded_ns");
+  j.field("makespan_replay_ns", v.makespanReplayNs);
+  j.field("makespan_ratio", v.makespanRatio());
+  j.field("work_conserved", v.workConserved);
+  j.field("work_recorded_ns", v.workRecordedNs);
+  j.field("work_replay_ns", v.workReplayNs);
+  j.field("tasks", static_cast<uint64_t>(tasks));
+  j.field("tasks_unfinished", v.tasksUnfinished);
+  j.field("tasks_work_mismatch", v.tasksWorkMismatch);
+  const auto& u = v.unmodelled;
+  j.key("unmodelled").beginObject();
+  j.field("wakeups_from_interrupt", u.wakeupsFromInterrupt);
+  j.field("wakeups_unknown_waker", u.wakeupsUnknownWaker);
+  j.field("wakeups_self", u.wakeupsSelf);
+  j.field("blocks_without_wakeup", u.blocksWithoutWakeup);
+  j.field("tasks_started_before_trace", u.tasksStartedBeforeTrace);
+  j.field("tasks_running_at_trace_end", u.tasksRunningAtTraceEnd);
+  j.field("tasks_never_ran", u.tasksNeverRan);
+  j.field("forks_of_unreplayed_parent", u.forksOfUnreplayedParent);
+  j.field("unknown_state_intervals", u.unknownStateIntervals);
+  j.field("lost_event_ranges", u.lostEventRanges);
+  j.field("missing_switch_ins", u.missingSwitchIns);
+  j.field("missing_switch_in_ns", u.missingSwitchInNs);
+  j.endObject();
+  j.endObject();
+}
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string reportJson(const ReportData& d) {
+  core::JsonWriter j;
+  j.beginObject();
+  j.key("report").beginObject();
+  j.field("title", d.title.toStdString());
+  j.field("date", d.date.toUTC().toString(Qt::ISODate).toStdString());
+  j.field("generator", "SchedLab");
+  j.key("range").beginObject();
+  if (d.spec.fromNs) j.field("from_ns", *d.spec.fromNs);
+  else j.nullField("from_ns");
+  if (d.spec.toNs) j.field("to_ns", *d.spec.toNs);
+  else j.nullField("to_ns");
+  j.endObject();
+  j.endObject();
+
+  j.key("runs").beginArray();
+  for (const RunEntry& r : d.runs) {
+    const core::TraceModel& m = *r.model;
+    j.beginObject();
+    j.field("tag", r.tag.toStdString());
+    j.field("label", r.label.toStdString());
+    j.field("kind", r.isReplay() ? "replay" : "recording");
+    j.field("file", m.sourceFiles.empty() ? std::string() : m.sourceFiles.front());
+    j.field("format", m.format);
+    j.field("cpus", m.cpuCount());
+    j.field("topology", m.topology.describe());
+    j.field("first_ts", m.firstTs);
+    j.field("last_ts", m.lastTs);
+    j.field("span_ns", m.span());
+    j.field("events", m.eventCount);
+    j.field("partial", m.partial);
+    j.key("metadata").beginObject();
+    for (const auto& [k, v] : m.metadata) j.field(k, v);
+    j.endObject();
+    if (r.isReplay()) {
+      j.key("replay").beginObject();
+      j.field("model", m.replay ? m.replay->model : std::string());
+      if (const auto* info = replay::findPolicy(m.replay ? m.replay->model : std::string())) {
+        j.field("model_title", std::string(info->title));
+        j.field("model_source", std::string(info->source));
+      }
+      j.field("recording", d.runs[r.recording].tag.toStdString());
+      j.key("params").beginArray();
+      if (m.replay)
+        for (const auto& p : m.replay->params) {
+          j.beginObject();
+          j.field("key", p.key);
+          j.field("value", p.value);
+          j.field("doc", p.doc);
+          j.endObject();
+        }
+      j.endArray();
+      if (r.replay->validation) writeValidation(j, *r.replay->validation, r.replay->workloadTasks);
+      else j.nullField("validation");
+      j.endObject();
+    }
+    j.key("stats").beginObject();
+    core::analysis::writeRunStatsJson(j, r.stats, core::analysis::StatsGrouping::Task);
+    j.endObject();
+    j.endObject();
+  }
+  j.endArray();
+
+  if (d.diff) {
+    j.key("diff").beginObject();
+    core::analysis::writeRunDiffJson(j, *d.diff);
+    j.endObject();
+  } else {
+    j.nullField("diff");
+  }
+  j.key("replay_diffs").beginArray();
+  for (size_t k = 0; k < d.replayDiffs.size(); ++k) {
+    const RunEntry& rep = d.runs[d.recordings + k];
+    j.beginObject();
+    j.field("recording", d.runs[rep.recording].tag.toStdString());
+    j.field("replay", rep.tag.toStdString());
+    j.key("diff").beginObject();
+    core::analysis::writeRunDiffJson(j, d.replayDiffs[k]);
+    j.endObject();
+    j.endObject();
+  }
+  j.endArray();
+  j.endObject();
+  return j.str() + "\n";
+}
+
+std::string reportCsv(const ReportData& d) {
+  // One table: every run's per-task rows (the `stats --csv` columns) behind the run's tag and kind.
+  std::string out;
+  for (const RunEntry& r : d.runs) {
+    const std::string csv = core::analysis::runStatsCsv(r.stats, core::analysis::StatsGrouping::Task);
+    size_t pos = 0;
+    bool header = true;
+    while (pos < csv.size()) {
+      size_t end = csv.find('\n', pos);
+      if (end == std::string::npos) end = csv.size();
+      const std::string line = csv.substr(pos, end - pos);
+      pos = end + 1;
+      if (line.empty()) continue;
+      if (header) {
+        if (out.empty()) out += "run,kind," + line + "\n";
+        header = false;
+        continue;
+      }
+      out += csvField(r.tag.toStdString()) + "," + (r.isReplay() ? "replay" : "recording") + "," + line + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace app::report
