@@ -54,12 +54,12 @@ test: test-plain test-asan test-fuzz
 run: build
 	@mkdir -p $(OUT)
 	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then \
-	  if [ -x build/dev/app/gui/schedlab ]; then \
-	    exec build/dev/app/gui/schedlab $(DEMO) --replay cfs --replay bfs; \
-	  fi; \
+	  exec build/dev/app/gui/schedlab $(DEMO) --replay cfs --replay bfs; \
 	fi; \
 	echo "No display (DISPLAY is not set): writing the demo report to $(OUT)/ instead."; \
-	build/dev/app/cli/schedlab-cli stats $(DEMO) | tee $(OUT)/demo-stats.txt
+	build/dev/app/cli/schedlab-cli report $(DEMO) --replay cfs --replay bfs -o $(OUT)/demo-report.pdf && \
+	build/dev/app/cli/schedlab-cli render $(DEMO) -o $(OUT)/demo-timeline.png && \
+	echo "Wrote $(OUT)/demo-report.pdf and $(OUT)/demo-timeline.png"
 
 bench:
 	tests/bench/run-import-bench.sh

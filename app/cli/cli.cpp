@@ -133,7 +133,14 @@ void printUsage(std::ostream& out) {
          "Commands:\n"
          "  info FILE [--json]                      format, CPUs, topology, span, events per type, losses, diagnostics\n"
          "  stats FILE [--from T] [--to T] [--by task|process|cpu] [--json|--csv]\n"
-         "                                          per-task, per-process or per-CPU scheduling statistics\n\n"
+         "                                          per-task, per-process or per-CPU scheduling statistics\n"
+         "  replay FILE|WORKLOAD.json --model cfs|eevdf|bfs|gc|vrq [--topology CxT] [--hz N] [--param K=V]...\n"
+         "         [--json] [--out FILE]        the workload replayed through a scheduler model, with validation\n"
+         "  diff A B [--json]                       two runs compared task by task and as a whole\n"
+         "  render FILE -o OUT.png [--width N] [--from T] [--to T] [--bench] [--json]\n"
+         "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"
+         "  report A [B] -o OUT.pdf|.html|.json|.csv [--replay MODEL]... [--from T] [--to T] [--page a4|letter]\n"
+         "                                          a report of one run or two compared, with replays of A\n\n"
          "Common options:\n"
          "  --topology CxT          cores x threads per core, overriding what the trace says\n"
          "  --topology-from DIR     a sysfs-style topology folder (/sys/devices/system/cpu layout)\n\n"
@@ -154,6 +161,10 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
   if (command == "info") return infoCommand(rest, out, err);
   if (command == "stats") return statsCommand(rest, out, err);
+  if (command == "replay") return replayCommand(rest, out, err);
+  if (command == "diff") return diffCommand(rest, out, err);
+  if (command == "render") return renderCommand(rest, out, err);
+  if (command == "report") return reportCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

@@ -57,6 +57,10 @@ std::optional<core::analysis::TimeRange> parseRange(const Args& args, const core
                                                     std::ostream& err);
 
 int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int diffCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
 }  // namespace app::cli
