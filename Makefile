@@ -13,7 +13,7 @@ DEMO := resources/demo/pipe-and-hogs.txt
 OUT ?= demo-output
 
 PACKAGES := cmake ninja-build g++ clang libclang-rt-14-dev pkg-config \
-  qt6-base-dev qt6-charts-dev libqt6svg6-dev libgl-dev \
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev \
   libtraceevent-dev libtracecmd-dev libtracefs-dev libbabeltrace2-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libkshark-dev libzstd-dev zlib1g-dev \
   trace-cmd linux-perf babeltrace2 xvfb xauth poppler-utils fonts-dejavu-core
