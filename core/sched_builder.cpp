@@ -141,17 +141,15 @@ void SchedBuilder::reserve(uint64_t expectedEvents) {
   w.targetCpu.reserve(n / 3);
   w.wakerCpu.reserve(n / 3);
   w.flags.reserve(n / 3);
-  // Slices: one per switch, over the CPUs the topology names if it is known yet
-  // (grown by doubling, the per-CPU tables left ~6 MB of freed halves resident).
-  if (const int cpus = m_model->topology.cpuLimit(); cpus > 0 && cpus <= kMaxCpus) {
-    const size_t perCpu = n / 2 / static_cast<size_t>(cpus) + 1024;
-    for (int cpu = 0; cpu < cpus; ++cpu) {
-      cpuRt(cpu);
-      auto& t = m_model->cpuSlices[static_cast<size_t>(cpu)];
-      t.ts.reserve(perCpu), t.dur.reserve(perCpu), t.utid.reserve(perCpu), t.prio.reserve(perCpu);
-      t.endState.reserve(perCpu), t.endReason.reserve(perCpu), t.kind.reserve(perCpu), t.flags.reserve(perCpu);
-    }
-  }
+}
+
+void SchedBuilder::reserveCpuSlices(int cpu, uint64_t expectedSlices) {
+  if (cpu < 0 || cpu >= kMaxCpus) return;
+  const auto n = static_cast<size_t>(std::min<uint64_t>(expectedSlices, uint64_t{1} << 32));
+  cpuRt(cpu);
+  auto& t = m_model->cpuSlices[static_cast<size_t>(cpu)];
+  t.ts.reserve(n), t.dur.reserve(n), t.utid.reserve(n), t.prio.reserve(n);
+  t.endState.reserve(n), t.endReason.reserve(n), t.kind.reserve(n), t.flags.reserve(n);
 }
 
 void SchedBuilder::setFormat(std::string format) { m_model->format = std::move(format); }
@@ -205,8 +203,10 @@ bool SchedBuilder::accept(EventContext& ctx) {
   if (ts < m_lastTs) {
     if (m_model->diagnostics.count(DiagCode::out_of_order_timestamp) < Diagnostics::kRecordsKeptPerCode) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "timestamp %lld is %lld ns before the previous event",
-                    static_cast<long long>(ts), static_cast<long long>(m_lastTs - ts));
+      // Unsigned difference: a corrupt timestamp can be INT64_MIN-ish.
+      std::snprintf(buf, sizeof buf, "timestamp %lld is %llu ns before the previous event",
+                    static_cast<long long>(ts),
+                    static_cast<unsigned long long>(static_cast<uint64_t>(m_lastTs) - static_cast<uint64_t>(ts)));
       recordDiagnostic(DiagCode::out_of_order_timestamp, buf, ctx.cpu, ts);
     } else {
       m_model->diagnostics.add(DiagCode::out_of_order_timestamp);

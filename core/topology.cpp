@@ -82,13 +82,16 @@ Result<Topology> Topology::fromSysfs(const std::string& dir) {
     byCore[{package, coreId}].insert(cpu);
   }
   if (byCore.empty()) return Error(dir + ": no cpuN/topology folders found");
+  // Order cores by their first CPU, keeping each core's package with it.
+  std::vector<std::pair<std::vector<int>, int>> ordered;
+  for (const auto& [key, cpus] : byCore) ordered.emplace_back(std::vector<int>(cpus.begin(), cpus.end()), key.first);
+  std::sort(ordered.begin(), ordered.end());
   std::vector<std::vector<int>> cores;
   std::vector<int> packages;
-  for (const auto& [key, cpus] : byCore) {
-    cores.emplace_back(cpus.begin(), cpus.end());
-    packages.push_back(key.first);
+  for (auto& [cpus, package] : ordered) {
+    cores.push_back(std::move(cpus));
+    packages.push_back(package);
   }
-  std::sort(cores.begin(), cores.end());  // order cores by their first CPU
   return Topology(std::move(cores), std::move(packages), "sysfs");
 }
 

@@ -138,8 +138,9 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
   out << "File:        " << path << "\n";
   out << "Format:      " << m.format << "\n";
   for (const auto& [k, v] : m.metadata) {
-    std::snprintf(buf, sizeof buf, "%-12s %s\n", (k + ":").c_str(), v.c_str());
-    out << buf;
+    std::string label = k + ":";
+    label.resize(std::max<size_t>(label.size(), 12), ' ');
+    out << label << " " << v << "\n";  // no fixed buffer: cmdlines can be long
   }
   out << "CPUs:        " << m.topology.cpuCount() << "\n";
   out << "Topology:    " << m.topology.describe() << "\n";

@@ -208,3 +208,11 @@ TEST(SchedBuilder, ModelStaysWithinItsMemoryBudget) {
   const double perEvent = static_cast<double>(m->memoryBytes()) / static_cast<double>(m->eventCount);
   EXPECT_LE(perEvent, 32.0) << m->memoryBytes() << " bytes for " << m->eventCount << " events";
 }
+
+TEST(SchedBuilder, WildlyEarlyTimestampIsClampedWithoutOverflow) {
+  TraceBuilder t;
+  t.sw(100, 0, 0, "R", 1).sw(INT64_MIN + 5, 0, 1, "S", 0).other(200, 0, 0);
+  auto m = t.build();
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::out_of_order_timestamp), 1u);
+  EXPECT_EQ(m->lastTs, 200);
+}

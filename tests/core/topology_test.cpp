@@ -52,3 +52,24 @@ TEST(Topology, ThisMachineSysfsReads) {
   ASSERT_TRUE(t) << t.error().message();
   EXPECT_GE(t->cpuCount(), 1);
 }
+
+TEST(Topology, SysfsKeepsEachCoresPackage) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "schedlab-topology-packages";
+  fs::remove_all(dir);
+  // Package 1 holds the lower CPU numbers: sorting cores must carry packages along.
+  const int core[4] = {0, 0, 1, 1}, package[4] = {1, 1, 0, 0};
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    const auto t = dir / ("cpu" + std::to_string(cpu)) / "topology";
+    fs::create_directories(t);
+    std::ofstream(t / "core_id") << core[cpu] << "\n";
+    std::ofstream(t / "physical_package_id") << package[cpu] << "\n";
+  }
+  auto t = core::Topology::fromSysfs(dir.string());
+  ASSERT_TRUE(t) << t.error().message();
+  ASSERT_EQ(t->cores().size(), 2u);
+  EXPECT_EQ(t->cores()[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(t->cpu(0)->package, 1);
+  EXPECT_EQ(t->cpu(2)->package, 0);
+  fs::remove_all(dir);
+}

@@ -14,7 +14,8 @@ for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
   name=$(basename "$fuzzer" _fuzzer)
   corpus=$(mktemp -d)
   # Seeds: this format's fixtures, then real traces of the same kind (<= 1 MiB each).
-  find "$here/tests/data/$name" -type f -size -1024k -exec cp -t "$corpus" {} + 2>/dev/null || true
+  case $name in perfdata) data=perf ;; *) data=$name ;; esac
+  find "$here/tests/data/$data" -type f -size -1024k -exec cp -t "$corpus" {} + 2>/dev/null || true
   if [ -d "$shared" ]; then
     case $name in
       ftrace) find "$shared" -type f \( -name 'trace.txt' -o -name 'atrace*' -o -name '*.txt' \) -size -1024k ;;
