@@ -609,6 +609,9 @@ void MainWindow::recomputeStats() {
     if (!r || !r->model) continue;
     auto model = r->model;
     const auto range = absoluteRange(*r);
+    // Statistics already computed over this very range (another run arrived, not a new range): keep them.
+    const auto want = range.value_or(core::analysis::wholeTrace(*model));
+    if (r->stats && r->stats->range.from == want.from && r->stats->range.to == want.to) continue;
     auto* job = new Job(tr("Statistics of %1").arg(r->title), this);
     job->setUserCancellable(false);
     ++m_statsPending;

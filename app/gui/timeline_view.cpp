@@ -407,11 +407,14 @@ QString TimelinePane::toolTipAt(const QPoint& pos) const {
   std::shared_ptr<const core::TimelineTrack> hold;
   const auto i = trackRowAt(row, pos.x(), &track, &hold);
   const render::Viewport& v = m_view->viewport();
+  // A slice wide enough to be drawn alone is what the mouse is on, even where
+  // far-zoom bins lie under it.
+  const bool wide = i && static_cast<double>(track->dur(*i)) >= core::TimelineTrack::kMinVisiblePx * v.nsPerPx;
   // Zoomed far out a pixel holds many slices: describe the fold under the mouse.
   const int64_t t = absTimeAtX(pos.x());
   const auto half = static_cast<int64_t>(std::llround(1.5 * v.nsPerPx));
   std::vector<core::DrawItem> items;
-  if (track) track->query(t - half, t + half + 1, v.nsPerPx, items);
+  if (track && !wide) track->query(t - half, t + half + 1, v.nsPerPx, items);
   for (const core::DrawItem& it : items) {
     if (it.kind != core::DrawKind::Folded || it.ts > t + half || it.end < t - half) continue;
     QString s = tr("<b>%L1 slices</b> folded (%2 \u2013 %3)").arg(it.count)
