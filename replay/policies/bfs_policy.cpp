@@ -418,8 +418,9 @@ class GlobalQueuePolicy final : public BfsFamily {
   TaskId earliestDeadlineTask(int cpu) {
     for (const RtKey& k : m_rt) {
       if (!m_e->allowed(k.id, cpu)) continue;
-      takeTask(k.id);
-      return k.id;
+      const TaskId t = k.id;  // takeTask() erases k
+      takeTask(t);
+      return t;
     }
     for (int prio = kIsoPrio; prio <= kIdlePrio; ++prio) {
       TaskId best = kNoTask;

@@ -154,11 +154,7 @@ class FairPolicy final : public Policy {
     const std::string& scaling = p.get("tunable_scaling");
     const int cpus = std::min(cpuCount, 8);
     m_factor = scaling == "none" ? 1 : scaling == "linear" ? cpus : 1 + ilog2(cpus);
-    m_latency = p.getInt("latency_ns") * m_factor;
-    m_minGran = p.getInt("min_granularity_ns") * m_factor;
-    m_wakeupGran = p.getInt("wakeup_granularity_ns") * m_factor;
     m_idleMinGran = p.getInt("idle_min_granularity_ns");
-    m_nrLatency = static_cast<int>(p.getInt("nr_latency"));
     m_migrationCost = p.getInt("migration_cost_ns");
     m_balanceIntervalMs = p.getInt("balance_interval_ms");
     if (m_balanceIntervalMs == 0) m_balanceIntervalMs = std::max(1, cpuCount);
@@ -168,6 +164,10 @@ class FairPolicy final : public Policy {
     m_rrTimesliceMs = p.getInt("rr_timeslice_ms");
     m_wakeupPreemption = p.getBool("wakeup_preemption");
     if (variant == Variant::Cfs) {
+      m_latency = p.getInt("latency_ns") * m_factor;
+      m_minGran = p.getInt("min_granularity_ns") * m_factor;
+      m_wakeupGran = p.getInt("wakeup_granularity_ns") * m_factor;
+      m_nrLatency = static_cast<int>(p.getInt("nr_latency"));
       m_gentle = p.getBool("gentle_fair_sleepers");
       m_startDebit = p.getBool("start_debit");
       m_nextBuddy = p.getBool("next_buddy");

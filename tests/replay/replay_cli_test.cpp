@@ -15,16 +15,20 @@ namespace fs = std::filesystem;
 namespace {
 
 struct CliRun {
-  int code;
+  int code = 0;
   std::string out;
   std::string err;
 };
 
-CliRun cli(std::vector<std::string> args) {
+CliRun cli(const std::vector<std::string>& args) {
   std::ostringstream out, err;
-  args.insert(args.begin(), "replay");
-  const int code = app::cli::run(args, out, err);
-  return {code, out.str(), err.str()};
+  std::vector<std::string> argv{"replay"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CliRun r;
+  r.code = app::cli::run(argv, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
 }
 
 std::string fixture(const char* name) { return (fs::path(SCHEDLAB_TEST_DATA) / "replay" / name).string(); }
