@@ -1,8 +1,7 @@
 // Decoded CTF events on their way from the babeltrace2 thread to the
 // SchedBuilder thread: compact records in chunks, a bounded queue of chunks,
-// and the replay of a chunk into the builder. The CTF reader decodes on the
-// importing thread while the model is built on a second one, so an import
-// costs about what babeltrace2's decoding alone costs (tests/bench/ctf_import_bench.sh).
+// and their replay into the builder. Used by the CTF reader, which decodes on
+// the importing thread while the model is built on a second one.
 #pragma once
 
 #include <algorithm>
@@ -87,10 +86,12 @@ struct RecordChunk {
 };
 
 /// A bounded queue of chunks between one producer and one consumer. The
-/// producer blocks when kMaxChunks are in flight, so memory stays bounded.
+/// producer blocks when kMaxChunks are in flight, so memory stays bounded
+/// (about 9 MB); 16 rather than 2 lets decoding run on while the builder
+/// thread waits for a core on a busy machine.
 class RecordPipe {
  public:
-  static constexpr size_t kMaxChunks = 4;
+  static constexpr size_t kMaxChunks = 16;
 
   /// Producer: an empty chunk (waits for one to come back when all are in use).
   std::unique_ptr<RecordChunk> acquire();

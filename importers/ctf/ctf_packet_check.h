@@ -1,10 +1,12 @@
-// Checks the packets of CTF stream files before babeltrace2 sees them.
-// libbabeltrace2 2.0 indexes every packet of every stream file when it opens a
-// trace, trusting each packet's size: a packet_size of 0 makes it loop forever
-// while its memory grows, one of 2^63 or more makes it abort. So the CTF reader
-// first walks the packets itself, from the packet header and context layouts
-// read from the TSDL metadata (integers and integer arrays only: what LTTng and
-// perf write), and cuts each stream file before its first bad packet.
+// The packet layout of a CTF trace (from its TSDL metadata) and a walk over
+// the packets of a stream file, checking each one's size before babeltrace2
+// sees it. Used by the CTF reader, which cuts a stream file before its first
+// bad packet.
+//
+// Why: libbabeltrace2 2.0 indexes every packet when it opens a trace and trusts
+// each packet's size: a packet_size of 0 makes it loop forever while its memory
+// grows (found by ctf_fuzzer), one of 2^63 or more makes it abort. Only fixed
+// integers and integer arrays are understood: what LTTng and perf write.
 #pragma once
 
 #include <cstdint>

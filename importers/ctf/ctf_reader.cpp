@@ -377,8 +377,10 @@ inline int32_t readI32(const bt_field* s, FieldSlot f, int32_t fallback) {
 }
 inline std::string_view readString(const bt_field* s, FieldSlot f) {
   if (f.type != FieldType::String) return {};
-  const bt_field* field = memberField(s, f);
-  return {bt_field_string_get_value(field), static_cast<size_t>(bt_field_string_get_length(field))};
+  // NUL-terminated (CTF strings, and text arrays cut at their first NUL): a
+  // comm's strlen is cheaper than one more call into the library.
+  const char* text = bt_field_string_get_value(memberField(s, f));
+  return text ? std::string_view(text) : std::string_view();
 }
 
 /// What babeltrace2 says about one trace, decided once per trace.
@@ -525,13 +527,15 @@ class RecordWriter {
 
  private:
   Record& push(RecordKind kind) {
-    if (!m_chunk || m_chunk->full()) {
-      flush();
-      m_chunk = m_pipe.acquire();
-    }
+    if (!m_chunk || m_chunk->full()) [[unlikely]]
+      nextChunk();
     Record& r = m_chunk->records.emplace_back();
     r.kind = kind;
     return r;
+  }
+  [[gnu::noinline]] void nextChunk() {
+    flush();
+    m_chunk = m_pipe.acquire();
   }
   Record& event(const core::EventContext& ctx, EventOp op) {
     Record& r = push(RecordKind::Event);

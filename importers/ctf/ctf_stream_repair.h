@@ -1,7 +1,7 @@
-// Keeps the readable packets of a CTF stream file that babeltrace2 refuses to
-// open (a truncated last packet, a corrupt packet header): a temporary copy of
-// the trace folder whose bad stream file is cut at a packet boundary. Used by
-// the CTF reader when src.ctf.fs fails to index a stream file.
+// Keeps the readable packets of a CTF stream file that babeltrace2 must not or
+// cannot open (a cut-short or corrupt packet): a temporary mirror of the trace
+// folder in which that file is cut at a packet boundary. Used by the CTF reader
+// after its own packet walk, and when src.ctf.fs still fails to index a file.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 namespace importers::tracedat {
 
 namespace {
-constexpr size_t kWindowPages = 64;               // plain data is read 64 pages at a time
+constexpr size_t kWindowBytes = 256 << 10;       // the file is read 256 KB at a time
 constexpr uint32_t kMaxChunkBytes = 64u << 20;    // one decompressed chunk (trace-cmd writes 10 pages)
 constexpr uint32_t kMaxPackedBytes = 64u << 20;
 
@@ -42,15 +42,27 @@ void CpuStreamDecoder::fail(EventBlock& block, uint64_t offset, std::string mess
   m_done = true;
 }
 
+const uint8_t* CpuStreamDecoder::windowAt(uint64_t offset, size_t len) {
+  if (offset >= m_windowOffset && offset - m_windowOffset + len <= m_windowLen)
+    return m_window.data() + (offset - m_windowOffset);
+  const size_t want = std::max<size_t>(len, kWindowBytes);
+  if (m_window.size() < want) m_window.resize(want);
+  m_windowOffset = offset;
+  m_windowLen = m_file.readSome(offset, m_window.data(), want);
+  return m_windowLen >= len ? m_window.data() : nullptr;
+}
+
 bool CpuStreamDecoder::loadChunk(EventBlock& block) {
   const uint64_t fileSize = m_file.size();
   if (!m_tableRead) {
     m_tableRead = true;
-    uint32_t count = 0;
-    if (!m_file.read(m_next, &count, 4)) {
+    const uint8_t* p = windowAt(m_next, 4);
+    if (!p) {
       fail(block, m_next, "the file ends before this CPU's chunk table", true);
       return false;
     }
+    uint32_t count;
+    std::memcpy(&count, p, 4);
     m_chunksLeft = m_fmt.swap ? __builtin_bswap32(count) : count;
     m_next += 4;
     if (m_chunksLeft > (fileSize - std::min(fileSize, m_next)) / 8 + 1) {
@@ -63,13 +75,15 @@ bool CpuStreamDecoder::loadChunk(EventBlock& block) {
     m_done = true;
     return false;
   }
-  uint32_t header[2];
-  if (!m_file.read(m_next, header, sizeof header)) {
+  const uint8_t* head = windowAt(m_next, 8);
+  if (!head) {
     fail(block, m_next, "the file ends inside this CPU's compressed data (chunk " + std::to_string(m_chunkIndex) +
                             " of " + std::to_string(m_chunkIndex + m_chunksLeft) + ")",
          true);
     return false;
   }
+  uint32_t header[2];
+  std::memcpy(header, head, sizeof header);
   const uint32_t csize = m_fmt.swap ? __builtin_bswap32(header[0]) : header[0];
   const uint32_t usize = m_fmt.swap ? __builtin_bswap32(header[1]) : header[1];
   m_chunkOffset = m_next;
@@ -86,13 +100,13 @@ bool CpuStreamDecoder::loadChunk(EventBlock& block) {
          true);
     return false;
   }
-  m_packed.resize(csize);
-  if (!m_file.read(m_chunkOffset + 8, m_packed.data(), csize)) {
+  const uint8_t* packed = windowAt(m_chunkOffset + 8, csize);
+  if (!packed) {
     fail(block, m_chunkOffset, "cannot read a compressed chunk");
     return false;
   }
   if (m_chunk.size() < usize) m_chunk.resize(usize);
-  if (!m_decompressor->decompress(m_packed.data(), csize, m_chunk.data(), usize)) {
+  if (!m_decompressor->decompress(packed, csize, m_chunk.data(), usize)) {
     fail(block, m_chunkOffset, "compressed chunk " + std::to_string(m_chunkIndex) + " does not decompress");
     return false;
   }
@@ -131,19 +145,19 @@ bool CpuStreamDecoder::nextPage(EventBlock& block) {
     m_done = true;
     return false;
   }
+  // Whole pages of the declared region only, so the window never holds a cut page.
+  const size_t span = static_cast<size_t>(std::min<uint64_t>(kWindowBytes, (m_end - m_next) / page * page));
   if (m_next < m_windowOffset || m_next + page > m_windowOffset + m_windowLen) {
-    const uint64_t wanted = std::min<uint64_t>(uint64_t{page} * kWindowPages, (m_end - m_next) / page * page);
-    m_window.resize(static_cast<size_t>(uint64_t{page} * kWindowPages));
-    const size_t got = m_file.readSome(m_next, m_window.data(), static_cast<size_t>(wanted));
+    if (m_window.size() < kWindowBytes) m_window.resize(kWindowBytes);
     m_windowOffset = m_next;
-    m_windowLen = got / page * page;
-    if (m_windowLen == 0) {
-      fail(block, m_next,
-           "the file ends inside this CPU's ring-buffer data (" + std::to_string(m_next - m_ref.offset) + " of " +
-               std::to_string(m_ref.size) + " bytes present)",
-           true);
-      return false;
-    }
+    m_windowLen = m_file.readSome(m_next, m_window.data(), span) / page * page;
+  }
+  if (m_windowLen == 0) {
+    fail(block, m_next,
+         "the file ends inside this CPU's ring-buffer data (" + std::to_string(m_next - m_ref.offset) + " of " +
+             std::to_string(m_ref.size) + " bytes present)",
+         true);
+    return false;
   }
   m_page = m_window.data() + (m_next - m_windowOffset);
   m_pageOffset = m_next;
@@ -157,7 +171,7 @@ void CpuStreamDecoder::decodeCurrentPage(EventBlock& block) {
   const bool compressed = m_compression != Compression::None;
   const int64_t missed = pageMissedEvents(m_page, m_fmt);
   if (missed != 0) {
-    DecodedEvent& e = block.events.emplace_back();
+    DecodedEvent& e = block.append();
     e.kind = EventKind::DataLoss;
     e.ts = m_table.convertTs(pageTimestamp(m_page, m_fmt));
     e.aux = missed;
@@ -165,7 +179,7 @@ void CpuStreamDecoder::decodeCurrentPage(EventBlock& block) {
   }
   const uint64_t base = m_pageOffset;
   const PageResult r = decodePage(m_page, m_fmt, [&](uint64_t ts, const uint8_t* data, uint32_t len, uint32_t off) {
-    DecodedEvent& e = block.events.emplace_back();
+    DecodedEvent& e = block.append();
     m_table.decode(data, len, ts, e, block.strings);
     e.fileOffset = compressed ? base : base + off;
   });
@@ -181,15 +195,15 @@ void CpuStreamDecoder::decodeCurrentPage(EventBlock& block) {
 }
 
 void CpuStreamDecoder::fill(EventBlock& block, size_t maxEvents) {
-  block.events.clear();
+  block.count = 0;
   block.strings.clear();
   block.last = false;
   block.error.reset();
   // A page holds at most pageSize/8 records (4-byte header + 4 bytes of data) plus a loss marker.
   const size_t capacity = maxEvents + m_fmt.pageSize / 8 + 2;
-  if (block.events.capacity() < capacity) block.events.reserve(capacity);
   try {
-    while (block.events.size() < maxEvents && !block.last) {
+    if (block.storage.size() < capacity) block.storage.resize(capacity);
+    while (block.count < maxEvents && !block.last) {
       if (!nextPage(block)) break;
       decodeCurrentPage(block);
     }
@@ -282,7 +296,7 @@ EventBlock* DecodePipeline::next(size_t s) {
   if (ch.full.empty()) {
     // Stopped before this stream produced more: an empty last block (release() ignores it).
     static thread_local EventBlock stopped;
-    stopped.events.clear();
+    stopped.count = 0;
     stopped.last = true;
     stopped.error.reset();
     return &stopped;

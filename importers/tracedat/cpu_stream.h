@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,7 +30,12 @@ struct StreamError {
 };
 
 struct EventBlock {
-  std::vector<DecodedEvent> events;
+  /// Sized once and reused: decoding writes into the slots, with no per-event
+  /// construction (value-initialising 96 bytes per event cost ~10% of decoding).
+  std::vector<DecodedEvent> storage;
+  size_t count = 0;
+  std::span<const DecodedEvent> events() const { return {storage.data(), count}; }
+  DecodedEvent& append() { return storage[count++]; }  // room ensured by CpuStreamDecoder::fill()
   std::string strings;  ///< exec filenames the events point into
   bool last = false;    ///< the stream ends after this block
   std::optional<StreamError> error;  ///< set on the last block of a stream that ended early
@@ -52,6 +58,9 @@ class CpuStreamDecoder {
  private:
   bool nextPage(EventBlock& block);  // m_page/m_pageOffset; false at the end (block.last set)
   bool loadChunk(EventBlock& block);
+  /// Bytes [offset, offset + len) of the file through the read window (one
+  /// pread per 256 KB rather than two per chunk); nullptr past the end of the file.
+  const uint8_t* windowAt(uint64_t offset, size_t len);
   void fail(EventBlock& block, uint64_t offset, std::string message, bool truncated = false);
   void decodeCurrentPage(EventBlock& block);
 
@@ -63,7 +72,7 @@ class CpuStreamDecoder {
   std::unique_ptr<Decompressor> m_decompressor;
   bool m_done = false;
 
-  // Plain pages: a window of the region read with pread.
+  // A window of the file read with pread (plain pages, or compressed chunks).
   std::vector<uint8_t> m_window;
   uint64_t m_windowOffset = 0;
   size_t m_windowLen = 0;
@@ -75,7 +84,6 @@ class CpuStreamDecoder {
   uint32_t m_chunksLeft = 0;
   uint32_t m_chunkIndex = 0;
   uint64_t m_chunkOffset = 0;
-  std::vector<uint8_t> m_packed;
   std::vector<uint8_t> m_chunk;
   size_t m_chunkLen = 0;
   size_t m_chunkPos = 0;

@@ -1,6 +1,7 @@
 #include "importers/tracedat/sched_event_decoder.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <optional>
 
@@ -357,10 +358,11 @@ bool EventDecoderTable::build(const std::vector<EventFormatText>& formats, std::
     const auto id = static_cast<size_t>(identity->id);
     if (id >= m_names.size()) {
       m_names.resize(id + 1);
-      m_index.resize(id + 1, -1);
+      m_index.resize(id + 1, kNoFormat);
     }
     if (!m_names[id].empty()) continue;  // the first format of an id wins
     m_names[id] = identity->name;
+    m_index[id] = kNoDecoder;
 
     EventKind kind = EventKind::Other;
     for (const auto& h : kHotEvents)
@@ -496,7 +498,19 @@ __attribute__((always_inline)) inline uint8_t EventDecoderTable::copyComm(const 
                                                                           char* out) const {
   const size_t n = std::min<size_t>(f.size, kCommLen);
   std::memcpy(out, rec + f.offset, n);
-  // An inline scan: comms are short, and a strnlen call per comm cost 13% of decoding.
+  // strnlen() per comm cost 13% of decoding, a byte loop 10%: find the first
+  // zero byte of the two words at once (the lowest flagged byte is the first zero).
+  if constexpr (std::endian::native == std::endian::little) {
+    if (n == kCommLen) {
+      uint64_t w[2];
+      std::memcpy(w, out, sizeof w);
+      for (int i = 0; i < 2; ++i) {
+        const uint64_t zero = (w[i] - 0x0101010101010101ULL) & ~w[i] & 0x8080808080808080ULL;
+        if (zero) return static_cast<uint8_t>(8 * i + __builtin_ctzll(zero) / 8);
+      }
+      return kCommLen;
+    }
+  }
   size_t len = 0;
   while (len < n && out[len] != '\0') ++len;
   return static_cast<uint8_t>(len);
@@ -526,15 +540,12 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
     if (flags & 0x40) irq |= core::kCtxNmi;
   }
   out.irq = irq;
-  if (id >= m_names.size() || m_names[id].empty()) {
-    out.kind = EventKind::Malformed;
+  const int16_t index = id < m_index.size() ? m_index[id] : kNoFormat;
+  if (index < 0) {
+    out.kind = index == kNoDecoder ? EventKind::Other : EventKind::Malformed;
     return;
   }
-  const EventDecoder* d = decoder(id);
-  if (!d) {
-    out.kind = EventKind::Other;
-    return;
-  }
+  const EventDecoder* d = &m_decoders[static_cast<size_t>(index)];
   if (length < d->minLength) {
     out.kind = EventKind::Malformed;
     return;

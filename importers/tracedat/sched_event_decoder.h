@@ -142,7 +142,10 @@ class EventDecoderTable {
   FieldRef m_type, m_flags, m_pid;
   uint32_t m_commonLength = 0;
   std::vector<std::string> m_names;  // by id
-  std::vector<int16_t> m_index;      // by id: index into m_decoders, -1 none
+  // By id: index into m_decoders, or one of these (one lookup per record).
+  static constexpr int16_t kNoDecoder = -1;  // a known event without a SchedBuilder method
+  static constexpr int16_t kNoFormat = -2;   // no format declares this id
+  std::vector<int16_t> m_index;
   std::vector<EventDecoder> m_decoders;
   PrevStateDecoder m_prevStates;
 };

@@ -86,7 +86,7 @@ void BM_DecodeTraceDat(benchmark::State& state) {
     for (size_t s = 0; s < pipeline.streamCount(); ++s) {
       for (;;) {
         EventBlock* b = pipeline.next(s);
-        events += b->events.size();
+        events += b->count;
         const bool last = b->last;
         pipeline.release(s, b);
         if (last) break;

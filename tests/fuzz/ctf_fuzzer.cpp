@@ -48,15 +48,21 @@ std::vector<Fixture> loadFixtures() {
 
 struct Workspace {
   std::vector<Fixture> fixtures = loadFixtures();
+  fs::path root = fs::temp_directory_path() / ("schedlab-ctf-fuzz-" + std::to_string(::getpid()));
   std::vector<fs::path> dirs;
   Workspace() {
-    const fs::path root = fs::temp_directory_path() / ("schedlab-ctf-fuzz-" + std::to_string(::getpid()));
     for (size_t i = 0; i < fixtures.size(); ++i) {
       dirs.push_back(root / std::to_string(i));
       fs::create_directories(dirs.back());
       std::ofstream(dirs.back() / "metadata", std::ios::binary) << fixtures[i].metadata;
     }
   }
+  ~Workspace() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "importers/ctf/ctf_packet_check.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
 #include "importers/ctf/ctf_test_support.h"
@@ -132,6 +133,33 @@ TEST(CtfImporter, ProgressAndCancel) {
   auto cancelled = importers::importTrace(dataPath(kPerfSleep + "/ctf"), options);
   ASSERT_FALSE(cancelled.has_value());
   EXPECT_NE(cancelled.error().message().find("cancelled"), std::string::npos);
+}
+
+TEST(CtfPacketLayout, ReadsPacketSizesFromTsdl) {
+  // Plain-text TSDL, little-endian perf layout: one packet per stream file here.
+  auto perf = importers::ctf::PacketLayout::fromMetadata(dataPath(kPerfSleep + "/ctf/metadata"));
+  ASSERT_TRUE(perf.has_value());
+  auto scan = perf->scan(dataPath(kPerfSleep + "/ctf/perf_stream_1"));
+  EXPECT_TRUE(scan.problem.empty()) << scan.problem;
+  EXPECT_EQ(scan.packets, 1u);
+  EXPECT_EQ(scan.goodBytes, scan.fileSize);
+  // Big-endian, typealiases and a named packet_context struct: chan_0 holds
+  // two packets (make_synthetic_lttng.py).
+  auto lttng = importers::ctf::PacketLayout::fromMetadata(dataPath("ctf/synthetic-lttng/metadata"));
+  ASSERT_TRUE(lttng.has_value());
+  scan = lttng->scan(dataPath("ctf/synthetic-lttng/chan_0"));
+  EXPECT_TRUE(scan.problem.empty()) << scan.problem;
+  EXPECT_EQ(scan.packets, 2u);
+  EXPECT_EQ(scan.fileSize, 1000u);
+  // Packetized LTTng metadata, 8 per-CPU stream files with an index folder.
+  const std::string manyThreads = ctftest::sharedPath("public/tracecompass-test-traces/many-threads");
+  if (fs::exists(manyThreads)) {
+    auto real = importers::ctf::PacketLayout::fromMetadata(manyThreads + "/metadata");
+    ASSERT_TRUE(real.has_value());
+    scan = real->scan(manyThreads + "/channel0_0");
+    EXPECT_TRUE(scan.problem.empty()) << scan.problem;
+    EXPECT_EQ(scan.packets, 6u);
+  }
 }
 
 // --- bad input ---

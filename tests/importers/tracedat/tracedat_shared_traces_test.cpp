@@ -188,7 +188,7 @@ TEST_F(SharedTraceDats, RecordByRecordLikeLibtracecmd) {
       do {
         stream.fill(block, 4096);
         ASSERT_FALSE(block.error) << block.error->message;
-        for (const auto& e : block.events) {
+        for (const auto& e : block.events()) {
           if (e.kind == EventKind::DataLoss) continue;
           ASSERT_LT(i, expected.size()) << "cpu " << cpuRef.cpu;
           ASSERT_EQ(static_cast<uint64_t>(e.ts), expected[i].ts) << "cpu " << cpuRef.cpu << " record " << i;
