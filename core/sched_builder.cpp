@@ -623,6 +623,20 @@ void SchedBuilder::onCounter(CounterKind kind, int32_t index, int64_t ts, double
   m_counterTrackOfRow.push_back(track);
 }
 
+void SchedBuilder::onIdleKind(EventContext ctx, bool forcedIdle) {
+  if (!accept(ctx)) return;
+  CpuRt& c = m_cpus[static_cast<size_t>(ctx.cpu)];
+  if (c.sliceOpen && (c.current != kIdleUtid || c.sliceForcedIdle == forcedIdle)) return;
+  if (c.sliceOpen) {
+    if (ctx.ts == c.sliceStart) {  // no zero-length slice: the new kind starts with it
+      c.sliceForcedIdle = forcedIdle;
+      return;
+    }
+    closeSlice(c, ctx.cpu, ctx.ts, TaskState::RunnablePreempted, SliceEnd::Preempted);
+  }
+  openSlice(c, ctx.cpu, kIdleUtid, ctx.ts, c.sliceOpen ? 0 : kSliceStartUnknown, forcedIdle);
+}
+
 void SchedBuilder::setTaskAttributes(int32_t tid, uint32_t cookie, int16_t uclampMin, int16_t uclampMax) {
   const Utid u = threadFor(tid, {}, m_eventsSeen ? m_lastTs : 0);
   auto& t = m_model->threads;

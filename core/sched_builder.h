@@ -99,6 +99,9 @@ class SchedBuilder {
   /// Events lost on `cpu` (-1: unknown CPU) before `ts`; count -1 if unknown.
   void onDataLoss(int32_t cpu, int64_t ts, int64_t count);
   void onCounter(CounterKind kind, int32_t index, int64_t ts, double value);
+  /// Replay: an idle CPU becomes forced idle (core scheduling) or stops being
+  /// so without a context switch; splits its idle slice there.
+  void onIdleKind(EventContext ctx, bool forcedIdle);
   void setTaskAttributes(int32_t tid, uint32_t cookie, int16_t uclampMin, int16_t uclampMax);
 
   uint64_t eventsSeen() const { return m_eventsSeen; }

@@ -169,6 +169,7 @@ struct ReplayInfo {
   std::string model;
   std::string recordingPath;
   std::vector<ReplayParam> params;
+  std::vector<std::string> cookieNames;  ///< core scheduling: name of each cookie value ([0] untagged)
 };
 
 class TraceModel {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "replay/policies/registry.h"
+#include "replay/policies/uclamp_policy.h"
 
 namespace replay {
 
@@ -11,7 +12,9 @@ namespace {
 
 class NullSink final : public EventSink {
  public:
-  void onSwitch(int64_t, int, TaskId, core::TaskState, TaskId) override {}
+  void onSwitch(int64_t, int, TaskId, core::TaskState, TaskId, bool) override {}
+  void onIdleKind(int64_t, int, bool) override {}
+  void onCounter(int64_t, core::CounterKind, int32_t, double) override {}
   void onWaking(int64_t, int, TaskId, bool, TaskId, int) override {}
   void onWakeup(int64_t, int, TaskId, bool, TaskId, int, bool) override {}
   void onMigrate(int64_t, int, TaskId, TaskId, int, int) override {}
@@ -53,18 +56,19 @@ core::Topology defaultTopology(const Workload& w) {
 }  // namespace
 
 core::Result<Params> defaultParams(const std::string& model) {
-  const PolicyInfo* info = findPolicy(model);
-  if (!info) return core::Error("unknown model '" + model + "' (known: " + policyNames() + ")");
+  auto spec = parseModel(model);
+  if (!spec) return spec.error();
   Params params;
-  defineEngineParams(params);
-  info->defineParams(params);
+  defineModelParams(*spec, params);
   return params;
 }
 
 core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options) {
-  auto paramsOr = defaultParams(options.model);
-  if (!paramsOr) return paramsOr.error();
-  Params params = std::move(*paramsOr);
+  auto specOr = parseModel(options.model);
+  if (!specOr) return specOr.error();
+  const ModelSpec& spec = *specOr;
+  Params params;
+  defineModelParams(spec, params);
   for (const std::string& assignment : options.params)
     if (auto st = params.setAssignment(assignment); !st) return core::Error(st.message());
   if (options.hz)
@@ -95,26 +99,36 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   const Workload& w = adjusted ? *adjusted : workload;
   auto config = engineConfigFrom(params, result.topology.cpuLimit());
   if (!config) return config.error();
+  std::vector<TaskAttributes>& attrs = config->taskAttrs;
+  if (auto st = resolveSmtFactors(w, params.get("smt.task_factor"), attrs); !st) return core::Error(st.message());
+  if (spec.coresched)
+    if (auto st = resolveCookies(w, params.get("coresched.cookie"), attrs, &result.cookieNames); !st)
+      return core::Error(st.message());
+  if (spec.uclamp)
+    if (auto st = resolveUclamp(w, params.get("uclamp.clamp"), attrs); !st) return core::Error(st.message());
+  if (spec.uclamp)
+    if (auto st = uclamp::validateParams(params); !st) return core::Error(st.message());
+  attrs.resize(w.tasks.size());
 
-  const PolicyInfo* info = findPolicy(options.model);
-  auto policy = info->make(params, result.topology.cpuCount());
+  auto policy = makeModel(spec, params, result.topology.cpuCount());
   result.params = params.describe();
 
   core::SchedBuilder builder;
-  builder.setFormat("replay (" + options.model + ")");
+  builder.setFormat("replay (" + spec.name + ")");
   if (!workload.source.empty()) builder.addSourceFile(workload.source);
   builder.setTopology(result.topology);
-  builder.setMetadata("replay.model", std::string(info->name));
-  builder.setMetadata("replay.model_title", std::string(info->title));
-  builder.setMetadata("replay.model_source", std::string(info->source));
+  builder.setMetadata("replay.model", spec.name);
+  builder.setMetadata("replay.model_title", spec.title());
+  builder.setMetadata("replay.model_source", spec.source());
   builder.setMetadata("replay.workload", workload.kind);
   core::ReplayInfo replayInfo;
-  replayInfo.model = std::string(info->name);
+  replayInfo.model = spec.name;
   replayInfo.recordingPath = options.recordingPath.empty() ? workload.source : options.recordingPath;
   replayInfo.params = result.params;
+  replayInfo.cookieNames = result.cookieNames;
   builder.setReplayInfo(std::move(replayInfo));
 
-  BuilderSink builderSink(builder, w);
+  BuilderSink builderSink(builder, w, attrs);
   NullSink nullSink;
   EventSink* sink = options.discardEvents ? static_cast<EventSink*>(&nullSink) : &builderSink;
   std::unique_ptr<FtraceTextSink> text;
@@ -134,6 +148,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   if (!options.discardEvents) result.model = builder.finalize();
   result.stats = engine.stats();
   result.outcomes = engine.outcomes();
+  if (spec.uclamp) result.energyJoules = uclamp::energyJoules(*policy, result.stats.endTs);
 
   Validation& v = result.validation;
   v.makespanRecordedNs = workload.recordedMakespanNs;

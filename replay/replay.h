@@ -56,6 +56,10 @@ struct ReplayResult {
   std::vector<TaskOutcome> outcomes;  ///< per workload task
   std::vector<core::ReplayParam> params;
   core::Topology topology;
+  /// Core scheduling: the name of each cookie value ([0] = "untagged"); empty without +coresched.
+  std::vector<std::string> cookieNames;
+  /// +uclamp: energy of the whole replay from the OPP power table, in joules.
+  std::optional<double> energyJoules;
 };
 
 /// The parameters of a model with their defaults (engine's first), for --help

@@ -29,6 +29,8 @@ std::string replayHelp() {
       "usage: schedlab-cli replay FILE|WORKLOAD.json --model MODEL [--topology CxT | --topology-from DIR]\n"
       "                           [--hz N] [--param KEY=VALUE]... [--json] [--out FILE] [--top N]\n"
       "                           [--tasks all|created|tree:COMM]\n"
+      "                           [--cookie RULE]... [--uclamp SELECTOR=MIN:MAX]... [--sysctl NAME=VALUE]...\n"
+      "                           [--smt-factor SELECTOR=F]...\n"
       "       schedlab-cli replay FILE --model MODEL --bench [--repeat N]\n"
       "       schedlab-cli replay --model MODEL --help     (that model's parameters)\n"
       "Replays the workload of a recorded trace (any format `info` reads) or of a hand-written rt-app\n"
@@ -39,6 +41,17 @@ std::string replayHelp() {
       "the parent's work point; exits end tasks.\n"
       "Models:\n";
   for (const auto& p : replay::allPolicies()) s += "  " + std::string(p.name) + "  " + std::string(p.title) + "\n";
+  s +=
+      "  cfs and eevdf take features: +coresched (core scheduling: cookies, core-wide pick, forced idle;\n"
+      "  variants via --param coresched.variant=...) and +uclamp (uclamp, schedutil frequencies, energy),\n"
+      "  e.g. --model cfs+coresched, eevdf+coresched+uclamp.\n"
+      "Per-task attributes (SELECTOR: comm:REGEX, tgid:N, tid:N, all, rt, fair; repeatable, later wins):\n"
+      "  --cookie RULE      core-scheduling cookie: per-process, per-thread, none or SELECTOR=NAME\n"
+      "                     (= coresched.cookie; children inherit, untagged tasks share cookie 0)\n"
+      "  --uclamp SEL=MIN:MAX  uclamp request, 0..1024 each, either may be empty (= uclamp.clamp)\n"
+      "  --sysctl NAME=VALUE   e.g. sched_util_clamp_min_rt_default=0 (= sysctl.NAME)\n"
+      "  --smt-factor SEL=F    the task's speed while its SMT sibling is busy (= smt.task_factor;\n"
+      "                        default smt.factor, 0.65)\n";
   s +=
       "Output: the replay's statistics beside the recording's (see `stats --help` for definitions), and a\n"
       "validation block: makespan (from the start of the first burst to the end of the last completed\n"
@@ -52,6 +65,7 @@ std::string replayHelp() {
       "  --tasks tree:COMM  replay only the first task created with that comm (e.g. tree:make) and its\n"
       "                     descendants; others' wakeups become sleeps; default: all tasks\n"
       "  --json             {\"model\",\"params\":{KEY: VALUE},\"tasks\",\"cpus\",\"fairness\",\"range\",\"totals\",\n"
+      "                     \"cookies\" (with +coresched), \"energy_j\" (with +uclamp),\n"
       "                     \"recorded\":{same schema},\"validation\":{\"makespan_recorded_ns\",\n"
       "                     \"makespan_replay_ns\",\"work_conserved\",\"unmodelled\":{...}}}\n"
       "  --bench            time import and replay (median of --repeat N, default 3) and print the ratio\n"
@@ -221,7 +235,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   std::string error;
   auto args = Args::parse(argv,
                           {"--model", "--topology", "--topology-from", "--hz", "--param", "--out", "--top", "--repeat",
-                           "--tasks"},
+                           "--tasks", "--cookie", "--uclamp", "--sysctl", "--smt-factor"},
                           {"--json", "--bench", "--help"}, error);
   if (!args) {
     err << "schedlab-cli replay: " << error << " (see --help)\n";
@@ -236,8 +250,8 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
         err << "schedlab-cli replay: " << params.error().message() << "\n";
         return kExitUsage;
       }
-      const auto* info = replay::findPolicy(model);
-      out << "\nParameters of " << model << " (" << info->source << "):\n" << params->helpText();
+      out << "\nParameters of " << model << " (" << replay::parseModel(model)->source() << "):\n"
+          << params->helpText();
     }
     return kExitOk;
   }
@@ -254,9 +268,31 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     err << "schedlab-cli replay: " << defaults.error().message() << "\n";
     return kExitUsage;
   }
+  {
+    const auto spec = *replay::parseModel(model);  // valid: defaultParams() accepted it
+    const char* missing = !spec.coresched && args->has("--cookie")
+                              ? "--cookie needs core scheduling: a model with +coresched (e.g. cfs+coresched)"
+                          : !spec.uclamp && (args->has("--uclamp") || args->has("--sysctl"))
+                              ? "--uclamp and --sysctl need a model with +uclamp (e.g. cfs+uclamp)"
+                              : nullptr;
+    if (missing) {
+      err << "schedlab-cli replay: " << missing << "\n";
+      return kExitUsage;
+    }
+  }
   replay::ReplayOptions options;
   options.model = model;
   options.params = args->values("--param");
+  // The attribute flags are sugar for their parameters (so the stored replay shows them).
+  auto joined = [&](const char* flag) {
+    std::string all;
+    for (const auto& v : args->values(flag)) all += (all.empty() ? "" : ";") + v;
+    return all;
+  };
+  if (auto v = joined("--cookie"); !v.empty()) options.params.push_back("coresched.cookie=" + v);
+  if (auto v = joined("--uclamp"); !v.empty()) options.params.push_back("uclamp.clamp=" + v);
+  if (auto v = joined("--smt-factor"); !v.empty()) options.params.push_back("smt.task_factor=" + v);
+  for (const auto& v : args->values("--sysctl")) options.params.push_back("sysctl." + v);
   for (const auto& p : options.params)
     if (auto st = defaults->setAssignment(p); !st) {
       err << "schedlab-cli replay: " << st.message() << "\n";
@@ -379,15 +415,15 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   const auto repStats = core::analysis::computeStats(*result->model);
   std::optional<core::analysis::RunStats> recStats;
   if (recorded) recStats = core::analysis::computeStats(*recorded);
-  const auto* info = replay::findPolicy(model);
+  const auto spec = *replay::parseModel(model);
 
   if (args->flag("--json")) {
     core::JsonWriter j;
     j.beginObject();
     j.field("file", path);
-    j.field("model", model);
-    j.field("model_title", info->title);
-    j.field("model_source", info->source);
+    j.field("model", spec.name);
+    j.field("model_title", spec.title());
+    j.field("model_source", spec.source());
     j.field("workload", workload.kind);
     j.key("topology").beginObject();
     j.key("cores").beginArray();
@@ -409,6 +445,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     }
     j.endObject();
     core::analysis::writeRunStatsJson(j, repStats, core::analysis::StatsGrouping::Task);
+    if (result->energyJoules) j.field("energy_j", *result->energyJoules);
     if (recStats) {
       j.key("recorded").beginObject();
       core::analysis::writeRunStatsJson(j, *recStats, core::analysis::StatsGrouping::Task);
@@ -435,8 +472,8 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   }
 
   const size_t top = static_cast<size_t>(std::max(1, std::atoi(args->value("--top").value_or("20").c_str())));
-  out << "Replay:      " << path << " through " << model << " - " << info->title << "\n";
-  out << "Source:      " << info->source << "\n";
+  out << "Replay:      " << path << " through " << spec.name << " - " << spec.title() << "\n";
+  out << "Source:      " << spec.source() << "\n";
   out << "Topology:    " << result->topology.describe() << "\n";
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
       << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")\n";

@@ -105,8 +105,8 @@ int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   // Check the models and parameters before the (slow) imports.
   const std::vector<std::string> models = args->values("--replay");
   for (const auto& m : models)
-    if (!replay::findPolicy(m)) {
-      err << "schedlab-cli report: unknown model '" << m << "' (known: " << replay::policyNames() << ")\n";
+    if (auto parsed = replay::parseModel(m); !parsed) {
+      err << "schedlab-cli report: " << parsed.error().message() << "\n";
       return kExitUsage;
     }
   const std::vector<std::string> params = args->values("--param");

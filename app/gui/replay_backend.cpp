@@ -56,10 +56,16 @@ class EngineBackend final : public ReplayBackend {
  public:
   std::vector<ReplayModelInfo> models() const override {
     std::vector<ReplayModelInfo> out;
-    for (const auto& p : replay::allPolicies()) {
+    std::vector<std::string> names;
+    for (const auto& p : replay::allPolicies()) names.emplace_back(p.name);
+    for (const char* base : {"cfs", "eevdf"})
+      for (const char* feature : {"+coresched", "+uclamp", "+coresched+uclamp"}) names.push_back(std::string(base) + feature);
+    for (const auto& name : names) {
+      const auto spec = replay::parseModel(name);
+      if (!spec) continue;
       ReplayModelInfo info;
-      info.name = std::string(p.name);
-      info.description = std::string(p.title);
+      info.name = name;
+      info.description = spec->title();
       if (auto params = replay::defaultParams(info.name)) info.params = params->describe();
       out.push_back(std::move(info));
     }

@@ -91,9 +91,9 @@ std::string reportJson(const ReportData& d) {
     if (r.isReplay()) {
       j.key("replay").beginObject();
       j.field("model", m.replay ? m.replay->model : std::string());
-      if (const auto* info = replay::findPolicy(m.replay ? m.replay->model : std::string())) {
-        j.field("model_title", std::string(info->title));
-        j.field("model_source", std::string(info->source));
+      if (const auto info = replay::parseModel(m.replay ? m.replay->model : std::string())) {
+        j.field("model_title", info->title());
+        j.field("model_source", info->source());
       }
       j.field("recording", d.runs[r.recording].tag.toStdString());
       j.key("params").beginArray();

@@ -76,9 +76,9 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
   options.recordingPath = recording->sourceFiles.empty() ? std::string() : recording->sourceFiles.front();
   for (const auto& assignment : params) {
     const auto [scope, rest] = splitScoped(assignment);
-    if (!scope.empty() && !replay::findPolicy(scope))
+    if (!scope.empty() && !replay::parseModel(scope))
       return core::Error("--param " + assignment + ": unknown model '" + scope + "' (known: " + replay::policyNames() +
-                         ")");
+                         ", with +coresched/+uclamp for cfs and eevdf)");
     if (!scope.empty() && scope != model) continue;
     if (!defaults->has(keyOf(rest))) {
       if (strict || !scope.empty())

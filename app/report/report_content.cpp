@@ -766,13 +766,12 @@ class Builder {
     const RunEntry& rec = run(r.recording);
     const core::TraceModel& m = *r.model;
     const std::string modelName = m.replay ? m.replay->model : std::string();
-    const auto* policy = replay::findPolicy(modelName);
+    const auto policy = replay::parseModel(modelName);
     m_doc.pageBreak();
     m_doc.heading(QStringLiteral("Replay: %1").arg(r.tag));
     if (policy)
       m_doc.paragraph(QStringLiteral("%1. Source: %2.")
-                          .arg(QString::fromUtf8(policy->title.data(), static_cast<qsizetype>(policy->title.size())),
-                               QString::fromUtf8(policy->source.data(), static_cast<qsizetype>(policy->source.size()))));
+                          .arg(QString::fromStdString(policy->title()), QString::fromStdString(policy->source())));
     Table setup;
     setup.header = false;
     setup.columns = {{QStringLiteral("What"), 1.4}, {QStringLiteral("Value"), 4.0, false, true}};

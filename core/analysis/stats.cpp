@@ -21,6 +21,20 @@ int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
 }
 
+// Each cpu_frequency sample holds until the next one (the last until the range ends).
+void addFreqResidency(const TraceModel& m, CpuStats& c, TimeRange range) {
+  const CounterTable& ct = m.counters;
+  for (size_t k = 0; k < ct.tracks.size(); ++k) {
+    if (ct.tracks[k].kind != CounterKind::CpuFrequencyKhz || ct.tracks[k].index != c.cpu) continue;
+    const uint32_t end = ct.rowsBegin[k + 1];
+    for (uint32_t r = ct.rowsBegin[k]; r < end; ++r) {
+      const int64_t until = r + 1 < end ? ct.ts[r + 1] : std::max(range.to, ct.ts[r]);
+      const int64_t o = overlap(ct.ts[r], until, range.from, range.to);
+      if (o > 0) c.freqResidencyNs[std::llround(ct.value[r])] += o;
+    }
+  }
+}
+
 // GPS lag sweep. Fair tasks that want to run (running or runnable) share the CPUs
 // not taken by running RT tasks in proportion to weight, capped at one CPU each
 // (water-filling). Uncapped tasks all progress at rate weight * lambda; a global
@@ -237,6 +251,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     c.utilisation = range.length() > 0 ? static_cast<double>(c.busyNs) / static_cast<double>(range.length()) : 0.0;
     out.busyNs += c.busyNs;
     out.forcedIdleNs += c.forcedIdleNs;
+    addFreqResidency(m, c, range);
     out.cpus.push_back(c);
   }
 
@@ -351,6 +366,23 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   out.fairness.jain = competing && sumX2 > 0 ? sumX * sumX / (static_cast<double>(competing) * sumX2) : 1.0;
   out.fairness.gpsLagMaxNs = static_cast<int64_t>(std::llround(lagMax));
   out.fairness.gpsLagMeanNs = competing ? static_cast<int64_t>(std::llround(lagSum / static_cast<double>(competing))) : 0;
+
+  // Per core-scheduling cookie, when any task has one.
+  if (std::any_of(m.threads.cookie.begin(), m.threads.cookie.end(), [](uint32_t c) { return c != 0; })) {
+    std::map<uint32_t, CookieStats> byCookie;
+    for (const TaskStats& t : out.tasks) {
+      const uint32_t cookie = m.threads.cookie[t.utid.value];
+      CookieStats& c = byCookie[cookie];
+      c.cookie = cookie;
+      ++c.tasks;
+      c.runtimeNs += t.runtimeNs;
+      c.forcedIdleCausedNs += t.forceidleSumNs;
+    }
+    for (auto& [cookie, c] : byCookie) {
+      if (m.replay && cookie < m.replay->cookieNames.size()) c.name = m.replay->cookieNames[cookie];
+      out.cookies.push_back(std::move(c));
+    }
+  }
   return out;
 }
 

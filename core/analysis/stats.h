@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,10 @@ struct CpuStats {
   int64_t lostNs = 0;
   double utilisation = 0;
   uint64_t switches = 0;
+  /// Time at each frequency (kHz -> ns) within the range, from the model's
+  /// cpu_frequency counter of this CPU (time_in_state: busy and idle alike;
+  /// before the first sample it is unknown and not counted). Empty without such a counter.
+  std::map<int64_t, int64_t> freqResidencyNs;
 };
 
 struct Fairness {
@@ -100,6 +105,15 @@ struct Fairness {
   int64_t gpsLagMaxNs = 0;
   int64_t gpsLagMeanNs = 0;
   size_t competingTasks = 0;
+};
+
+/// Core scheduling: what the tasks of one cookie did (replays with cookies).
+struct CookieStats {
+  uint32_t cookie = 0;  ///< 0 = untagged
+  std::string name;     ///< as the replay named it ("tgid:1234", a --cookie NAME), empty if unknown
+  size_t tasks = 0;
+  int64_t runtimeNs = 0;
+  int64_t forcedIdleCausedNs = 0;  ///< sum of its tasks' forceidle_sum: ran while a sibling was forced idle
 };
 
 struct RunStats {
@@ -114,6 +128,7 @@ struct RunStats {
   uint64_t migrations = 0;
   int64_t busyNs = 0;
   int64_t forcedIdleNs = 0;
+  std::vector<CookieStats> cookies;  ///< empty when no task has a cookie
 };
 
 /// Kernel sched_prio_to_weight for a prio (100..139 -> nice -20..19); RT prios get nice 0's weight.

@@ -78,9 +78,27 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
     j.field("lost_ns", c.lostNs);
     j.field("utilisation", c.utilisation);
     j.field("switches", c.switches);
+    if (!c.freqResidencyNs.empty()) {
+      j.key("freq_residency").beginObject();
+      for (const auto& [khz, ns] : c.freqResidencyNs) j.field(std::to_string(khz), ns);
+      j.endObject();
+    }
     j.endObject();
   }
   j.endArray();
+  if (!stats.cookies.empty()) {
+    j.key("cookies").beginArray();
+    for (const CookieStats& c : stats.cookies) {
+      j.beginObject();
+      j.field("cookie", static_cast<uint64_t>(c.cookie));
+      j.field("name", c.name);
+      j.field("tasks", static_cast<uint64_t>(c.tasks));
+      j.field("runtime_ns", c.runtimeNs);
+      j.field("forced_idle_caused_ns", c.forcedIdleCausedNs);
+      j.endObject();
+    }
+    j.endArray();
+  }
   j.key("fairness").beginObject();
   j.field("jain", stats.fairness.jain);
   j.field("gps_lag_max_ns", stats.fairness.gpsLagMaxNs);

@@ -121,10 +121,13 @@ void FairRq::updateMinVruntime(const std::vector<Entity>& ents) {
   const bool haveCurr = curr != kNone && ents[curr].onRq;
   if (haveCurr) v = ents[curr].vruntime;
   if (!tree.empty()) v = haveCurr ? std::min(v, tree.begin()->vruntime) : tree.begin()->vruntime;
-  if (v > minVruntime) {  // never backwards: min_vruntime is monotonic
-    avgVruntime -= avgLoad * (v - minVruntime);
-    minVruntime = v;
-  }
+  advanceMinVruntime(v);  // never backwards: min_vruntime is monotonic
+}
+
+void FairRq::advanceMinVruntime(int64_t v) {
+  if (v <= minVruntime) return;
+  avgVruntime -= avgLoad * (v - minVruntime);
+  minVruntime = v;
 }
 
 uint32_t FairRq::earliestEligible(const std::vector<Entity>& ents) const {
@@ -179,6 +182,18 @@ class FairPolicy final : public Policy {
       m_placeDeadlineInitial = p.getBool("place_deadline_initial");
       m_nextBuddy = p.getBool("next_buddy");
     }
+    if (p.has("coresched.variant")) {
+      m_csConfigured = true;
+      const std::string& v = p.get("coresched.variant");
+      m_csv = v == "v3"               ? CsVariant::V3
+              : v == "v3-corevrt"     ? CsVariant::V3CoreVrt
+              : v == "v3-fiaccount"   ? CsVariant::V3FiAccount
+              : v == "v3-allowance"   ? CsVariant::V3Allowance
+              : v == "v3-coresched-idle" ? CsVariant::V3CoreschedIdle
+                                         : CsVariant::Mainline;
+      m_allowanceNs = p.getInt("coresched.idle_allowance_ns");
+      m_fiBalance = p.getBool("coresched.forceidle_balance");
+    }
   }
 
   std::string_view name() const override { return m_variant == Variant::Cfs ? "cfs" : "eevdf"; }
@@ -189,6 +204,22 @@ class FairPolicy final : public Policy {
     m_ents.assign(engine.taskCount(), FairRq::Entity());
     m_ts.assign(engine.taskCount(), TaskSched());
     m_rrTicks = std::max<int64_t>(1, m_rrTimesliceMs * engine.hz() / 1000);
+    // The core-scheduling static key: on only while some task has a cookie, and
+    // only where there are SMT siblings to keep apart (prctl needs SMT).
+    m_csActive = false;
+    if (m_csConfigured && engine.topology().hasSmt())
+      for (TaskId t = 0; t < engine.taskCount(); ++t) m_csActive |= engine.attributes(t).cookie != 0;
+    m_coreOf.assign(static_cast<size_t>(engine.cpuCount()), 0);
+    m_cores.clear();
+    for (const auto& cpus : engine.topology().cores()) {
+      CoreState core;
+      for (int c : cpus)
+        if (c >= 0 && c < engine.cpuCount()) core.cpus.push_back(c);
+      if (core.cpus.empty()) continue;
+      for (int c : core.cpus) m_coreOf[static_cast<size_t>(c)] = static_cast<int>(m_cores.size());
+      m_cores.push_back(std::move(core));
+    }
+    for (Rq& r : m_rqs) r.allowance = m_allowanceNs;
   }
 
   void taskNew(TaskId t, TaskId parent) override {
@@ -237,12 +268,14 @@ class FairPolicy final : public Policy {
 
   void enqueue(int cpu, TaskId t, uint32_t flags) override {
     TaskSched& ts = m_ts[t];
+    touchCore(cpu);
     if (!isFair(t)) {
       rtInsert(cpu, t);
       ts.rqCpu = cpu;
       return;
     }
     Rq& r = rq(cpu);
+    syncCoreMinVruntime(cpu);
     FairRq::Entity& e = m_ents[t];
     updateCurr(cpu);
     if (m_variant == Variant::Cfs) {
@@ -306,6 +339,7 @@ class FairPolicy final : public Policy {
   }
 
   void dequeue(int cpu, TaskId t, bool /*dying*/) override {
+    touchCore(cpu);
     if (!isFair(t)) {
       rtErase(cpu, t);
       return;
@@ -334,22 +368,24 @@ class FairPolicy final : public Policy {
     } else if (prev != kNoTask && prevRunnable && !isFair(prev)) {
       m_ents[prev].lastRan = m_e->now();
     }
+    if (m_csActive) return corePickNext(cpu, true);
     if (r.rt.empty()) pullRt(cpu);
     if (!r.rt.empty()) return r.rt.begin()->id;
     if (r.cfs.tree.empty()) idleBalance(cpu);
     if (r.cfs.tree.empty()) return kNoTask;
     const uint32_t next = m_variant == Variant::Cfs ? pickCfs(r) : pickEevdfNext(r);
-    // set_next_entity()
-    r.cfs.treeErase(m_ents, next);
-    r.cfs.curr = next;
-    FairRq::Entity& e = m_ents[next];
-    e.execStart = m_e->now();
-    e.prevSumExec = e.sumExec;
-    if (m_variant == Variant::Eevdf) e.vlag = e.deadline;  // RUN_TO_PARITY: slice granted at pick
+    setNextEntity(r, next);
     return next;
   }
 
+  bool forcedIdle(int cpu) const override { return m_csActive && m_rqs[static_cast<size_t>(cpu)].pickForced; }
+
   void tick(int cpu, TaskId c) override {
+    tickClass(cpu, c);
+    if (m_csActive) coreTick(cpu, c);
+  }
+
+  void tickClass(int cpu, TaskId c) {
     if (!isFair(c)) {
       if (m_e->task(c).policy != SchedPolicy::RR) return;
       TaskSched& ts = m_ts[c];
@@ -405,7 +441,26 @@ class FairPolicy final : public Policy {
     int64_t nextBalance = 0;
     int balanceFailed = 0;
     int idleTasks = 0;  // SCHED_IDLE entities on the fair queue
+    // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
+    TaskId corePick = kNoTask;
+    bool corePickSet = false;  // a sibling's selection left corePick for this CPU
+    bool pickForced = false;   // the last selection left this CPU forced idle
+    uint64_t coreSchedSeq = 0;
+    int64_t minVruntimeFi = 0;
+    uint64_t fiSeq = 0;
+    int64_t fiSince = -1;      // v3-fiaccount: forced idle since (credited up to here)
+    int64_t allowance = 0;     // v3-allowance: core_idle_allowance
   };
+  struct CoreState {
+    std::vector<int> cpus;
+    uint64_t taskSeq = 0, pickSeq = 0;  // core_task_seq, core_pick_seq
+    uint32_t cookie = 0;                // core_cookie
+    int forceidleCount = 0;
+    int occupation = 0;
+    uint64_t forceidleSeq = 0;
+    int64_t lastAccount = 0;
+  };
+  enum class CsVariant { V3, V3CoreVrt, V3FiAccount, V3Allowance, V3CoreschedIdle, Mainline };
   struct TaskSched {
     int rqCpu = -1;
     uint64_t rtSeq = 0;
@@ -593,16 +648,380 @@ class FairPolicy final : public Policy {
     if (delta > ideal) m_e->resched(cpu);
   }
 
+  // set_next_entity(): `next` leaves the tree and becomes the running entity.
+  void setNextEntity(Rq& r, uint32_t next) {
+    r.cfs.treeErase(m_ents, next);
+    r.cfs.curr = next;
+    FairRq::Entity& e = m_ents[next];
+    e.execStart = m_e->now();
+    e.prevSumExec = e.sumExec;
+    if (m_variant == Variant::Eevdf) e.vlag = e.deadline;  // RUN_TO_PARITY: slice granted at pick
+  }
+
+  // --- core scheduling (SPEC.md §3) ---
+  //
+  // Selection follows mainline's pick_next_task() for every variant: a
+  // sibling's pending pick is taken while nothing was enqueued or dequeued on
+  // the core since (core_pick_seq == core_task_seq); else, unless the core has
+  // a cookie or was forced idle, this CPU's own untagged best task runs
+  // unconstrained; else pass 1 takes each sibling's best task and the highest
+  // by prio_less() sets the core cookie, pass 2 keeps picks with that cookie,
+  // takes the sibling's best task with it (sched_core_find; none for cookie 0,
+  // whose tasks are not in the core tree) or idles, forced when it has
+  // runnable tasks. The RFC v3 restart loop reaches the same picks ([U] on its
+  // exact termination). The variants differ in prio_less() between CPUs, in
+  // what keeps a forced-idle sibling from starving (coreTick), and in their
+  // accounting (coreAccount):
+  // - v3: vruntimes normalised by each CPU's min_vruntime; no tick check, so a
+  //   forced-idle sibling waits until the other side sleeps (the v3 stall).
+  // - v3-corevrt: one core-wide min_vruntime (the max over siblings), raw
+  //   vruntime comparison; the tick's slice check runs with nr_running = 1.
+  // - v3-fiaccount: v3 comparison; a forced-idle CPU's min_vruntime grows by
+  //   its forced-idle wall time; the same tick check as v3-corevrt ([U]: the
+  //   thread's tests carried Aaron's stall fix).
+  // - v3-allowance: 5 ms core_idle_allowance per CPU, spent while running next
+  //   to a forced-idle sibling, refilled when all are spent; between tasks of
+  //   different cookies on different CPUs the larger allowance wins (an
+  //   untagged task is as incompatible as a tagged one: [U], the patch speaks
+  //   of tagged tasks); the tick reschedules a CPU whose allowance is spent.
+  // - v3-coresched-idle: v3-corevrt, plus the forced-idle sibling runs the
+  //   coresched_idle kthread, so its ticks go on: at each tick (ticks are
+  //   aligned on all CPUs) its best task takes the core once it is ahead by
+  //   prio_less and the running task had min_granularity ([U]: that thread's
+  //   policy and priority).
+  // - mainline: cfs_prio_less() with min_vruntime_fi snapshots, taken at every
+  //   pick outside forced idle and once per forced-idle episode; task_tick_core()
+  //   reschedules when the core is forced idle, this CPU runs one fair task and
+  //   it used half its slice.
+
+  uint32_t cookieOf(TaskId t) const { return m_e->attributes(t).cookie; }
+  CoreState& coreOf(int cpu) { return m_cores[static_cast<size_t>(m_coreOf[static_cast<size_t>(cpu)])]; }
+  const CoreState& coreOf(int cpu) const { return m_cores[static_cast<size_t>(m_coreOf[static_cast<size_t>(cpu)])]; }
+
+  // sched_core_enqueue()/dequeue(): any change of a runqueue invalidates pending picks.
+  void touchCore(int cpu) {
+    if (m_csActive) ++coreOf(cpu).taskSeq;
+  }
+
+  bool coreWideVruntime() const { return m_csv == CsVariant::V3CoreVrt || m_csv == CsVariant::V3CoreschedIdle; }
+
+  // Aaron Lu's core-wide min_vruntime: every sibling uses the largest.
+  void syncCoreMinVruntime(int cpu) {
+    if (!m_csActive || !coreWideVruntime()) return;
+    const CoreState& core = coreOf(cpu);
+    int64_t v = INT64_MIN;
+    for (int c : core.cpus) v = std::max(v, rq(c).cfs.minVruntime);
+    for (int c : core.cpus) rq(c).cfs.advanceMinVruntime(v);
+  }
+
+  // __task_prio(): RT 0..99, every fair task 120 (one level); idle is never asked.
+  int unifiedPrio(TaskId t) const { return isFair(t) ? 120 : m_e->task(t).prio; }
+
+  // prio_less(a, b): a is lower priority than b.
+  bool prioLess(TaskId a, TaskId b) const {
+    const int pa = unifiedPrio(a), pb = unifiedPrio(b);
+    if (pa != pb) return pa > pb;
+    if (pa != 120) return false;  // RT of equal priority: neither is less
+    return cfsPrioLess(a, b);
+  }
+
+  bool cfsPrioLess(TaskId a, TaskId b) const {
+    const Rq& ra = m_rqs[static_cast<size_t>(m_ts[a].rqCpu)];
+    const Rq& rb = m_rqs[static_cast<size_t>(m_ts[b].rqCpu)];
+    const int64_t va = m_ents[a].vruntime, vb = m_ents[b].vruntime;
+    const auto v3 = [&] { return (va - ra.cfs.minVruntime) - (vb - rb.cfs.minVruntime) > 0; };
+    switch (m_csv) {
+      case CsVariant::V3:
+      case CsVariant::V3FiAccount: return v3();
+      case CsVariant::V3Allowance:
+        if (&ra != &rb && cookieOf(a) != cookieOf(b) && ra.allowance != rb.allowance)
+          return ra.allowance < rb.allowance;
+        return v3();
+      case CsVariant::V3CoreVrt:
+      case CsVariant::V3CoreschedIdle: return va - vb > 0;
+      case CsVariant::Mainline: return (va - vb) + (rb.minVruntimeFi - ra.minVruntimeFi) > 0;
+    }
+    return false;
+  }
+
+  // pick_task(): what the CPU would run now, its current task included, with no side effects.
+  TaskId peekBest(int cpu) const {
+    const Rq& r = m_rqs[static_cast<size_t>(cpu)];
+    if (!r.rt.empty()) return r.rt.begin()->id;
+    uint32_t curr = r.cfs.curr;
+    if (curr != kNone && !m_ents[curr].onRq) curr = kNone;
+    if (m_variant == Variant::Eevdf) {
+      if (r.cfs.nrRunning == 0) return kNoTask;
+      return pickEevdf(const_cast<Rq&>(r), true);
+    }
+    uint32_t left = r.cfs.tree.empty() ? kNone : r.cfs.tree.begin()->id;
+    if (left == kNone || (curr != kNone && m_ents[curr].vruntime < m_ents[left].vruntime)) left = curr;
+    if (left == kNone) return kNoTask;
+    // pick_next_entity()'s buddies, as pickCfs() applies them.
+    if (r.cfs.next != kNone && r.cfs.next != left && m_ents[r.cfs.next].onRq &&
+        wakeupPreemptEntity(r.cfs.next, left) < 1)
+      return r.cfs.next;
+    if (r.cfs.last != kNone && r.cfs.last != left && m_ents[r.cfs.last].onRq &&
+        wakeupPreemptEntity(r.cfs.last, left) < 1)
+      return r.cfs.last;
+    return left;
+  }
+
+  // sched_core_find(): the highest-priority task of `cookie` on the CPU, running or queued.
+  TaskId coreFind(int cpu, uint32_t cookie) const {
+    const Rq& r = m_rqs[static_cast<size_t>(cpu)];
+    for (const RtKey& k : r.rt)
+      if (cookieOf(k.id) == cookie) return k.id;
+    TaskId best = kNoTask;
+    auto consider = [&](uint32_t id) {
+      if (cookieOf(id) == cookie && (best == kNoTask || m_ents[id].vruntime < m_ents[best].vruntime)) best = id;
+    };
+    if (r.cfs.curr != kNone && m_ents[r.cfs.curr].onRq) consider(r.cfs.curr);
+    for (const auto& k : r.cfs.tree) consider(k.id);
+    return best;
+  }
+
+  // The task becomes this CPU's running task (it is queued here, or prev put back).
+  void setNext(int cpu, TaskId t) {
+    Rq& r = rq(cpu);
+    if (!isFair(t)) return;
+    clearBuddies(r, t);
+    if (r.cfs.curr != t) setNextEntity(r, t);
+  }
+
+  // task_vruntime_update() -> se_fi_update(): mainline's min_vruntime_fi.
+  void fiSnapshot(int cpu, bool inForcedIdle, const CoreState& core) {
+    Rq& r = rq(cpu);
+    if (inForcedIdle) {
+      if (r.fiSeq == core.forceidleSeq) return;
+      r.fiSeq = core.forceidleSeq;
+    }
+    r.minVruntimeFi = r.cfs.minVruntime;
+  }
+
+  // Time-based bookkeeping of the variants, brought up to now.
+  void coreAccount(CoreState& core) {
+    const int64_t now = m_e->now();
+    if (m_csv == CsVariant::V3FiAccount) {
+      for (int c : core.cpus) {
+        Rq& r = rq(c);
+        if (r.fiSince < 0 || now <= r.fiSince) continue;
+        r.cfs.advanceMinVruntime(r.cfs.minVruntime + (now - r.fiSince));
+        r.fiSince = now;
+      }
+    } else if (m_csv == CsVariant::V3Allowance && core.forceidleCount > 0) {
+      const int64_t dt = now - core.lastAccount;
+      bool allSpent = true;
+      for (int c : core.cpus) {
+        if (m_e->curr(c) != kNoTask) rq(c).allowance -= dt;
+        allSpent &= rq(c).allowance <= 0;
+      }
+      if (allSpent)
+        for (int c : core.cpus) rq(c).allowance += m_allowanceNs;
+    }
+    core.lastAccount = now;
+    if (coreWideVruntime()) syncCoreMinVruntime(core.cpus.front());
+  }
+
+  TaskId corePickNext(int cpu, bool mayBalance) {
+    Rq& r = rq(cpu);
+    CoreState& core = coreOf(cpu);
+    if (r.corePickSet && core.pickSeq == core.taskSeq && r.coreSchedSeq != core.pickSeq) {
+      r.coreSchedSeq = core.pickSeq;
+      r.corePickSet = false;
+      const TaskId next = r.corePick;
+      if (next != kNoTask) {
+        setNext(cpu, next);
+        return next;
+      }
+      return mayBalance ? coreBalance(cpu) : kNoTask;
+    }
+    r.corePickSet = false;
+    // Preemptions can select again on an unchanged task set: every selection
+    // bumps core_task_seq too, so that no CPU mistakes it for one it consumed.
+    ++core.taskSeq;
+    // put_prev_task_balance(): RT pull and newidle balance before the pick.
+    if (r.rt.empty()) pullRt(cpu);
+    if (r.rt.empty() && r.cfs.tree.empty()) idleBalance(cpu);
+    coreAccount(core);
+    bool needSync = core.cookie != 0;
+    bool fiBefore = false;
+    if (core.forceidleCount) {
+      core.forceidleCount = 0;
+      core.occupation = 0;
+      needSync = true;
+      fiBefore = true;
+    }
+    core.cookie = 0;
+    if (!needSync) {
+      const TaskId next = peekBest(cpu);
+      if (next == kNoTask || cookieOf(next) == 0) {  // the unconstrained common case
+        r.pickForced = false;
+        fiSnapshot(cpu, false, core);
+        if (next != kNoTask) setNext(cpu, next);
+        return next;
+      }
+    }
+    for (int c : core.cpus) updateCurr(c);
+    const size_t n = core.cpus.size();
+    const size_t self = static_cast<size_t>(std::find(core.cpus.begin(), core.cpus.end(), cpu) - core.cpus.begin());
+    m_picks.assign(n, kNoTask);
+    TaskId max = kNoTask;
+    for (size_t k = 0; k < n; ++k) {  // pass 1, from this CPU on: it wins ties
+      const size_t i = (self + k) % n;
+      m_picks[i] = peekBest(core.cpus[i]);
+      if (m_picks[i] != kNoTask && (max == kNoTask || prioLess(max, m_picks[i]))) max = m_picks[i];
+    }
+    const uint32_t cookie = max == kNoTask ? 0 : cookieOf(max);
+    core.cookie = cookie;
+    int occupation = 0;
+    for (size_t i = 0; i < n; ++i) {  // pass 2
+      const int c = core.cpus[i];
+      TaskId p = m_picks[i];
+      if (p != kNoTask && cookieOf(p) != cookie) p = cookie ? coreFind(c, cookie) : kNoTask;
+      m_picks[i] = p;
+      Rq& ri = rq(c);
+      ri.pickForced = p == kNoTask && nrRunning(c) > 0;
+      if (ri.pickForced) {
+        ++core.forceidleCount;
+        if (!fiBefore) ++core.forceidleSeq;
+      } else if (p != kNoTask) {
+        ++occupation;
+      }
+    }
+    core.occupation = occupation;
+    core.pickSeq = core.taskSeq;
+    r.coreSchedSeq = core.pickSeq;
+    const bool inForcedIdle = core.forceidleCount > 0;
+    const int64_t now = m_e->now();
+    for (size_t i = 0; i < n; ++i) {
+      const int c = core.cpus[i];
+      Rq& ri = rq(c);
+      if (!(fiBefore && inForcedIdle)) fiSnapshot(c, inForcedIdle, core);
+      if (m_csv == CsVariant::V3FiAccount) ri.fiSince = ri.pickForced ? (ri.fiSince < 0 ? now : ri.fiSince) : -1;
+      if (c == cpu) continue;
+      if (m_e->curr(c) == m_picks[i]) {
+        if (m_picks[i] == kNoTask) m_e->setIdleForced(c, ri.pickForced);
+        continue;
+      }
+      ri.corePick = m_picks[i];
+      ri.corePickSet = true;
+      m_e->resched(c);
+    }
+    const TaskId next = m_picks[self];
+    if (next != kNoTask) {
+      setNext(cpu, next);
+      return next;
+    }
+    return mayBalance ? coreBalance(cpu) : kNoTask;
+  }
+
+  // sched_core_balance(): a CPU going forced idle steals a queued task of the
+  // core's cookie, nearest CPUs first, from a core no busier than its own (by
+  // current occupation: a simplification of p->core_occupation); then selects again.
+  TaskId coreBalance(int cpu) {
+    Rq& r = rq(cpu);
+    const CoreState& core = coreOf(cpu);
+    if (!m_fiBalance || !r.pickForced || core.cookie == 0) return kNoTask;
+    const int n = m_e->cpuCount();
+    for (int level = 1; level <= 3; ++level) {
+      for (int k = 1; k < n; ++k) {
+        const int src = (cpu + k) % n;
+        if (m_e->locality(cpu, src) != level || !m_e->online(src)) continue;
+        if (coreOf(src).occupation > core.occupation) continue;
+        if (trySteal(cpu, src, core.cookie)) return corePickNext(cpu, false);
+      }
+    }
+    return kNoTask;
+  }
+
+  bool trySteal(int dst, int src, uint32_t cookie) {
+    const Rq& s = rq(src);
+    auto stealable = [&](TaskId t) {
+      return cookieOf(t) == cookie && !m_e->isRunning(t) && !(s.corePickSet && s.corePick == t) && m_e->allowed(t, dst);
+    };
+    for (const RtKey& k : s.rt) {
+      if (!stealable(k.id)) continue;
+      const TaskId t = k.id;
+      touchCore(src), touchCore(dst);
+      rtErase(src, t);
+      m_e->moveQueued(t, dst);
+      m_ts[t].rqCpu = dst;
+      rtInsert(dst, t);
+      return true;
+    }
+    for (const auto& k : s.cfs.tree) {
+      if (!stealable(k.id)) continue;
+      moveFair(src, dst, k.id);
+      return true;
+    }
+    return false;
+  }
+
+  // What keeps a forced-idle sibling from waiting for ever (see the variants above).
+  void coreTick(int cpu, TaskId curr) {
+    CoreState& core = coreOf(cpu);
+    coreAccount(core);
+    if (!core.forceidleCount || !isFair(curr) || m_e->needResched(cpu)) return;
+    Rq& r = rq(cpu);
+    const FairRq::Entity& e = m_ents[curr];
+    const int64_t ran = e.sumExec - e.prevSumExec;
+    const int64_t slice = m_variant == Variant::Cfs ? std::min(schedSlice(r, curr, true), m_latency) : e.slice;
+    switch (m_csv) {
+      case CsVariant::V3: return;
+      case CsVariant::V3CoreVrt:
+      case CsVariant::V3FiAccount:
+        if (r.cfs.nrRunning == 1 && ran > slice) m_e->resched(cpu);
+        return;
+      case CsVariant::V3Allowance:
+        if (r.allowance <= 0) m_e->resched(cpu);
+        return;
+      case CsVariant::V3CoreschedIdle: {
+        if (r.cfs.nrRunning == 1 && ran > slice) {
+          m_e->resched(cpu);
+          return;
+        }
+        const int64_t minRun = m_variant == Variant::Cfs ? m_minGran : m_baseSlice;
+        if (ran < minRun) return;
+        for (int c : core.cpus) {
+          if (c == cpu || !rq(c).pickForced || m_e->curr(c) != kNoTask) continue;
+          const TaskId waiting = peekBest(c);
+          if (waiting != kNoTask && prioLess(curr, waiting)) {
+            m_e->resched(cpu);
+            return;
+          }
+        }
+        return;
+      }
+      case CsVariant::Mainline:
+        if (r.cfs.nrRunning == 1 && ran * 2 > slice) m_e->resched(cpu);  // MIN_NR_TASKS_DURING_FORCEIDLE
+        return;
+    }
+  }
+
+  // sched_core_cookie_match(): an idle core, or one already running this cookie.
+  bool coreCookieMatch(int cpu, TaskId t) const {
+    if (!m_csActive) return true;
+    const CoreState& core = coreOf(cpu);
+    bool idleCore = true;
+    for (int c : core.cpus) idleCore &= availableIdle(c);
+    return idleCore || core.cookie == cookieOf(t);
+  }
+
   // --- placement ---
 
   int findIdlest(TaskId t, int parentCpu) const {
+    // find_idlest_group_cpu() skips CPUs whose core runs another cookie.
+    bool anyMatch = false;
+    for (int c = 0; c < m_e->cpuCount() && m_csActive && !anyMatch; ++c)
+      anyMatch = m_e->allowed(t, c) && coreCookieMatch(c, t);
     int best = -1;
     int bestNr = INT_MAX;
     int64_t bestLoad = INT64_MAX;
     const int n = m_e->cpuCount();
     for (int i = 0; i < n; ++i) {
       const int c = (parentCpu + i) % n;  // the parent's CPU first: it wins ties
-      if (!m_e->allowed(t, c)) continue;
+      if (!m_e->allowed(t, c) || (anyMatch && !coreCookieMatch(c, t))) continue;
       const int nr = nrRunning(c);
       const int64_t ld = load(c);
       if (nr < bestNr || (nr == bestNr && ld < bestLoad)) best = c, bestNr = nr, bestLoad = ld;
@@ -667,7 +1086,7 @@ class FairPolicy final : public Policy {
       // select_idle_core(): a core whose every thread is idle.
       for (int i = 1; i <= n; ++i) {
         const int c = (target + i) % n;
-        if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2 || !availableIdle(c)) continue;
+        if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2 || !availableIdle(c) || !coreCookieMatch(c, t)) continue;
         bool coreIdle = true;
         for (int s : topo.siblingsOf(c)) coreIdle &= availableIdle(s);
         if (coreIdle) return c;
@@ -675,7 +1094,7 @@ class FairPolicy final : public Policy {
     }
     for (int i = 1; i <= n; ++i) {
       const int c = (target + i) % n;
-      if (m_e->allowed(t, c) && m_e->locality(c, target) <= 2 && availableIdle(c)) return c;
+      if (m_e->allowed(t, c) && m_e->locality(c, target) <= 2 && availableIdle(c) && coreCookieMatch(c, t)) return c;
     }
     if (m_e->allowed(t, target)) return target;
     return m_e->allowed(t, prev) ? prev : firstAllowed(t);
@@ -728,6 +1147,8 @@ class FairPolicy final : public Policy {
       }
     }
     if (fromCpu < 0) return;
+    touchCore(fromCpu);
+    touchCore(cpu);
     rtErase(fromCpu, best.id);
     m_e->moveQueued(best.id, cpu);
     m_ts[best.id].rqCpu = cpu;
@@ -747,6 +1168,8 @@ class FairPolicy final : public Policy {
   void moveFair(int src, int dst, uint32_t t) {
     Rq& s = rq(src);
     Rq& d = rq(dst);
+    touchCore(src);
+    touchCore(dst);
     updateCurr(src);
     if (m_variant == Variant::Eevdf) updateEntityLag(s, t);
     clearBuddies(s, t);
@@ -836,6 +1259,12 @@ class FairPolicy final : public Policy {
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;
   uint64_t m_rtSeq = 0;
+  bool m_csConfigured = false, m_csActive = false, m_fiBalance = true;
+  CsVariant m_csv = CsVariant::Mainline;
+  int64_t m_allowanceNs = 5'000'000;
+  std::vector<CoreState> m_cores;
+  std::vector<int> m_coreOf;
+  std::vector<TaskId> m_picks;  // scratch for the core-wide selection
   std::vector<Rq> m_rqs;
   std::vector<FairRq::Entity> m_ents;
   std::vector<TaskSched> m_ts;
@@ -887,6 +1316,31 @@ void defineParams(Params& p, Variant variant) {
   p.defineInt("imbalance_pct", 117, 100, 1000, "sd->imbalance_pct of the package (MC) domain");
   p.defineBool("nohz_idle_balance", true, "a busy CPU with queued tasks kicks an idle CPU at its tick to pull one");
   p.defineInt("rr_timeslice_ms", 100, 1, 100'000, "sched_rr_timeslice_ms: SCHED_RR round-robin slice");
+}
+
+void defineCoreschedParams(Params& p) {
+  p.defineChoice("coresched.variant", "mainline",
+                 {"v3", "v3-corevrt", "v3-fiaccount", "v3-allowance", "v3-coresched-idle", "mainline"},
+                 "core-scheduling selection (SPEC.md §3): v3 = RFC v3 (May 2019), vruntimes normalised per CPU, "
+                 "no tick check (a forced-idle sibling waits for the other side to sleep); v3-corevrt = Aaron Lu's "
+                 "core-wide min_vruntime + the tick check with nr_running 1; v3-fiaccount = Tim Chen v1, forced-idle "
+                 "time added to the idle CPU's min_vruntime (with the same tick check, [U]); v3-allowance = Tim Chen "
+                 "v2, 5 ms idle allowance per CPU; v3-coresched-idle = v3-corevrt + the coresched_idle kthread, whose "
+                 "ticks let the forced-idle side take the core once ahead ([U] its policy); mainline = 5.14+ "
+                 "min_vruntime_fi snapshots and task_tick_core(). Core scheduling is active only on SMT topologies "
+                 "and only while some task has a cookie (the kernel's static key)");
+  p.defineText("coresched.cookie", "",
+               "cookies, as prctl(PR_SCHED_CORE) would set them: rules separated by ';', later ones winning: "
+               "per-process (each tgid its own cookie; kernel threads stay untagged), per-thread, none, or "
+               "SELECTOR=NAME with SELECTOR comm:REGEX, tgid:N, tid:N, all, rt or fair (tasks with the same NAME share "
+               "a cookie). Children inherit their parent's cookie; untagged tasks share cookie 0, which is "
+               "incompatible with every tagged one");
+  p.defineInt("coresched.idle_allowance_ns", 5'000'000, 1'000, 1'000'000'000,
+              "v3-allowance: core_idle_allowance of each CPU, spent by running while a sibling is forced idle and "
+              "refilled by this much when every CPU of the core has spent it");
+  p.defineBool("coresched.forceidle_balance", true,
+               "sched_core_balance(): a CPU going forced idle steals a queued task of the core's cookie from another "
+               "CPU (not running, not picked, allowed here, from a core no busier than its own)");
 }
 
 std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount) {

@@ -15,6 +15,9 @@ namespace replay::fair {
 enum class Variant { Cfs, Eevdf };
 
 void defineParams(Params& params, Variant variant);
+/// Core scheduling over cfs/eevdf (SPEC.md §3): coresched.variant, coresched.cookie, ...
+/// The policy runs core-wide selection when these are defined and some task has a cookie.
+void defineCoreschedParams(Params& params);
 std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount);
 
 /// Kernel sched_prio_to_weight for nice -20..19.
@@ -63,6 +66,9 @@ class FairRq {
   void treeInsert(std::vector<Entity>& ents, uint32_t id);
   void treeErase(std::vector<Entity>& ents, uint32_t id);
   void updateMinVruntime(const std::vector<Entity>& ents);
+  /// Moves min_vruntime forward to `v` (no-op if not ahead), keeping the
+  /// avg_vruntime sum relative to it: core-wide min_vruntime, forced-idle credit.
+  void advanceMinVruntime(int64_t v);
   /// The eligible entity with the earliest deadline (pick_eevdf without curr).
   uint32_t earliestEligible(const std::vector<Entity>& ents) const;
 

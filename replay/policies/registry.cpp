@@ -2,6 +2,8 @@
 
 #include "replay/policies/bfs_policy.h"
 #include "replay/policies/fair_policy.h"
+#include "replay/policies/uclamp_policy.h"
+#include "replay/sim/engine.h"
 
 namespace replay {
 
@@ -35,6 +37,64 @@ const PolicyInfo* findPolicy(std::string_view name) {
   for (const PolicyInfo& p : allPolicies())
     if (p.name == name) return &p;
   return nullptr;
+}
+
+std::string ModelSpec::title() const {
+  std::string t(base->title);
+  if (coresched) t += "; with core scheduling (cookies, core-wide pick, forced idle)";
+  if (uclamp) t += "; with uclamp, schedutil frequencies and an energy estimate";
+  return t;
+}
+
+std::string ModelSpec::source() const {
+  std::string s(base->source);
+  if (coresched) s += "; core scheduling: SPEC.md §3 (RFC v3 thread, kernel/sched/core.c, fair.c, core_sched.c)";
+  if (uclamp) s += "; uclamp: SPEC.md §4 (kernel/sched/core.c, cpufreq_schedutil.c)";
+  return s;
+}
+
+core::Result<ModelSpec> parseModel(std::string_view name) {
+  ModelSpec spec;
+  size_t pos = 0;
+  bool first = true;
+  while (pos <= name.size()) {
+    const size_t plus = std::min(name.find('+', pos), name.size());
+    const std::string_view part = name.substr(pos, plus - pos);
+    pos = plus + 1;
+    if (first) {
+      spec.base = findPolicy(part);
+      if (!spec.base)
+        return core::Error("unknown model '" + std::string(name) + "' (known: " + policyNames() +
+                           ", and cfs or eevdf followed by +coresched and/or +uclamp)");
+      first = false;
+      continue;
+    }
+    const bool fair = spec.base->name == "cfs" || spec.base->name == "eevdf";
+    if (part == "coresched" || part == "uclamp") {
+      if (!fair)
+        return core::Error("model '" + std::string(name) + "': +" + std::string(part) +
+                           " is modelled over cfs and eevdf only (the mainline scheduler it belongs to)");
+      (part == "coresched" ? spec.coresched : spec.uclamp) = true;
+    } else {
+      return core::Error("model '" + std::string(name) + "': unknown feature '+" + std::string(part) +
+                         "' (known: +coresched, +uclamp)");
+    }
+  }
+  spec.name = std::string(spec.base->name) + (spec.coresched ? "+coresched" : "") + (spec.uclamp ? "+uclamp" : "");
+  return spec;
+}
+
+void defineModelParams(const ModelSpec& spec, Params& params) {
+  defineEngineParams(params);
+  spec.base->defineParams(params);
+  if (spec.coresched) fair::defineCoreschedParams(params);
+  if (spec.uclamp) uclamp::defineParams(params);
+}
+
+std::unique_ptr<Policy> makeModel(const ModelSpec& spec, const Params& params, int cpuCount) {
+  auto base = spec.base->make(params, cpuCount);
+  if (spec.uclamp) return uclamp::wrap(std::move(base), params, cpuCount);
+  return base;
 }
 
 std::string policyNames() {

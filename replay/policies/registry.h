@@ -3,9 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
 #include "replay/sim/params.h"
 #include "replay/sim/policy.h"
 
@@ -23,5 +25,21 @@ const std::vector<PolicyInfo>& allPolicies();
 const PolicyInfo* findPolicy(std::string_view name);
 /// "cfs, eevdf, bfs, gc, vrq"
 std::string policyNames();
+
+/// A model name as the user writes it: a base policy and optional features,
+/// "cfs", "eevdf+coresched", "cfs+uclamp", "cfs+coresched+uclamp".
+struct ModelSpec {
+  const PolicyInfo* base = nullptr;
+  bool coresched = false;  ///< core scheduling (SPEC.md §3): cfs and eevdf only
+  bool uclamp = false;     ///< uclamp + schedutil + energy (SPEC.md §4): cfs and eevdf only
+  std::string name;        ///< normalised: base, then +coresched, then +uclamp
+  std::string title() const;
+  std::string source() const;
+};
+/// Errors name the unknown part and list what exists.
+core::Result<ModelSpec> parseModel(std::string_view name);
+/// Every parameter of the model: the engine's, the base policy's, the features'.
+void defineModelParams(const ModelSpec& spec, Params& params);
+std::unique_ptr<Policy> makeModel(const ModelSpec& spec, const Params& params, int cpuCount);
 
 }  // namespace replay

@@ -2,7 +2,8 @@
 
 namespace replay {
 
-BuilderSink::BuilderSink(core::SchedBuilder& builder, const Workload& workload) : m_b(builder), m_workload(workload) {
+BuilderSink::BuilderSink(core::SchedBuilder& builder, const Workload& workload, std::vector<TaskAttributes> attrs)
+    : m_b(builder), m_workload(workload), m_attrs(std::move(attrs)), m_attrsDone(m_attrs.size(), 0) {
   m_switch = m_b.eventType("sched_switch");
   m_waking = m_b.eventType("sched_waking");
   m_wakeup = m_b.eventType("sched_wakeup");
@@ -12,7 +13,8 @@ BuilderSink::BuilderSink(core::SchedBuilder& builder, const Workload& workload) 
   m_exit = m_b.eventType("sched_process_exit");
 }
 
-void BuilderSink::onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next) {
+void BuilderSink::onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next,
+                           bool forcedIdle) {
   if (static_cast<size_t>(cpu) >= m_swapperComm.size()) {
     for (size_t c = m_swapperComm.size(); c <= static_cast<size_t>(cpu); ++c)
       m_swapperComm.push_back("swapper/" + std::to_string(c));
@@ -26,8 +28,17 @@ void BuilderSink::onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState pre
   a.nextTid = tidOf(next);
   a.nextComm = next == kNoTask ? std::string_view(swapper) : std::string_view(m_workload.tasks[next].comm);
   a.nextPrio = next == kNoTask ? 120 : m_workload.tasks[next].prio;
+  a.forcedIdle = forcedIdle;
   m_b.countEvent(m_switch);
   m_b.onSwitch({ts, cpu, a.prevTid, 0}, a);
+  noteAttributes(prev);
+  noteAttributes(next);
+}
+
+void BuilderSink::onIdleKind(int64_t ts, int cpu, bool forcedIdle) { m_b.onIdleKind({ts, cpu, 0, 0}, forcedIdle); }
+
+void BuilderSink::onCounter(int64_t ts, core::CounterKind kind, int32_t index, double value) {
+  m_b.onCounter(kind, index, ts, value);
 }
 
 void BuilderSink::onWaking(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu) {
@@ -35,6 +46,7 @@ void BuilderSink::onWaking(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId
   m_b.countEvent(m_waking);
   m_b.onWaking({ts, cpu, tidOf(ctxTask), static_cast<uint8_t>(irq ? core::kCtxHardIrq : 0)},
                {t.tid, t.comm, t.prio, targetCpu});
+  noteAttributes(wakee);
 }
 
 void BuilderSink::onWakeup(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu, bool isNew) {
@@ -55,6 +67,8 @@ void BuilderSink::onFork(int64_t ts, int cpu, TaskId parent, TaskId child) {
   const Task& c = m_workload.tasks[child];
   m_b.countEvent(m_fork);
   m_b.onFork({ts, cpu, p.tid, 0}, p.tid, p.comm, c.tid, c.comm, c.tgid);
+  noteAttributes(parent);
+  noteAttributes(child);
 }
 
 void BuilderSink::onExit(int64_t ts, int cpu, TaskId p) {

@@ -16,33 +16,30 @@
 #include "replay/sim/event_sink.h"
 #include "replay/sim/params.h"
 #include "replay/sim/policy.h"
+#include "replay/workload/task_rules.h"
 #include "replay/workload/workload.h"
 
 namespace replay {
 
-/// Work progresses at rate(cpu) ns of work per ns of time (1.0 = full speed).
-/// A later model varies it with SMT contention and frequency; the engine asks
-/// again whenever a CPU switches (dynamic models) and settles progress first.
-class SpeedModel {
- public:
-  virtual ~SpeedModel() = default;
-  virtual double rate(int cpu, const class Engine& engine) const = 0;
-  /// True when a CPU's rate depends on what the other CPUs run.
-  virtual bool dynamic() const { return false; }
-};
-
+// Work progresses at rate(cpu) ns of work per ns of time (1.0 = full speed):
+// cpu_speed x the frequency scale a policy sets (schedutil) x the SMT factor
+// of the running task while another thread of its core runs a task. The
+// engine settles progress at the old rate before any of these change.
 struct EngineConfig {
   int hz = 250;
   int64_t contextSwitchNs = 0;  ///< CPU time of a switch, before the next task makes progress
   int64_t migrationNs = 0;      ///< extra time when a task runs on another CPU than last time
   int64_t idleWakeupNs = 0;     ///< an idle CPU kicked from another CPU schedules this much later
   std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
-  const SpeedModel* speedModel = nullptr;  ///< overrides cpuSpeed when set
+  double smtFactor = 1.0;        ///< a task's rate while an SMT sibling is busy (topologies with SMT only)
+  std::vector<TaskAttributes> taskAttrs;  ///< per workload task (missing: defaults)
 };
 
-/// Declares the engine's parameters (hz, context_switch_ns, migration_ns, cpu_speed).
+/// Declares the engine's parameters (hz, context_switch_ns, migration_ns,
+/// idle_wakeup_ns, cpu_speed, smt.factor, smt.task_factor).
 void defineEngineParams(Params& params);
-/// Reads them back; errors for malformed cpu_speed lists.
+/// Reads them back; errors for malformed cpu_speed lists. Per-task attributes
+/// (smt.task_factor and the policies' cookies and clamps) are resolved by the caller.
 core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount);
 
 /// What happened to each task in the replay, for validation.
@@ -111,6 +108,24 @@ class Engine {
   }
   /// Current work rate of `cpu`.
   double rate(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].rate; }
+  /// The task's cookie, clamps and SMT factor as the replay options set them.
+  const TaskAttributes& attributes(TaskId t) const {
+    static const TaskAttributes kDefaults;
+    return t < m_config.taskAttrs.size() ? m_config.taskAttrs[t] : kDefaults;
+  }
+  /// Frequency as a fraction of the CPU's maximum (schedutil): work slows in proportion.
+  void setFrequencyScale(int cpu, double scale);
+  double frequencyScale(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].freqScale; }
+  /// Core scheduling changed whether idle `cpu` is forced idle without it
+  /// scheduling (its pick stayed idle): the output marks the change now.
+  void setIdleForced(int cpu, bool forced) {
+    CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+    if (c.curr != kNoTask || c.forcedIdle == forced) return;
+    c.forcedIdle = forced;
+    m_sink.onIdleKind(m_now, cpu, forced);
+  }
+  /// Records a counter sample (e.g. CPU frequency) at the current time.
+  void emitCounter(core::CounterKind kind, int32_t index, double value) { m_sink.onCounter(m_now, kind, index, value); }
 
  private:
   enum class TState : uint8_t { NotStarted, Blocked, Runnable, Running, Dead, Done };
@@ -134,6 +149,8 @@ class Engine {
     int64_t progressFrom = 0;   // curr makes progress from here (after switch costs)
     int64_t target = 0;         // work point of the armed milestone
     double rate = 1.0;
+    double freqScale = 1.0;
+    bool forcedIdle = false;    // idle because core scheduling forces it (Policy::forcedIdle at the last pick)
     uint64_t gen = 0;           // invalidates stale milestone events
     int64_t lastTick = -1;
   };
@@ -160,7 +177,8 @@ class Engine {
   void schedule(int cpu);
   void flushResched();
   void startTick(int cpu);
-  void updateRates();
+  double rateOf(int cpu) const;
+  void refreshRate(int cpu);
   core::TaskState blockStateOf(TaskId t) const;
   void fail(std::string message);
 
@@ -186,7 +204,7 @@ class Engine {
   int64_t m_lastBurstEnd = INT64_MIN;
   std::string m_error;
   bool m_ended = false;
-  bool m_dynamicRates = false;
+  bool m_smtContention = false;
 };
 
 }  // namespace replay

@@ -10,6 +10,7 @@
 
 #include "core/result.h"
 #include "core/sched_builder.h"
+#include "replay/workload/task_rules.h"
 #include "replay/workload/workload.h"
 
 namespace replay {
@@ -18,7 +19,12 @@ class EventSink {
  public:
   virtual ~EventSink() = default;
   /// `ctxTask` is the task current on `cpu` when the event fires (kNoTask: idle).
-  virtual void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next) = 0;
+  /// `forcedIdle`: next is idle because core scheduling forces the CPU idle.
+  virtual void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next,
+                        bool forcedIdle) = 0;
+  /// An idle CPU becomes forced idle, or stops being forced idle, without a switch.
+  virtual void onIdleKind(int64_t ts, int cpu, bool forcedIdle) = 0;
+  virtual void onCounter(int64_t ts, core::CounterKind kind, int32_t index, double value) = 0;
   virtual void onWaking(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu) = 0;
   virtual void onWakeup(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu, bool isNew) = 0;
   virtual void onMigrate(int64_t ts, int cpu, TaskId ctxTask, TaskId p, int origCpu, int destCpu) = 0;
@@ -31,8 +37,11 @@ class EventSink {
 /// Feeds a core::SchedBuilder with the workload's tids, comms and prios.
 class BuilderSink final : public EventSink {
  public:
-  BuilderSink(core::SchedBuilder& builder, const Workload& workload);
-  void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next) override;
+  /// `attrs`: per task cookie and clamps to store in the model (may be empty).
+  BuilderSink(core::SchedBuilder& builder, const Workload& workload, std::vector<TaskAttributes> attrs = {});
+  void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next, bool forcedIdle) override;
+  void onIdleKind(int64_t ts, int cpu, bool forcedIdle) override;
+  void onCounter(int64_t ts, core::CounterKind kind, int32_t index, double value) override;
   void onWaking(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu) override;
   void onWakeup(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu, bool isNew) override;
   void onMigrate(int64_t ts, int cpu, TaskId ctxTask, TaskId p, int origCpu, int destCpu) override;
@@ -42,8 +51,18 @@ class BuilderSink final : public EventSink {
 
  private:
   int32_t tidOf(TaskId t) const { return t == kNoTask ? 0 : m_workload.tasks[t].tid; }
+  // The builder creates a task's row at its first event; its attributes follow.
+  void noteAttributes(TaskId t) {
+    if (t == kNoTask || t >= m_attrs.size() || m_attrsDone[t]) return;
+    m_attrsDone[t] = 1;
+    const TaskAttributes& a = m_attrs[t];
+    if (a.cookie || a.uclampMin >= 0 || a.uclampMax >= 0)
+      m_b.setTaskAttributes(m_workload.tasks[t].tid, a.cookie, a.uclampMin, a.uclampMax);
+  }
   core::SchedBuilder& m_b;
   const Workload& m_workload;
+  std::vector<TaskAttributes> m_attrs;
+  std::vector<uint8_t> m_attrsDone;
   uint32_t m_switch, m_waking, m_wakeup, m_wakeupNew, m_migrate, m_fork, m_exit;
   std::vector<std::string> m_swapperComm;
 };
@@ -55,7 +74,11 @@ class FtraceTextSink final : public EventSink {
   static core::Result<std::unique_ptr<FtraceTextSink>> open(const std::string& path, const Workload& workload,
                                                             int cpuCount);
   ~FtraceTextSink() override;
-  void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next) override;
+  /// Forced idle has no ftrace event: it is written as plain idle.
+  void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next, bool forcedIdle) override;
+  void onIdleKind(int64_t, int, bool) override {}
+  /// Counters (CPU frequency) are not written: the text carries the schedule only.
+  void onCounter(int64_t, core::CounterKind, int32_t, double) override {}
   void onWaking(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu) override;
   void onWakeup(int64_t ts, int cpu, TaskId ctxTask, bool irq, TaskId wakee, int targetCpu, bool isNew) override;
   void onMigrate(int64_t ts, int cpu, TaskId ctxTask, TaskId p, int origCpu, int destCpu) override;
@@ -82,8 +105,12 @@ class FtraceTextSink final : public EventSink {
 class TeeSink final : public EventSink {
  public:
   TeeSink(EventSink& a, EventSink& b) : m_a(a), m_b(b) {}
-  void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState s, TaskId next) override {
-    m_a.onSwitch(ts, cpu, prev, s, next), m_b.onSwitch(ts, cpu, prev, s, next);
+  void onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState s, TaskId next, bool fi) override {
+    m_a.onSwitch(ts, cpu, prev, s, next, fi), m_b.onSwitch(ts, cpu, prev, s, next, fi);
+  }
+  void onIdleKind(int64_t ts, int cpu, bool fi) override { m_a.onIdleKind(ts, cpu, fi), m_b.onIdleKind(ts, cpu, fi); }
+  void onCounter(int64_t ts, core::CounterKind k, int32_t i, double v) override {
+    m_a.onCounter(ts, k, i, v), m_b.onCounter(ts, k, i, v);
   }
   void onWaking(int64_t ts, int cpu, TaskId c, bool irq, TaskId w, int t) override {
     m_a.onWaking(ts, cpu, c, irq, w, t), m_b.onWaking(ts, cpu, c, irq, w, t);

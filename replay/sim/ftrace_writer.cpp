@@ -59,7 +59,8 @@ void FtraceTextSink::prefix(TaskId ctx, int cpu, const char* flags, int64_t ts, 
   ++m_entries;
 }
 
-void FtraceTextSink::onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next) {
+void FtraceTextSink::onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState prevState, TaskId next,
+                              bool /*forcedIdle*/) {
   prefix(prev, cpu, "d..2.", ts, "sched_switch");
   char line[256];
   char swapper[24];

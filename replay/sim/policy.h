@@ -49,6 +49,9 @@ class Policy {
   virtual void tick(int cpu, TaskId curr) = 0;
   /// Periodic balancing, after each tick of a busy CPU.
   virtual void balance(int /*cpu*/) {}
+  /// After pickNext returned kNoTask: the CPU idles although it has runnable
+  /// tasks, because core scheduling forbids them next to its siblings' tasks.
+  virtual bool forcedIdle(int /*cpu*/) const { return false; }
 };
 
 }  // namespace replay

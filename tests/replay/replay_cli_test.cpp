@@ -91,7 +91,12 @@ TEST(ReplayCli, UsageErrorsExitTwoWithOneLine) {
   const std::string trace = fixture("pipe-small.txt");
   const Case cases[] = {
       {{trace}, "--model is required"},
-      {{trace, "--model", "o1"}, "unknown model 'o1' (known: cfs, eevdf, bfs, gc, vrq)"},
+      {{trace, "--model", "o1"}, "unknown model 'o1' (known: cfs, eevdf, bfs, gc, vrq, and cfs or eevdf followed by"},
+      {{trace, "--model", "bfs+coresched"}, "+coresched is modelled over cfs and eevdf only"},
+      {{trace, "--model", "cfs", "--cookie", "per-process"}, "--cookie needs core scheduling: a model with +coresched"},
+      {{trace, "--model", "cfs+coresched", "--cookie", "pid:1=x"}, "selector 'pid:1': expected comm:REGEX"},
+      {{trace, "--model", "cfs", "--uclamp", "all=0:10"}, "--uclamp and --sysctl need a model with +uclamp"},
+      {{trace, "--model", "cfs+coresched", "--param", "coresched.variant=v9"}, "coresched.variant=v9"},
       {{trace, "--model", "cfs", "--param", "latency"}, "--param 'latency': expected KEY=VALUE"},
       {{trace, "--model", "cfs", "--param", "slice_ns=5"}, "unknown parameter 'slice_ns'"},
       {{trace, "--model", "cfs", "--param", "latency_ns=fast"}, "latency_ns=fast: not an integer"},
