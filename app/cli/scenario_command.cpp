@@ -25,7 +25,9 @@ constexpr const char* kHelp =
     "task's throughput relative to running alone on the core, mean and sample stddev over the runs.\n"
     "Reference rows: alone (1.0 by definition) and nosmt (both tasks on one thread: half the core).\n"
     "The table also shows the values in the seed's units (x 1306.90 events/s, its `alone` figure).\n"
-    "  --json   {\"rows\":[{\"variant\",\"tagging\",\"mean\",\"stddev\"}...]}\n";
+    "A third table shows how finely the core is shared: the mean length of the CPU-bound task's\n"
+    "uninterrupted runs (ms), which is where the variants differ when their averages agree.\n"
+    "  --json   {\"rows\":[{\"variant\",\"tagging\",\"mean\",\"stddev\",\"run_ms\"}...]}\n";
 
 }  // namespace
 
@@ -69,6 +71,7 @@ int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std
       j.field("tagging", r.tagging);
       j.field("mean", r.mean);
       j.field("stddev", r.stddev);
+      j.field("run_ms", r.runMs);
       j.endObject();
     }
     j.endArray();
@@ -81,19 +84,24 @@ int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std
   char buf[256];
   out << "Core-scheduling fairness (seed 001): sysbench-cpu throughput relative to alone, " << o.runs << " runs of "
       << o.seconds << " s, " << o.base << "+coresched on one core x 2 threads\n\n";
-  auto cell = [&](const replay::scenario::FairnessRow& r, bool seedUnits) {
+  enum class Show { Relative, SeedUnits, RunLength };
+  auto cell = [&](const replay::scenario::FairnessRow& r, Show show) {
     char c[48];
-    if (seedUnits)
-      std::snprintf(c, sizeof c, "%6.1f ± %-6.1f", r.mean * scale, r.stddev * scale);
+    if (show == Show::RunLength)
+      std::snprintf(c, sizeof c, "%8.2f ms     ", r.runMs);
+    else if (show == Show::SeedUnits)
+      std::snprintf(c, sizeof c, "%6.1f ± %-7.1f", r.mean * scale, r.stddev * scale);
     else
-      std::snprintf(c, sizeof c, "%5.3f ± %-5.3f", r.mean, r.stddev);
+      std::snprintf(c, sizeof c, "%5.3f ± %-8.3f", r.mean, r.stddev);
     return std::string(c);
   };
-  for (bool seedUnits : {false, true}) {
-    out << (seedUnits ? "In the seed's units (events/s, alone = 1306.90):\n" : "Relative to alone:\n");
+  for (Show show : {Show::Relative, Show::SeedUnits, Show::RunLength}) {
+    out << (show == Show::SeedUnits   ? "In the seed's units (events/s, alone = 1306.90):\n"
+            : show == Show::RunLength ? "Mean length of the CPU-bound task's uninterrupted runs:\n"
+                                      : "Relative to alone:\n");
     for (const auto& r : *rows)
       if (r.tagging == "-") {
-        std::snprintf(buf, sizeof buf, "  %-12s %s\n", r.variant.c_str(), cell(r, seedUnits).c_str());
+        std::snprintf(buf, sizeof buf, "  %-12s %s\n", r.variant.c_str(), cell(r, show).c_str());
         out << buf;
       }
     std::snprintf(buf, sizeof buf, "  %-12s", "tagging");
@@ -108,7 +116,7 @@ int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std
       out << buf;
       for (const auto& v : replay::scenario::coreschedVariants())
         for (const auto& r : *rows)
-          if (r.variant == v && r.tagging == tagging) out << " " << cell(r, seedUnits) << "  ";
+          if (r.variant == v && r.tagging == tagging) out << " " << cell(r, show) << "  ";
       out << "\n";
     }
     out << "\n";

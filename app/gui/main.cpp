@@ -1,6 +1,7 @@
 // `schedlab`: the desktop application. Files on the command line are opened
-// as runs; --replay adds replays of each; --screenshot renders the window
-// offscreen once everything is loaded (documentation and tests).
+// as runs (--compare A B opens two as a comparison); --replay adds replays of
+// each; --screenshot renders the window offscreen once everything is loaded
+// and --export-report writes a report through the GUI's export path.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "app/gui/diff_view.h"
 #include "app/gui/main_window.h"
 #include "app/gui/timeline_view.h"
 #include "app/render/time_axis.h"
@@ -62,18 +64,43 @@ int main(int argc, char** argv) {
   const QCommandLineOption fromOpt(QStringLiteral("from"), QStringLiteral("Show from this time (e.g. 10ms)."), QStringLiteral("T"));
   const QCommandLineOption toOpt(QStringLiteral("to"), QStringLiteral("Show up to this time."), QStringLiteral("T"));
   const QCommandLineOption selectOpt(QStringLiteral("select"), QStringLiteral("Select the range FROM:TO (statistics follow it)."), QStringLiteral("FROM:TO"));
-  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics or details."), QStringLiteral("NAME"));
+  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details or diff."), QStringLiteral("NAME"));
+  const QCommandLineOption compareOpt(QStringLiteral("compare"),
+                                      QStringLiteral("Open A and B (the next argument) as a comparison: side by side, with the Diff tab."),
+                                      QStringLiteral("A"));
+  const QCommandLineOption markerOpt(QStringLiteral("marker"),
+                                     QStringLiteral("Set a marker at T (relative to the start) in the Nth recording, for the Nth --marker; "
+                                                    "the runs are then aligned at their markers."),
+                                     QStringLiteral("T"));
+  const QCommandLineOption exportOpt(QStringLiteral("export-report"),
+                                     QStringLiteral("Once loaded, write a report (pdf, html, json or csv by extension) of the compared "
+                                                    "runs and their replays through File \u2192 Export report, then exit."),
+                                     QStringLiteral("OUT"));
   const QCommandLineOption taskRowOpt(QStringLiteral("task-row"), QStringLiteral("Show the state row of tasks whose tid is TID (repeatable)."), QStringLiteral("TID"));
   const QCommandLineOption sliceOpt(QStringLiteral("select-slice"),
                                     QStringLiteral("Show the details of the slice running on CPU at time T in the first recording."),
                                     QStringLiteral("CPU@T"));
   const QCommandLineOption timingOpt(QStringLiteral("timing"), QStringLiteral("Print import and first-paint timings to stderr."));
   parser.addOptions({screenshotOpt, replayOpt, paramOpt, topologyOpt, replayTopologyOpt, sizeOpt, searchOpt, fromOpt, toOpt,
-                     selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt});
+                     selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt, compareOpt, markerOpt, exportOpt});
   parser.process(app);
 
   QTemporaryDir settingsDir;
-  if (parser.isSet(screenshotOpt)) {
+  std::optional<app::report::ReportFormat> exportFormat;
+  if (parser.isSet(exportOpt)) {
+    exportFormat = app::report::formatFromPath(parser.value(exportOpt).toStdString());
+    if (!exportFormat) {
+      std::fprintf(stderr, "schedlab: --export-report: name the file .pdf, .html, .json or .csv\n");
+      return 2;
+    }
+  }
+  QStringList positional = parser.positionalArguments();
+  if (parser.isSet(compareOpt) && positional.isEmpty()) {
+    std::fprintf(stderr, "schedlab: --compare A B needs two traces\n");
+    return 2;
+  }
+  const bool headless = parser.isSet(screenshotOpt) || parser.isSet(exportOpt);
+  if (headless) {
     // Screenshots must not depend on (or change) the user's remembered layout.
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
   }
@@ -107,7 +134,7 @@ int main(int argc, char** argv) {
 
   app::gui::MainWindow window;
   window.setTimingLog(parser.isSet(timingOpt));
-  if (parser.isSet(screenshotOpt)) {
+  if (headless) {
     window.setInteractive(false);
     int w = 1600, h = 1000;
     if (parser.isSet(sizeOpt)) {
@@ -120,7 +147,8 @@ int main(int argc, char** argv) {
     window.resize(w, h);
   }
   window.show();
-  for (const QString& f : parser.positionalArguments()) window.openFile(f, topology);
+  if (parser.isSet(compareOpt)) window.openComparison(parser.value(compareOpt), positional.takeFirst(), topology);
+  for (const QString& f : positional) window.openFile(f, topology);
 
   // Steps after loading: replays, view settings, then (for --screenshot) the picture.
   const QStringList replays = parser.values(replayOpt);
@@ -152,6 +180,14 @@ int main(int argc, char** argv) {
         }
       }
       if (parser.isSet(searchOpt)) window.setSearchText(parser.value(searchOpt));
+      const QStringList markers = parser.values(markerOpt);
+      const auto recs = window.runs()->recordings();
+      for (int i = 0; i < markers.size() && i < static_cast<int>(recs.size()); ++i) {
+        int64_t t = 0;
+        if (app::render::parseDuration(markers[i], t))
+          window.setMarker(recs[static_cast<size_t>(i)], window.runs()->run(recs[static_cast<size_t>(i)])->model->firstTs + t);
+      }
+      if (!markers.isEmpty()) window.setAlignment(app::gui::MainWindow::Alignment::Markers);
       for (const QString& tid : parser.values(taskRowOpt))
         for (int id : window.runs()->recordings()) {
           const auto* run = window.runs()->run(id);
@@ -186,8 +222,27 @@ int main(int argc, char** argv) {
         window.setTabsShare(0.68);  // the charts need the room
       }
       if (tab == QLatin1String("details")) window.tabs()->setCurrentIndex(2);
+      if (tab == QLatin1String("diff")) {
+        window.tabs()->setCurrentWidget(window.diffView());
+        window.setTabsShare(0.55);
+      }
       return;
     }
+    if (phase == 1 && parser.isSet(exportOpt)) {
+      // The export waits for the replays; it is one more job, so the idle check covers it.
+      phase = 3;
+      app::gui::ExportOptions options;
+      options.path = parser.value(exportOpt);
+      options.format = *exportFormat;
+      options.runIds = window.defaultExportRuns();
+      options.range = window.viewState()->selection();
+      QObject::connect(&window, &app::gui::MainWindow::reportExported, &window, [](const QString& path, bool ok) {
+        std::fprintf(stderr, "%s %s\n", ok ? "wrote" : "cannot write", path.toLocal8Bit().constData());
+      });
+      window.exportReport(options);
+      return;
+    }
+    if (phase == 3) phase = 1;
     if (phase == 1) {
       phase = 2;
       if (parser.isSet(timingOpt))
@@ -195,6 +250,10 @@ int main(int argc, char** argv) {
                      static_cast<double>(sinceStart.nsecsElapsed()) / 1e6);
       if (!parser.isSet(screenshotOpt)) {
         driver->stop();
+        if (parser.isSet(exportOpt)) {
+          for (const QString& e : window.errors()) std::fprintf(stderr, "schedlab: %s\n", e.toLocal8Bit().constData());
+          QApplication::exit(window.errors().isEmpty() ? 0 : 1);
+        }
         return;
       }
       // One more round of events so the last draw lists are painted.

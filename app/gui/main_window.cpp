@@ -1,10 +1,12 @@
 #include "app/gui/main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -34,7 +36,10 @@
 #include <chrono>
 #include <cstdio>
 
+#include "app/gui/compare_dialog.h"
 #include "app/gui/details_view.h"
+#include "app/gui/diff_view.h"
+#include "app/gui/export_dialog.h"
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
 #include "app/gui/stats_view.h"
@@ -67,7 +72,9 @@ const std::vector<Shortcut>& shortcutTable() {
   static const std::vector<Shortcut> table = {
       {QStringLiteral("Ctrl+O"), QObject::tr("Open traces (also: drop files on the window, or pass them on the command line)")},
       {QStringLiteral("Ctrl+R"), QObject::tr("Replay the current recording through scheduler models")},
+      {QStringLiteral("Ctrl+Shift+O"), QObject::tr("Compare two traces: side by side, with the Diff tab (also: schedlab --compare A B)")},
       {QStringLiteral("Ctrl+E"), QObject::tr("Export the visible timeline as PNG")},
+      {QStringLiteral("Ctrl+Shift+E"), QObject::tr("Export a report (PDF, HTML, JSON, CSV) of the chosen runs, as schedlab-cli report does")},
       {QStringLiteral("Ctrl+W"), QObject::tr("Close the selected run (and its replays)")},
       {QStringLiteral("Ctrl+F"), QObject::tr("Find a task: highlights its slices in every pane, filters the Tasks table")},
       {QStringLiteral("Esc"), QObject::tr("Clear the search and the selected range")},
@@ -80,6 +87,8 @@ const std::vector<Shortcut>& shortcutTable() {
       {QStringLiteral("Shift+Drag"), QObject::tr("Select a time range (also: drag on the ruler); every statistic follows it")},
       {QStringLiteral("Z"), QObject::tr("Zoom to the selected range")},
       {QStringLiteral("0  /  Home"), QObject::tr("Zoom to fit the whole trace")},
+      {QStringLiteral("M"), QObject::tr("Set a marker at the mouse in the run under it (or right-click \u2192 Set marker here)")},
+      {QStringLiteral("Ctrl+M"), QObject::tr("Align the runs at their markers (again: align at their starts)")},
       {QStringLiteral("Shift+Wheel"), QObject::tr("Scroll the panes vertically")},
       {QStringLiteral("Click"), QObject::tr("Select a slice: its details (task, times, end, waker, wakeup latency)")},
       {QStringLiteral("Double-click"), QObject::tr("Zoom to the slice; on a pane header: collapse or expand it")},
@@ -116,11 +125,20 @@ MainWindow::MainWindow(std::shared_ptr<ReplayBackend> backend, QWidget* parent)
     }
     scheduleStats();
   });
+  connect(m_runs, &RunSet::runChanged, this, &MainWindow::scheduleStats);
+  connect(m_runs, &RunSet::runAdded, this, &MainWindow::checkPendingComparison);
   connect(m_view, &TimelineViewState::selectionCommitted, this, &MainWindow::scheduleStats);
   connect(m_view, &TimelineViewState::selectionChanged, this, &MainWindow::updateStatusTexts);
   connect(m_view, &TimelineViewState::cursorChanged, this, &MainWindow::updateStatusTexts);
   connect(m_area, &TimelineArea::sliceClicked, this, &MainWindow::selectSlice);
   connect(m_area, &TimelineArea::closeRunRequested, this, [this](int id) { m_runs->remove(id); });
+  connect(m_area, &TimelineArea::markerRequested, this, [this](int id, int64_t at) {
+    setMarker(id, at);
+    if (m_alignment == Alignment::Markers) return;
+    int marked = 0;
+    for (int rec : m_runs->recordings()) marked += m_runs->run(rec)->marker.has_value();
+    if (marked >= 2) statusBar()->showMessage(tr("Markers set: View \u2192 Align at Markers (Ctrl+M) lines the runs up"), 8000);
+  });
   connect(m_area, &TimelineArea::drawListsUpdated, this, [this] {
     const bool idle = isIdle();
     if (idle != m_wasIdle) {
@@ -202,6 +220,11 @@ void MainWindow::buildUi() {
   m_tabs->addTab(m_statsView, tr("Statistics"));
   m_details = new DetailsView(this);
   m_tabs->addTab(m_details, tr("Details"));
+  m_diffView = new DiffView(this);
+  m_tabs->addTab(m_diffView, tr("Diff"));
+  m_tabs->setTabToolTip(m_tabs->indexOf(m_diffView), tr("What changed from run A to run B, task by task (File \u2192 Compare\u2026)"));
+  connect(m_diffView, &DiffView::pairChanged, this, &MainWindow::recomputeDiff);
+  connect(m_diffView, &DiffView::highlightRequested, this, &MainWindow::setSearchText);
   connect(m_details, &DetailsView::highlightRequested, this, &MainWindow::setSearchText);
   connect(m_details, &DetailsView::taskRowRequested, m_area, &TimelineArea::showTaskRow);
 
@@ -271,9 +294,13 @@ void MainWindow::buildActions() {
   auto* open = file->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open\u2026"), this, &MainWindow::showOpenDialog);
   open->setShortcut(QKeySequence::Open);
   m_recentMenu = file->addMenu(tr("Open &Recent"));
+  auto* compare = file->addAction(tr("&Compare\u2026"), this, &MainWindow::showCompareDialog);
+  compare->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
   file->addSeparator();
   auto* exportAct = file->addAction(tr("&Export Timeline as PNG\u2026"), this, &MainWindow::exportPng);
   exportAct->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
+  auto* reportAct = file->addAction(tr("Export &Report\u2026"), this, &MainWindow::showExportDialog);
+  reportAct->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+E")));
   auto* closeRun = file->addAction(tr("&Close Run"), this, &MainWindow::closeCurrentRun);
   closeRun->setShortcut(QKeySequence(QStringLiteral("Ctrl+W")));
   file->addSeparator();
@@ -301,6 +328,26 @@ void MainWindow::buildActions() {
       [this] { m_view->panPixels(m_view->viewport().width * 0.15); });
   nav(tr("Zoom to &Selection"), {QKeySequence(Qt::Key_Z)}, [this] { zoomToSelection(); });
   nav(tr("Zoom to &Fit"), {QKeySequence(Qt::Key_0), QKeySequence(Qt::Key_Home)}, [this] { m_view->fitAll(); });
+  view->addSeparator();
+  nav(tr("Set &Marker at Cursor"), {QKeySequence(Qt::Key_M)}, [this] { setMarkerAtCursor(); });
+  view->addAction(tr("Clear Markers"), this, [this] {
+    for (int rec : m_runs->recordings()) m_runs->setMarker(rec, std::nullopt);
+    setAlignment(Alignment::Starts);
+  });
+  auto* alignGroup = new QActionGroup(this);
+  m_alignStarts = view->addAction(tr("Align at &Starts"), this, [this] { setAlignment(Alignment::Starts); });
+  m_alignMarkers = view->addAction(tr("Align at M&arkers"), this, [this] { setAlignment(Alignment::Markers); });
+  for (QAction* a : {m_alignStarts, m_alignMarkers}) {
+    a->setCheckable(true);
+    alignGroup->addAction(a);
+  }
+  m_alignStarts->setChecked(true);
+  auto* toggleAlign = new QAction(this);
+  toggleAlign->setShortcut(QKeySequence(QStringLiteral("Ctrl+M")));
+  connect(toggleAlign, &QAction::triggered, this, [this] {
+    setAlignment(m_alignment == Alignment::Markers ? Alignment::Starts : Alignment::Markers);
+  });
+  addAction(toggleAlign);
   view->addSeparator();
   auto* find = view->addAction(tr("&Find Task\u2026"), this, [this] {
     m_search->setFocus();
@@ -380,7 +427,7 @@ void MainWindow::openFiles(const QStringList& paths) {
   for (const QString& p : paths) openFile(p);
 }
 
-void MainWindow::openFile(const QString& path, std::optional<core::Topology> topology) {
+int MainWindow::openFile(const QString& path, std::optional<core::Topology> topology) {
   const QString abs = QFileInfo(path).absoluteFilePath();
   auto* job = new Job(tr("Opening %1").arg(QFileInfo(abs).fileName()), this);
   const auto opened = std::chrono::steady_clock::now();
@@ -449,6 +496,79 @@ void MainWindow::openFile(const QString& path, std::optional<core::Topology> top
         emit runOpened(id);
       });
   addJob(job);
+  return order;
+}
+
+void MainWindow::openComparison(const QString& pathA, const QString& pathB, std::optional<core::Topology> topology) {
+  const int a = openFile(pathA, topology);
+  const int b = openFile(pathB, topology);
+  m_pendingComparison = std::make_pair(a, b);
+}
+
+void MainWindow::checkPendingComparison() {
+  if (!m_pendingComparison) return;
+  int a = -1, b = -1;
+  for (int id : m_runs->recordings()) {
+    const Run* r = m_runs->run(id);
+    if (r->order == m_pendingComparison->first) a = id;
+    if (r->order == m_pendingComparison->second) b = id;
+  }
+  if (a < 0 || b < 0) return;
+  m_pendingComparison.reset();
+  refreshTables();
+  m_diffView->setPair(a, b);
+  m_tabs->setCurrentWidget(m_diffView);
+}
+
+void MainWindow::setMarker(int runId, std::optional<int64_t> absTs) {
+  const Run* r = m_runs->run(runId);
+  if (!r) return;
+  if (r->isReplay() && m_runs->run(r->parentId)) runId = r->parentId;
+  m_runs->setMarker(runId, absTs);
+  if (m_alignment == Alignment::Markers) setAlignment(Alignment::Markers);
+}
+
+void MainWindow::setMarkerAtCursor() {
+  int id = m_area->hoveredRun();
+  if (!m_runs->run(id)) id = currentRecording();
+  const Run* r = m_runs->run(id);
+  if (!r || !r->render) return;
+  const auto& v = m_view->viewport();
+  const int64_t t = m_view->cursor().value_or(v.start + v.span() / 2);
+  setMarker(id, r->render->origin + t);
+  statusBar()->showMessage(tr("Marker set in %1 at %2").arg(r->title, render::formatDuration(t)), 5000);
+}
+
+void MainWindow::setAlignment(Alignment alignment) {
+  m_alignment = alignment;
+  if (m_alignMarkers) {
+    m_alignMarkers->setChecked(alignment == Alignment::Markers);
+    m_alignStarts->setChecked(alignment == Alignment::Starts);
+  }
+  // The first recording keeps its place on screen; the others move to line up with it.
+  std::optional<int64_t> shift;
+  for (int rec : m_runs->recordings()) {
+    const Run* r = m_runs->run(rec);
+    if (!r->render) continue;
+    const int64_t origin = alignment == Alignment::Markers && r->marker ? *r->marker : r->model->firstTs;
+    if (!shift) shift = origin - r->render->origin;
+    m_runs->setOrigin(rec, origin);
+  }
+  if (shift && *shift != 0) {
+    render::Viewport v = m_view->viewport();
+    v.start -= *shift;
+    if (const auto& sel = m_view->selection()) {
+      m_view->setSelection(TimelineViewState::Range{sel->first - *shift, sel->second - *shift});
+    }
+    m_view->setViewport(v);
+  }
+  if (alignment == Alignment::Markers) {
+    int marked = 0;
+    for (int rec : m_runs->recordings()) marked += m_runs->run(rec)->marker.has_value();
+    statusBar()->showMessage(marked ? tr("Aligned at markers: every marked run's 0 is its marker")
+                                    : tr("No markers yet: press M over a run (or right-click \u2192 Set marker here)"),
+                             6000);
+  }
 }
 
 int MainWindow::addModel(std::shared_ptr<core::TraceModel> model, const QString& path, int parentId) {
@@ -513,6 +633,7 @@ void MainWindow::startReplay(int recordingId, const ReplayRequest& request) {
         run.title = QStringLiteral("replay: ") + QString::fromStdString(request.model) +
                     (changed.isEmpty() ? QString() : QStringLiteral(" (") + changed.join(QStringLiteral(", ")) + QLatin1Char(')'));
         run.shortTitle = render::runShortTitle(*built->model);
+        run.replayRequest = request;
         const int id = m_runs->add(std::move(run));
         emit runOpened(id);
       });
@@ -643,7 +764,111 @@ void MainWindow::refreshTables() {
   m_taskModel->setRuns(std::move(cols));
   m_taskView->horizontalHeader()->resizeSection(TaskTableModel::TaskColumn, 150);
   m_statsView->setRuns(entries, rangeText());
+  std::vector<DiffView::RunChoice> choices;
+  for (int id : m_runs->ids())
+    if (const Run* r = m_runs->run(id)) choices.push_back({id, r->title});
+  m_diffView->setRunChoices(choices);
+  recomputeDiff();
   updateJobStatus();
+}
+
+void MainWindow::recomputeDiff() {
+  const uint64_t generation = ++m_diffGeneration;
+  const Run* a = m_runs->run(m_diffView->runA());
+  const Run* b = m_runs->run(m_diffView->runB());
+  if (!a || !b || a == b) {
+    m_diffView->setDiff(nullptr, rangeText(),
+                        m_runs->count() < 2 ? tr("Open two traces (File \u2192 Compare\u2026), or replay one, to compare them.")
+                                            : tr("Choose two different runs as A and B."));
+    return;
+  }
+  if (!a->stats || !b->stats) {
+    m_diffView->setDiff(nullptr, rangeText(), tr("computing\u2026"));
+    return;
+  }
+  auto ma = a->model, mb = b->model;
+  auto sa = a->stats, sb = b->stats;
+  const std::string la = a->title.toStdString(), lb = b->title.toStdString();
+  auto* job = new Job(tr("Comparing %1 and %2").arg(a->shortTitle, b->shortTitle), this);
+  job->setUserCancellable(false);
+  job->start<std::shared_ptr<const core::analysis::RunDiff>>(
+      [ma, mb, sa, sb, la, lb](Job&) {
+        return std::make_shared<const core::analysis::RunDiff>(core::analysis::diffRuns(*ma, *sa, la, *mb, *sb, lb));
+      },
+      [this, generation](std::shared_ptr<const core::analysis::RunDiff>& diff) {
+        if (generation != m_diffGeneration) return;
+        m_diffView->setDiff(diff, rangeText());
+      });
+  addJob(job);
+}
+
+std::vector<int> MainWindow::defaultExportRuns() const {
+  std::vector<int> recs;
+  for (int id : {m_diffView->runA(), m_diffView->runB()}) {
+    const Run* r = m_runs->run(id);
+    if (!r) continue;
+    const int rec = r->isReplay() ? r->parentId : id;
+    if (m_runs->run(rec) && std::find(recs.begin(), recs.end(), rec) == recs.end()) recs.push_back(rec);
+  }
+  if (recs.empty() && currentRecording() >= 0) recs.push_back(currentRecording());
+  std::vector<int> out;
+  for (int rec : recs) {
+    out.push_back(rec);
+    for (int rep : m_runs->replaysOf(rec)) out.push_back(rep);
+  }
+  return out;
+}
+
+void MainWindow::showCompareDialog() {
+  QSettings settings;
+  CompareDialog dialog(settings.value(QStringLiteral("files/recent")).toStringList(),
+                       settings.value(QStringLiteral("files/lastDir")).toString(), this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  settings.setValue(QStringLiteral("files/lastDir"), QFileInfo(dialog.fileA()).absolutePath());
+  openComparison(dialog.fileA(), dialog.fileB());
+}
+
+void MainWindow::showExportDialog() {
+  if (m_runs->recordings().empty()) {
+    reportError(tr("Export report"), tr("Open a trace first: a report covers one recording, or two compared."));
+    return;
+  }
+  QSettings settings;
+  QString dir = settings.value(QStringLiteral("files/lastReportDir")).toString();
+  if (dir.isEmpty()) dir = settings.value(QStringLiteral("files/lastDir")).toString();
+  const QString path = QDir(dir.isEmpty() ? QDir::homePath() : dir).filePath(QStringLiteral("schedlab-report.pdf"));
+  ExportReportDialog dialog(*m_runs, defaultExportRuns(), m_view->selection(), path, this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  settings.setValue(QStringLiteral("files/lastReportDir"), QFileInfo(dialog.options().path).absolutePath());
+  exportReport(dialog.options());
+}
+
+void MainWindow::exportReport(const ExportOptions& options) {
+  auto plan = planExport(*m_runs, options);
+  if (!plan) {
+    reportError(tr("Export report"), QString::fromStdString(plan.error().message()));
+    emit reportExported(options.path, false);
+    return;
+  }
+  const QString path = options.path;
+  auto* job = new Job(tr("Exporting report %1").arg(QFileInfo(path).fileName()), this);
+  job->start<std::shared_ptr<core::Status>>(
+      [p = std::move(*plan)](Job& j) {
+        return std::make_shared<core::Status>(runExport(p, [&j](double f) { j.setProgress(f); }, j.stopToken()));
+      },
+      [this, path, job](std::shared_ptr<core::Status>& status) {
+        if (job->isCancelled()) {
+          statusBar()->showMessage(tr("Report export cancelled"), 5000);
+          emit reportExported(path, false);
+        } else if (!*status) {
+          reportError(tr("Export report"), tr("Cannot write the report %1: %2").arg(path, QString::fromStdString(status->message())));
+          emit reportExported(path, false);
+        } else {
+          statusBar()->showMessage(tr("Wrote %1").arg(path), 8000);
+          emit reportExported(path, true);
+        }
+      });
+  addJob(job);
 }
 
 void MainWindow::updateStatusTexts() {

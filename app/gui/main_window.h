@@ -13,6 +13,7 @@
 
 #include "app/gui/job.h"
 #include "app/gui/replay_backend.h"
+#include "app/gui/report_export.h"
 #include "app/gui/run_set.h"
 #include "app/gui/timeline_view.h"
 
@@ -29,6 +30,7 @@ class QTreeView;
 namespace app::gui {
 
 class DetailsView;
+class DiffView;
 class RunsModel;
 class StatsView;
 class TaskFilterProxy;
@@ -49,7 +51,21 @@ class MainWindow : public QMainWindow {
 
   /// Imports each file on a worker (several runs per window).
   void openFiles(const QStringList& paths);
-  void openFile(const QString& path, std::optional<core::Topology> topology = std::nullopt);
+  /// Returns the run's place among recordings (RunSet::reserveOrder()).
+  int openFile(const QString& path, std::optional<core::Topology> topology = std::nullopt);
+  /// Opens A and B as a comparison: once both are loaded the Diff tab shows B against A.
+  void openComparison(const QString& pathA, const QString& pathB, std::optional<core::Topology> topology = std::nullopt);
+  /// Marks an absolute time in a recording (a replay's marker is its recording's).
+  void setMarker(int runId, std::optional<int64_t> absTs);
+  enum class Alignment { Starts, Markers };
+  /// Starts: every run's 0 is its first event. Markers: a recording with a
+  /// marker has its 0 there (its replays follow), so the runs line up at the markers.
+  void setAlignment(Alignment alignment);
+  Alignment alignment() const { return m_alignment; }
+  /// Writes a report on a worker through app/report (the `schedlab-cli report` path).
+  void exportReport(const ExportOptions& options);
+  /// The runs an export offers ticked: the Diff tab's pair (or the current recording) and their replays.
+  std::vector<int> defaultExportRuns() const;
   /// Replays a recording through a model on a worker; the replay appears under it.
   void startReplay(int recordingId, const ReplayRequest& request);
   /// Adds an already built model (tests, demo): as a recording, or as a replay of `parentId`.
@@ -61,6 +77,7 @@ class MainWindow : public QMainWindow {
   TaskTableModel* taskModel() const { return m_taskModel; }
   StatsView* statsView() const { return m_statsView; }
   DetailsView* detailsView() const { return m_details; }
+  DiffView* diffView() const { return m_diffView; }
   QTabWidget* tabs() const { return m_tabs; }
   /// No job running, statistics current, every pane painted-ready.
   bool isIdle() const;
@@ -80,6 +97,9 @@ class MainWindow : public QMainWindow {
   void showOpenDialog();
   void showReplayDialog();
   void showShortcuts();
+  void showCompareDialog();
+  void showExportDialog();
+  void setMarkerAtCursor();
   void exportPng();
   void closeCurrentRun();
   void zoomToSelection();
@@ -90,6 +110,8 @@ class MainWindow : public QMainWindow {
   void idleChanged();
   void runOpened(int runId);
   void jobFailed(const QString& message);
+  /// A report export ended: written, failed or cancelled.
+  void reportExported(const QString& path, bool ok);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* e) override;
@@ -107,6 +129,8 @@ class MainWindow : public QMainWindow {
   void scheduleStats();
   void recomputeStats();
   void refreshTables();
+  void recomputeDiff();
+  void checkPendingComparison();
   void updateStatusTexts();
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
@@ -128,6 +152,12 @@ class MainWindow : public QMainWindow {
   TaskFilterProxy* m_taskProxy = nullptr;
   StatsView* m_statsView = nullptr;
   DetailsView* m_details = nullptr;
+  DiffView* m_diffView = nullptr;
+  QAction* m_alignStarts = nullptr;
+  QAction* m_alignMarkers = nullptr;
+  Alignment m_alignment = Alignment::Starts;
+  uint64_t m_diffGeneration = 0;
+  std::optional<std::pair<int, int>> m_pendingComparison;  // order tickets of A and B
   QLineEdit* m_search = nullptr;
   QLabel* m_banner = nullptr;
   QWidget* m_bannerBox = nullptr;

@@ -77,6 +77,40 @@ void RunSet::setStats(int id, std::shared_ptr<const core::analysis::RunStats> st
   emit statsChanged();
 }
 
+void RunSet::setMarker(int id, std::optional<int64_t> absTs) {
+  std::vector<int> affected = replaysOf(id);
+  affected.push_back(id);
+  for (Run& r : m_runs)
+    if (std::find(affected.begin(), affected.end(), r.id) != affected.end()) r.marker = absTs;
+  for (int a : affected) emit runChanged(a);
+}
+
+void RunSet::setOrigin(int id, int64_t origin) {
+  std::vector<int> affected = replaysOf(id);
+  affected.push_back(id);
+  std::vector<int> changed;
+  for (Run& r : m_runs) {
+    if (!r.render || std::find(affected.begin(), affected.end(), r.id) == affected.end() || r.render->origin == origin)
+      continue;
+    auto copy = std::make_shared<render::RunRenderData>(*r.render);
+    copy->origin = origin;
+    r.render = std::move(copy);
+    changed.push_back(r.id);
+  }
+  for (int c : changed) emit runChanged(c);
+}
+
+std::pair<int64_t, int64_t> RunSet::extent() const {
+  int64_t lo = 0, hi = 0;
+  for (const Run& r : m_runs) {
+    if (!r.model) continue;
+    const int64_t origin = r.render ? r.render->origin : r.model->firstTs;
+    lo = std::min(lo, r.model->firstTs - origin);
+    hi = std::max(hi, r.model->lastTs - origin);
+  }
+  return {lo, hi};
+}
+
 int64_t RunSet::longestSpan() const {
   int64_t span = 0;
   for (const Run& r : m_runs)

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "app/gui/replay_backend.h"
 #include "app/render/timeline_renderer.h"
 #include "core/analysis/stats.h"
 #include "core/trace_model.h"
@@ -26,6 +27,12 @@ struct Run {
   std::shared_ptr<const core::TraceModel> model;
   std::shared_ptr<const render::RunRenderData> render;
   std::shared_ptr<const core::analysis::RunStats> stats;  ///< over the current range; null until computed
+  /// A time the user marked (absolute trace time), e.g. where the workload
+  /// starts; runs can be aligned at their markers. A replay shares its recording's.
+  std::optional<int64_t> marker;
+  /// How a replay was made (model, overrides, topology), so an exported report
+  /// can replay it again exactly as `schedlab-cli report --replay` does.
+  std::optional<ReplayRequest> replayRequest;
   bool isReplay() const { return parentId >= 0; }
 };
 
@@ -50,13 +57,23 @@ class RunSet : public QObject {
   int indexOf(int id) const;  ///< position in ids(), -1 if absent
 
   void setStats(int id, std::shared_ptr<const core::analysis::RunStats> stats);
+  /// Marks (or clears) an absolute time in a recording and its replays.
+  void setMarker(int id, std::optional<int64_t> absTs);
+  /// Moves relative 0 of a recording and its replays to `origin` (absolute
+  /// time); the LOD index is shared, only the render data's origin changes.
+  void setOrigin(int id, int64_t origin);
   /// The longest span over all runs (relative time of a "fit all").
   int64_t longestSpan() const;
+  /// Earliest and latest relative time over all runs: a run aligned at a
+  /// marker starts before 0.
+  std::pair<int64_t, int64_t> extent() const;
 
  signals:
   void runAdded(int id);
   void runRemoved(int id);
   void statsChanged();
+  /// Its marker or origin changed (panes repaint, statistics follow).
+  void runChanged(int id);
 
  private:
   std::vector<Run> m_runs;  // insertion order

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "app/render/colors.h"
 #include "app/render/time_axis.h"
@@ -167,31 +168,48 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
     replaceChart(m_latency, chart);
   }
 
-  // CPU share per task per run: the busiest tasks over all runs.
+  // CPU share per task per run: the busiest tasks over all runs. Runs of one
+  // recording (a recording and its replays) share tids, so a task is comm + tid;
+  // two recordings do not, so there a task is comm within its process, summed
+  // over its threads (as the Diff tab matches them).
   {
-    QChart* chart = baseChart(tr("CPU share per task (%)"));
-    std::map<std::pair<std::string, int32_t>, double> best;
-    for (const auto* r : ready)
-      for (const auto& t : r->stats->tasks) {
-        double& b = best[{t.comm, t.tid}];
-        b = std::max(b, t.cpuShare);
+    std::set<const core::TraceModel*> sources;
+    for (const auto* r : ready) sources.insert(r->model->replay ? nullptr : r->model.get());
+    const bool byName = sources.size() - sources.count(nullptr) > 1;
+    QChart* chart = baseChart(byName ? tr("CPU share per task name (%, tasks of one name summed)") : tr("CPU share per task (%)"));
+    using Key = std::pair<std::string, int64_t>;  // comm, tid (or -1 when matched by name)
+    auto keyOf = [&](const core::TraceModel& m, const core::analysis::TaskStats& t) -> Key {
+      if (!byName) return {t.comm, t.tid};
+      std::string process = t.comm;
+      if (t.upid.isValid() && t.upid.value < m.processes.size()) process = std::string(m.strings.get(m.processes.name[t.upid.value]));
+      return {process == t.comm ? t.comm : process + "/" + t.comm, -1};
+    };
+    std::vector<std::map<Key, double>> shares(ready.size());
+    std::map<Key, double> best;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      for (const auto& t : ready[i]->stats->tasks) {
+        double& v = shares[i][keyOf(*ready[i]->model, t)];
+        v = byName ? v + t.cpuShare : std::max(v, t.cpuShare);
       }
-    std::vector<std::pair<double, std::pair<std::string, int32_t>>> order;
+      for (const auto& [k, v] : shares[i]) best[k] = std::max(best[k], v);
+    }
+    std::vector<std::pair<double, Key>> order;
     for (const auto& [k, v] : best) order.push_back({v, k});
     std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     if (order.size() > 8) order.resize(8);
     std::reverse(order.begin(), order.end());  // horizontal bars fill bottom-up
     QStringList categories;
-    for (const auto& o : order) categories << QStringLiteral("%1 %2").arg(QString::fromStdString(o.second.first)).arg(o.second.second);
+    for (const auto& o : order)
+      categories << (o.second.second < 0 ? QString::fromStdString(o.second.first)
+                                         : QStringLiteral("%1 %2").arg(QString::fromStdString(o.second.first)).arg(o.second.second));
     auto* series = new QHorizontalBarSeries;
     double maxV = 1;
     for (size_t i = 0; i < ready.size(); ++i) {
       auto* set = new QBarSet(shortTitle(ready[i]->title));
       set->setColor(render::runColor(static_cast<int>(i)));
       for (const auto& o : order) {
-        double v = 0;
-        for (const auto& t : ready[i]->stats->tasks)
-          if (t.tid == o.second.second && t.comm == o.second.first) v = std::max(v, t.cpuShare * 100.0);
+        auto it = shares[i].find(o.second);
+        const double v = it == shares[i].end() ? 0.0 : it->second * 100.0;
         set->append(v);
         maxV = std::max(maxV, v);
       }

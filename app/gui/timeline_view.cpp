@@ -29,11 +29,12 @@ TimelineViewState::TimelineViewState(QObject* parent) : QObject(parent) {}
 
 render::Viewport TimelineViewState::clamp(render::Viewport v) const {
   v.width = std::max(1, v.width);
-  const double maxNsPerPx = std::max(1.0, static_cast<double>(m_span) * 4.0 / v.width);
+  const auto len = static_cast<double>(m_end - m_begin);
+  const double maxNsPerPx = std::max(1.0, len * 4.0 / v.width);
   v.nsPerPx = std::clamp(v.nsPerPx, 0.01, maxNsPerPx);
-  const int64_t visible = v.span();
-  const auto lo = static_cast<int64_t>(-0.9 * static_cast<double>(visible) - 0.1 * static_cast<double>(m_span));
-  const auto hi = static_cast<int64_t>(static_cast<double>(m_span) * 1.1 - 0.1 * static_cast<double>(visible));
+  const auto visible = static_cast<double>(v.span());
+  const auto lo = static_cast<int64_t>(static_cast<double>(m_begin) - 0.9 * visible - 0.1 * len);
+  const auto hi = static_cast<int64_t>(static_cast<double>(m_end) + 0.1 * len - 0.1 * visible);
   v.start = std::clamp(v.start, std::min(lo, hi), std::max(lo, hi));
   return v;
 }
@@ -51,7 +52,10 @@ void TimelineViewState::setWidth(int width) {
   setViewport(v);
 }
 
-void TimelineViewState::setSpan(int64_t span) { m_span = std::max<int64_t>(1, span); }
+void TimelineViewState::setExtent(int64_t begin, int64_t end) {
+  m_begin = std::min<int64_t>(0, begin);
+  m_end = std::max<int64_t>(m_begin + 1, end);
+}
 
 void TimelineViewState::zoomAt(double x, double factor) { setViewport(m_view.zoomedAt(x, factor)); }
 
@@ -184,6 +188,18 @@ TimelinePane::TimelinePane(const Run& run, TimelineViewState* view, QThreadPool*
 
 TimelinePane::~TimelinePane() = default;
 
+void TimelinePane::updateRun(const Run& run) {
+  const bool moved = run.render != m_run.render;
+  m_run = run;
+  if (moved) {
+    // Draw lists hold pixels relative to the old origin.
+    ++m_version;
+    m_hasList = false;
+    ensureDrawList();
+  }
+  update();
+}
+
 int TimelinePane::headerHeight() const { return render::kPaneHeaderHeight; }
 
 QRect TimelinePane::timelineRect() const {
@@ -291,6 +307,22 @@ void TimelinePane::paintEvent(QPaintEvent*) {
     p.drawText(area, Qt::AlignCenter, tr("preparing\u2026"));
   }
   render::paintGutter(p, QRect(0, area.top(), kGutterWidth, area.height()), m_rows);
+  if (m_run.marker) {
+    const double x = area.left() + m_view->viewport().xOf(*m_run.marker - m_run.render->origin);
+    if (x >= area.left() && x <= area.right()) {
+      p.save();
+      p.setRenderHint(QPainter::Antialiasing);
+      const QColor c(0xc2, 0x18, 0x5b);
+      p.setPen(QPen(c, 1.5, Qt::DashLine));
+      p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
+      p.setPen(Qt::NoPen);
+      p.setBrush(c);
+      const QPointF tri[3] = {{x - 5, static_cast<double>(area.top())}, {x + 5, static_cast<double>(area.top())},
+                              {x, area.top() + 7.0}};
+      p.drawPolygon(tri, 3);
+      p.restore();
+    }
+  }
   if (m_selected) {
     // One row looked up, not a walk: the frame around the clicked slice.
     int64_t ts = 0, end = 0;
@@ -510,6 +542,7 @@ void TimelinePane::mouseMoveEvent(QMouseEvent* e) {
     m_view->setSelection(TimelineViewState::Range{m_selectFrom, m_view->viewport().timeAt(x - kGutterWidth)});
   }
   m_view->setCursor(x >= kGutterWidth ? std::optional<int64_t>(m_view->viewport().timeAt(x - kGutterWidth)) : std::nullopt);
+  emit hovered(m_runId);
 }
 
 void TimelinePane::mouseReleaseEvent(QMouseEvent* e) {
@@ -590,6 +623,10 @@ void TimelinePane::contextMenuEvent(QContextMenuEvent* e) {
     menu.addAction(tr("Remove this task row"), this, [this, u] { removeTaskRow(u); });
   }
   if (!menu.isEmpty()) menu.addSeparator();
+  if (e->pos().x() >= kGutterWidth) {
+    const int64_t at = absTimeAtX(e->pos().x());
+    menu.addAction(tr("Set marker here (align runs at markers)"), this, [this, at] { emit markerRequested(m_runId, at); });
+  }
   menu.addAction(tr("Zoom to fit"), m_view, &TimelineViewState::fitAll);
   menu.addAction(m_collapsed ? tr("Expand pane") : tr("Collapse pane"), this, [this] { setCollapsed(!m_collapsed); });
   menu.addAction(tr("Close run"), this, [this] { emit closeRequested(m_runId); });
@@ -632,6 +669,16 @@ TimelineArea::TimelineArea(RunSet* runs, TimelineViewState* view, QWidget* paren
 
   connect(runs, &RunSet::runAdded, this, &TimelineArea::onRunAdded);
   connect(runs, &RunSet::runRemoved, this, &TimelineArea::onRunRemoved);
+  connect(runs, &RunSet::runChanged, this, [this](int id) {
+    if (const Run* r = m_runs->run(id))
+      if (auto* p = pane(id)) p->updateRun(*r);
+    updateExtent();
+  });
+}
+
+void TimelineArea::updateExtent() {
+  const auto [lo, hi] = m_runs->extent();
+  m_view->setExtent(lo, std::max<int64_t>(hi, 1));
 }
 
 TimelineArea::~TimelineArea() { m_pool->waitForDone(); }
@@ -665,6 +712,8 @@ void TimelineArea::onRunAdded(int id) {
   connect(pane, &TimelinePane::taskRowRequested, this, [this](int runId, core::Utid u) { showTaskRow(runId, u); });
   connect(pane, &TimelinePane::highlightRequested, this, &TimelineArea::setSearch);
   connect(pane, &TimelinePane::closeRequested, this, &TimelineArea::closeRunRequested);
+  connect(pane, &TimelinePane::markerRequested, this, &TimelineArea::markerRequested);
+  connect(pane, &TimelinePane::hovered, this, [this](int runId) { m_hoveredRun = runId; });
   connect(pane, &TimelinePane::verticalScrollRequested, this, [this](int delta) {
     m_scroll->verticalScrollBar()->setValue(m_scroll->verticalScrollBar()->value() - delta);
   });
@@ -684,7 +733,7 @@ void TimelineArea::onRunAdded(int id) {
     }
   }
   const bool first = m_panes.size() == 1;
-  m_view->setSpan(m_runs->longestSpan());
+  updateExtent();
   relayout();
   syncWidth();
   if (first) m_view->fitAll();
@@ -698,7 +747,8 @@ void TimelineArea::onRunRemoved(int id) {
   m_layout->removeWidget(it->second);
   it->second->deleteLater();
   m_panes.erase(it);
-  m_view->setSpan(std::max<int64_t>(1, m_runs->longestSpan()));
+  if (m_hoveredRun == id) m_hoveredRun = -1;
+  updateExtent();
   relayout();
 }
 

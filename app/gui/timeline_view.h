@@ -47,13 +47,16 @@ class TimelineViewState : public QObject {
   void setViewport(render::Viewport view);
   void setWidth(int width);
   /// Panning and zooming keep some of [-10%, 110%] of this span on screen.
-  void setSpan(int64_t span);
-  int64_t span() const { return m_span; }
+  void setSpan(int64_t span) { setExtent(0, span); }
+  /// As setSpan, for runs aligned at markers: relative time runs from `begin` (<= 0) to `end`.
+  void setExtent(int64_t begin, int64_t end);
+  int64_t span() const { return m_end; }
+  int64_t begin() const { return m_begin; }
   void zoomAt(double x, double factor);
   void zoomCentered(double factor) { zoomAt(m_view.width / 2.0, factor); }
   void panPixels(double dx);
   void showRange(int64_t from, int64_t to, double margin = 0.0);
-  void fitAll() { showRange(0, std::max<int64_t>(m_span, 1), 0.01); }
+  void fitAll() { showRange(m_begin, std::max<int64_t>(m_end, m_begin + 1), 0.01); }
 
   const std::optional<Range>& selection() const { return m_selection; }
   /// While dragging; commitSelection() when the drag ends (statistics follow).
@@ -71,7 +74,8 @@ class TimelineViewState : public QObject {
  private:
   render::Viewport clamp(render::Viewport v) const;
   render::Viewport m_view{0, 1e6, 800};
-  int64_t m_span = 1;
+  int64_t m_begin = 0;
+  int64_t m_end = 1;
   std::optional<Range> m_selection;
   std::optional<int64_t> m_cursor;
 };
@@ -102,6 +106,8 @@ class TimelinePane : public QWidget {
 
   int runId() const { return m_runId; }
   const Run& run() const { return m_run; }
+  /// The run's origin or marker changed: redraw with the new render data.
+  void updateRun(const Run& run);
   const std::vector<render::TimelineRow>& rows() const { return m_rows; }
   bool hasTaskRow(core::Utid utid) const;
   void addTaskRow(core::Utid utid);
@@ -127,6 +133,8 @@ class TimelinePane : public QWidget {
   void highlightRequested(const QString& text);
   void verticalScrollRequested(int delta);
   void closeRequested(int runId);
+  void markerRequested(int runId, int64_t absTs);
+  void hovered(int runId);
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -196,12 +204,17 @@ class TimelineArea : public QWidget {
   void setSelectedSlice(std::optional<SliceRef> slice);
   void showTaskRow(int runId, core::Utid utid);
   QThreadPool* pool() const { return m_pool; }
+  /// The run whose pane the mouse was last over (-1: none yet).
+  int hoveredRun() const { return m_hoveredRun; }
+  /// Recomputes the view's extent from the runs (after an alignment change).
+  void updateExtent();
 
  signals:
   void sliceClicked(const app::gui::SliceRef& slice);
   void drawListsUpdated();
   void searchApplied();
   void closeRunRequested(int runId);
+  void markerRequested(int runId, int64_t absTs);
 
  protected:
   void resizeEvent(QResizeEvent*) override;
@@ -225,6 +238,7 @@ class TimelineArea : public QWidget {
   QString m_search;
   uint64_t m_searchGeneration = 0;
   int m_searchPending = 0;
+  int m_hoveredRun = -1;
 };
 
 }  // namespace app::gui

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/trace_model.h"
 #include "replay/replay.h"
 
 namespace replay::scenario {
@@ -63,15 +64,19 @@ core::Result<std::vector<FairnessRow>> runCoreschedFairness(const FairnessOption
   if (o.base != "cfs" && o.base != "eevdf") return core::Error("--base must be cfs or eevdf (not '" + o.base + "')");
   const auto duration = static_cast<int64_t>(o.seconds * 1e9);
 
-  // One run: the CPU-bound task's work over the time it existed.
+  // One run: the CPU-bound task's work over the time it existed, and its runs
+  // on CPU 0 (count, total time) for the granularity of the sharing.
+  struct Measured {
+    double relative;
+    int64_t runs, runNs;
+  };
   auto measure = [&](const std::string& model, std::vector<std::string> params, int run, bool withMem,
-                     bool together) -> core::Result<double> {
+                     bool together) -> core::Result<Measured> {
     ReplayOptions ro;
     ro.model = model;
     ro.topology = core::Topology::uniform(1, 2, "scenario: one core, two SMT threads");
     ro.params = o.params;
     ro.params.insert(ro.params.end(), params.begin(), params.end());
-    ro.discardEvents = true;
     ro.stop = o.stop;
     // Start phases spread over one tick period, the two tasks taking turns to start first.
     int64_t tickNs = 4'000'000;
@@ -82,18 +87,26 @@ core::Result<std::vector<FairnessRow>> runCoreschedFairness(const FairnessOption
     const Workload w = fairnessWorkload(duration, cpuStart, memStart, withMem, together);
     auto r = runReplay(w, ro);
     if (!r) return r.error();
-    return static_cast<double>(r->outcomes[0].workDone) / static_cast<double>(duration - cpuStart);
+    Measured m{static_cast<double>(r->outcomes[0].workDone) / static_cast<double>(duration - cpuStart), 0, 0};
+    const auto& slices = r->model->cpuSlices[0];
+    for (size_t i = 0; i < slices.size(); ++i)
+      if (slices.kind[i] == core::SliceKind::Task && r->model->threads.tid[slices.utid[i].value] == kCpuTid)
+        ++m.runs, m.runNs += slices.dur[i];
+    return m;
   };
 
   std::vector<FairnessRow> rows;
   auto addRow = [&](FairnessRow row, const std::string& model, const std::vector<std::string>& params, bool withMem,
                     bool together) -> core::Status {
+    int64_t runs = 0, runNs = 0;
     for (int run = 0; run < o.runs; ++run) {
       auto v = measure(model, params, run, withMem, together);
       if (!v) return core::Error(v.error().message());
-      row.values.push_back(*v);
+      row.values.push_back(v->relative);
+      runs += v->runs, runNs += v->runNs;
     }
     summarise(row);
+    row.runMs = runs ? static_cast<double>(runNs) / static_cast<double>(runs) / 1e6 : 0;
     rows.push_back(std::move(row));
     return {};
   };

@@ -27,6 +27,7 @@ struct FairnessRow {
   std::string tagging;  ///< "no-tag", "cpu-tagged", "mem-tagged", "both-tagged" ("-" for alone/nosmt)
   double mean = 0;      ///< CPU-bound task's throughput relative to running alone on the core
   double stddev = 0;    ///< sample standard deviation over the runs
+  double runMs = 0;     ///< mean length of the CPU-bound task's uninterrupted runs, over all runs (ms)
   std::vector<double> values;
 };
 

@@ -2,7 +2,9 @@
 // the main window opens synthetic and real traces, zooms, selects a range that
 // the statistics follow, finds tasks, shows a clicked slice's details, replays
 // (through a fake backend, and the real one when built) and closes runs; bad
-// files give a message, never a crash.
+// files give a message, never a crash. Comparison: two traces opened as a
+// comparison, aligned at markers, the Diff tab sorted, a report exported from
+// the GUI with the same content as `schedlab-cli report`, files dropped on the window.
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
@@ -13,10 +15,25 @@
 #include <QFile>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QMimeData>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
 #include <QTest>
 #include <QThread>
+#include <QUrl>
 #include <filesystem>
+#include <sstream>
 
+#include "app/cli/cli.h"
+#include "app/gui/diff_table_model.h"
+#include "app/gui/diff_view.h"
+#include "app/gui/export_dialog.h"
+#include "app/gui/report_export.h"
+
+#include "app/gui/compare_dialog.h"
 #include "app/gui/details_view.h"
 #include "app/gui/main_window.h"
 #include "app/gui/replay_dialog.h"
@@ -101,7 +118,10 @@ TEST(GuiModels, RunsModelPassesTheTester) {
   const int a = runs.add(mk(apptest::smtModel(), -1));
   const int b = runs.add(mk(apptest::denseModel(100), -1));
   auto replayModel = apptest::smtModel();
-  replayModel->replay = core::ReplayInfo{"cfs", "", {{"hz", "250", "tick"}}};
+  core::ReplayInfo info;
+  info.model = "cfs";
+  info.params = {{"hz", "250", "tick"}};
+  replayModel->replay = info;
   const int ra = runs.add(mk(replayModel, a));
   EXPECT_EQ(model.rowCount(), 2);
   EXPECT_EQ(model.rowCount(model.index(0, 0)), 1);
@@ -400,6 +420,361 @@ TEST(GuiRealTraces, RecordedAndPublicTracesOpen) {
     EXPECT_TRUE(p->drawListReady()) << p->run().title.toStdString();
     EXPECT_GT(p->lastDrawItems(), 0u) << p->run().title.toStdString();
   }
+}
+
+// ---------------------------------------------------------------- comparison
+
+QString testData(const char* rel) {
+  return QString::fromStdString((std::filesystem::path(SCHEDLAB_TEST_DATA) / rel).string());
+}
+
+// pdftotext's text of a PDF; empty when poppler-utils is missing.
+QString pdfText(const QString& pdf) {
+  const QString tool = QStandardPaths::findExecutable(QStringLiteral("pdftotext"));
+  if (tool.isEmpty()) return {};
+  QProcess p;
+  p.start(tool, {QStringLiteral("-layout"), pdf, QStringLiteral("-")});
+  p.waitForFinished(60000);
+  return QString::fromUtf8(p.readAllStandardOutput());
+}
+
+QString readText(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(f.readAll());
+}
+
+bool waitSignal(QSignalSpy& spy, int timeoutMs = 120000) {
+  QElapsedTimer t;
+  t.start();
+  while (spy.count() == 0 && t.elapsed() < timeoutMs) QTest::qWait(20);
+  return spy.count() > 0;
+}
+
+bool sortedDescending(const QAbstractItemModel& m, int column) {
+  for (int r = 1; r < m.rowCount(); ++r)
+    if (m.index(r - 1, column).data(DiffTaskModel::SortRole).toDouble() < m.index(r, column).data(DiffTaskModel::SortRole).toDouble())
+      return false;
+  return true;
+}
+
+TEST(GuiModels, DiffSignificanceRules) {
+  // Times: at least 20 % of A and above max(1 ms, 1 % of the range).
+  EXPECT_TRUE(isSignificant(MetricKind::Time, 10e6, 13e6, 100000000));   // +30 %, +3 ms
+  EXPECT_FALSE(isSignificant(MetricKind::Time, 10e6, 11e6, 100000000));  // +10 %
+  EXPECT_FALSE(isSignificant(MetricKind::Time, 1e6, 1.5e6, 1000000000)); // +50 % but 0.5 ms < 10 ms (1 % of 1 s)
+  EXPECT_TRUE(isSignificant(MetricKind::Time, 0, 2e6, 100000000));       // appeared
+  EXPECT_FALSE(isSignificant(MetricKind::Count, 5, 12, 0));              // +7 < 10
+  EXPECT_TRUE(isSignificant(MetricKind::Count, 50, 80, 0));
+  EXPECT_FALSE(isSignificant(MetricKind::Latency, 100e3, 300e3, 0, 10, 100));  // 10 wakeups are too few
+  EXPECT_TRUE(isSignificant(MetricKind::Latency, 100e3, 300e3, 0, 20, 100));
+  EXPECT_FALSE(isSignificant(MetricKind::Latency, 10e3, 25e3, 0, 100, 100));   // +15 us < 20 us
+  EXPECT_FALSE(isSignificant(MetricKind::Share, 0.50, 0.52, 0));
+  EXPECT_TRUE(isSignificant(MetricKind::Share, 0.10, 0.20, 0));
+  EXPECT_TRUE(isSignificant(MetricKind::Index, 0.9, 0.6, 0));
+  EXPECT_FALSE(isSignificant(MetricKind::Index, 0.9, 0.9, 0));
+  // KS at the 1 % level: n = m = 20 needs D > 1.63 * sqrt(40 / 400) = 0.5155.
+  EXPECT_FALSE(ksSignificant(0.5, 20, 20));
+  EXPECT_TRUE(ksSignificant(0.55, 20, 20));
+  EXPECT_FALSE(ksSignificant(0.09, 100000, 100000));  // under the 0.1 floor
+  EXPECT_FALSE(ksSignificant(1.0, 19, 100));
+  EXPECT_TRUE(significanceHelp().contains(QStringLiteral("20%")));
+}
+
+TEST(GuiModels, DiffModelsPassTheTester) {
+  ensureApp();
+  DiffTaskModel tasks;
+  DiffSummaryModel summary;
+  DiffFilterProxy proxy;
+  proxy.setSourceModel(&tasks);
+  QAbstractItemModelTester t1(&tasks, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester t2(&summary, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  QAbstractItemModelTester t3(&proxy, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  const auto a = apptest::smtModel();
+  const auto b = apptest::denseModel(5000);  // ~10 ms a CPU: its tasks' runtimes pass the 1 ms floor
+  const auto sa = core::analysis::computeStats(*a);
+  const auto sb = core::analysis::computeStats(*b);
+  auto diff = std::make_shared<const core::analysis::RunDiff>(core::analysis::diffRuns(*a, sa, "smt", *b, sb, "dense"));
+  tasks.setDiff(diff);
+  summary.setDiff(diff);
+  ASSERT_EQ(tasks.rowCount(), static_cast<int>(diff->tasks.size()));
+  EXPECT_EQ(tasks.columnCount(), DiffTaskModel::ksColumn() + 1);
+  // t101 ran only in A: "gone", runtime change -100 %, and the change is its whole runtime.
+  int row = -1;
+  for (int r = 0; r < tasks.rowCount(); ++r)
+    if (tasks.index(r, DiffTaskModel::CommColumn).data().toString() == QStringLiteral("t101")) row = r;
+  ASSERT_GE(row, 0);
+  EXPECT_TRUE(tasks.index(row, DiffTaskModel::TasksColumn).data().toString().startsWith(QStringLiteral("gone")));
+  EXPECT_EQ(tasks.index(row, DiffTaskModel::column(0, DiffTaskModel::Relative)).data().toString(), QStringLiteral("-100 %"));
+  const auto* t101 = &diff->tasks[static_cast<size_t>(row)];
+  ASSERT_TRUE(t101->a.has_value());
+  EXPECT_DOUBLE_EQ(tasks.index(row, DiffTaskModel::column(0, DiffTaskModel::Delta)).data(DiffTaskModel::SortRole).toDouble(),
+                   -static_cast<double>(t101->a->runtimeNs));
+  EXPECT_EQ(tasks.index(row, DiffTaskModel::column(0, DiffTaskModel::ValueB)).data().toString(), QStringLiteral("\u2014"));
+  // Sorting by the runtime change, both ways.
+  const int delta = DiffTaskModel::column(0, DiffTaskModel::Delta);
+  proxy.sort(delta, Qt::DescendingOrder);
+  EXPECT_TRUE(sortedDescending(proxy, delta));
+  proxy.sort(DiffTaskModel::column(0, DiffTaskModel::Relative), Qt::AscendingOrder);
+  EXPECT_LE(proxy.index(0, DiffTaskModel::column(0, DiffTaskModel::Relative)).data(DiffTaskModel::SortRole).toDouble(),
+            proxy.index(proxy.rowCount() - 1, DiffTaskModel::column(0, DiffTaskModel::Relative)).data(DiffTaskModel::SortRole).toDouble());
+  // Only significant changes; a name filter.
+  proxy.setOnlySignificant(true);
+  EXPECT_EQ(proxy.rowCount(), tasks.significantRows());
+  EXPECT_GT(tasks.significantRows(), 0);
+  for (int r = 0; r < proxy.rowCount(); ++r) EXPECT_TRUE(proxy.index(r, 0).data(DiffTaskModel::RowSignificantRole).toBool());
+  proxy.setOnlySignificant(false);
+  proxy.setFilterText(QStringLiteral("t10"));
+  EXPECT_EQ(proxy.rowCount(), 5);
+  proxy.setFilterText(QString());
+  // The summary: totals, voluntary vs involuntary, per-CPU utilisation and the KS distances.
+  QStringList labels;
+  for (int r = 0; r < summary.rowCount(); ++r) labels << summary.index(r, DiffSummaryModel::MetricColumn).data().toString();
+  for (const char* want : {"voluntary switches", "involuntary switches", "involuntary fraction", "migrations",
+                           "CPU 0 utilisation", "wakeup latency KS distance", "busy CPU time"})
+    EXPECT_TRUE(labels.contains(QString::fromLatin1(want))) << want;
+  const int ks = static_cast<int>(labels.indexOf(QStringLiteral("wakeup latency KS distance")));
+  EXPECT_EQ(summary.index(ks, DiffSummaryModel::DeltaColumn).data().toString(), QString::number(diff->wakeupLatencyKs, 'f', 3));
+  tasks.setDiff(nullptr);
+  summary.setDiff(nullptr);
+  EXPECT_EQ(tasks.rowCount(), 0);
+  EXPECT_EQ(summary.rowCount(), 0);
+}
+
+TEST(GuiWindow, CompareAlignAtMarkersDiffAndExport) {
+  ensureApp();
+  const QString a = testData("ftrace/good/tracefs_tgid.txt");
+  const QString b = testData("ftrace/good/tracefs_noirq.txt");
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  w.openComparison(a, b);
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_TRUE(w.errors().isEmpty()) << w.errors().join(QLatin1Char('\n')).toStdString();
+  const auto recs = w.runs()->recordings();
+  ASSERT_EQ(recs.size(), 2u);
+  const int ra = recs[0], rb = recs[1];
+  EXPECT_EQ(w.runs()->run(ra)->path, QFileInfo(a).absoluteFilePath());
+  EXPECT_EQ(w.runs()->run(rb)->path, QFileInfo(b).absoluteFilePath());
+  // The comparison shows the Diff tab, B against A, tasks matched by comm within process.
+  EXPECT_EQ(w.tabs()->currentWidget(), w.diffView());
+  EXPECT_EQ(w.diffView()->runA(), ra);
+  EXPECT_EQ(w.diffView()->runB(), rb);
+  const auto* diff = w.diffView()->taskModel()->diff();
+  ASSERT_NE(diff, nullptr);
+  auto group = [&](const std::string& comm) -> const core::analysis::TaskDiff* {
+    for (const auto& t : diff->tasks)
+      if (t.comm == comm) return &t;
+    return nullptr;
+  };
+  ASSERT_NE(group("cc1plus"), nullptr);
+  EXPECT_EQ(group("cc1plus")->tasksA, 4u);  // four cc1plus in each run (`schedlab-cli diff` agrees)
+  EXPECT_EQ(group("cc1plus")->tasksB, 4u);
+  EXPECT_EQ(group("cc1plus")->a->runtimeNs, 22407000);
+  EXPECT_TRUE(w.diffView()->statusText().contains(QStringLiteral("changed significantly")));
+
+  // One time scale: both panes draw from the one view state; aligned at starts by default.
+  const int64_t firstA = w.runs()->run(ra)->model->firstTs;
+  const int64_t firstB = w.runs()->run(rb)->model->firstTs;
+  EXPECT_EQ(w.alignment(), MainWindow::Alignment::Starts);
+  EXPECT_EQ(w.runs()->run(ra)->render->origin, firstA);
+  EXPECT_EQ(w.runs()->run(rb)->render->origin, firstB);
+  // Markers at 2 ms in A and 5 ms in B; aligning puts both at relative 0.
+  w.setMarker(ra, firstA + 2000000);
+  w.setMarker(rb, firstB + 5000000);
+  EXPECT_EQ(w.runs()->run(rb)->render->origin, firstB);  // not aligned yet
+  w.setAlignment(MainWindow::Alignment::Markers);
+  EXPECT_EQ(w.runs()->run(ra)->render->origin, firstA + 2000000);
+  EXPECT_EQ(w.runs()->run(rb)->render->origin, firstB + 5000000);
+  EXPECT_EQ(w.timeline()->pane(rb)->run().render->origin, firstB + 5000000);
+  EXPECT_EQ(w.viewState()->begin(), -5000000);  // B starts 5 ms before its marker
+  // A range selected after the markers covers each run from its own marker.
+  w.viewState()->setSelection(TimelineViewState::Range{0, 3000000});
+  w.viewState()->commitSelection();
+  ASSERT_TRUE(waitIdle(w));
+  EXPECT_EQ(w.runs()->run(ra)->stats->range.from, firstA + 2000000);
+  EXPECT_EQ(w.runs()->run(rb)->stats->range.from, firstB + 5000000);
+  EXPECT_EQ(w.runs()->run(rb)->stats->range.to, firstB + 8000000);
+  ASSERT_NE(w.diffView()->taskModel()->diff(), nullptr);
+  EXPECT_EQ(w.diffView()->taskModel()->diff()->b.stats.range.from, firstB + 5000000);
+  // The key M sets a marker where the mouse is, in the pane under it.
+  TimelinePane* paneA = w.timeline()->pane(ra);
+  QTest::mouseMove(paneA, QPoint(kGutterWidth + 200, app::render::kPaneHeaderHeight + 10));
+  ASSERT_TRUE(w.viewState()->cursor().has_value());
+  const int64_t cursor = *w.viewState()->cursor();
+  const int64_t originBefore = w.runs()->run(ra)->render->origin;
+  w.setMarkerAtCursor();
+  EXPECT_EQ(w.runs()->run(ra)->marker, originBefore + cursor);
+  EXPECT_EQ(w.runs()->run(ra)->render->origin, originBefore + cursor);  // still aligned at markers
+  w.viewState()->setSelection(std::nullopt);
+  w.viewState()->commitSelection();
+  w.setAlignment(MainWindow::Alignment::Starts);
+  EXPECT_EQ(w.runs()->run(ra)->render->origin, firstA);
+  EXPECT_EQ(w.viewState()->begin(), 0);
+  ASSERT_TRUE(waitIdle(w));
+
+  // The Diff tab's table sorts by a click on a header (here: runtime change, descending).
+  QTableView* table = w.diffView()->taskView();
+  const int delta = DiffTaskModel::column(0, DiffTaskModel::Delta);
+  table->sortByColumn(delta, Qt::DescendingOrder);
+  EXPECT_TRUE(sortedDescending(*table->model(), delta));
+  EXPECT_EQ(table->model()->index(0, DiffTaskModel::CommColumn).data().toString(), QStringLiteral("cc1plus"));  // +13.958 ms
+  w.diffView()->setPair(rb, ra);  // swapped: the change flips sign
+  ASSERT_TRUE(waitIdle(w));
+  EXPECT_EQ(w.diffView()->taskModel()->diff()->a.label, w.runs()->run(rb)->title.toStdString());
+
+  // Export from the GUI: the dialog's defaults are the compared runs; a PDF in a temp folder.
+  ExportReportDialog dialog(*w.runs(), w.defaultExportRuns(), std::nullopt, QStringLiteral("/tmp/x.pdf"));
+  if (const QString shots = qEnvironmentVariable("SCHEDLAB_SCREENSHOT_DIR"); !shots.isEmpty()) {
+    dialog.grab().save(QDir(shots).filePath(QStringLiteral("export-dialog.png")));
+    CompareDialog compare({a, b}, QString());
+    compare.setFiles(a, b);
+    compare.grab().save(QDir(shots).filePath(QStringLiteral("compare-dialog.png")));
+  }
+  dialog.setFormat(app::report::ReportFormat::Json);
+  dialog.accept();
+  EXPECT_EQ(dialog.result(), QDialog::Accepted) << dialog.errorText().toStdString();
+  EXPECT_EQ(dialog.options().path, QStringLiteral("/tmp/x.json"));
+  EXPECT_EQ(dialog.options().runIds.size(), 2u);
+  QTemporaryDir dir;
+  ExportOptions options;
+  options.path = dir.filePath(QStringLiteral("compare.pdf"));
+  options.runIds = w.defaultExportRuns();
+  QSignalSpy spy(&w, &MainWindow::reportExported);
+  w.exportReport(options);
+  EXPECT_GE(w.runningJobs(), 1);  // off the GUI thread
+  ASSERT_TRUE(waitSignal(spy));
+  EXPECT_TRUE(spy.front().at(1).toBool()) << w.errors().join(QLatin1Char('\n')).toStdString();
+  ASSERT_TRUE(QFileInfo::exists(options.path));
+  EXPECT_GT(QFileInfo(options.path).size(), 5000);
+  const QString text = pdfText(options.path);
+  if (!text.isEmpty()) {
+    for (const char* name : {"cc1plus", "memfd:sealed-91", "tracefs_tgid", "tracefs_noirq"})
+      EXPECT_TRUE(text.contains(QString::fromLatin1(name))) << name;
+  }
+  // Three recordings are one too many; a cancelled export writes nothing.
+  options.runIds = {ra, rb, ra + 1000};
+  EXPECT_TRUE(planExport(*w.runs(), options).has_value());  // unknown ids are ignored
+  const int rc = w.addModel(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  options.runIds = {ra, rb, rc};
+  EXPECT_FALSE(planExport(*w.runs(), options).has_value());
+  options.runIds = {ra};
+  options.path = dir.filePath(QStringLiteral("cancelled.pdf"));
+  spy.clear();
+  w.exportReport(options);
+  w.cancelAllJobs();
+  ASSERT_TRUE(waitSignal(spy));
+  ASSERT_TRUE(waitIdle(w));
+}
+
+// The same inputs give the same report from File -> Export report... and from
+// `schedlab-cli report` (one code path): JSON equal but for the date, PDF text too.
+TEST(GuiExport, SameContentAsCliReport) {
+  ensureApp();
+  const QString a = QFileInfo(testData("ftrace/good/tracefs_tgid.txt")).absoluteFilePath();
+  const QString b = QFileInfo(testData("ftrace/good/tracefs_noirq.txt")).absoluteFilePath();
+  const auto backend = defaultReplayBackend();
+  bool haveCfs = false;
+  for (const auto& m : backend->models()) haveCfs = haveCfs || m.name == "cfs";
+  QTemporaryDir dir;
+  MainWindow w(backend);
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  w.openComparison(a, b);
+  ASSERT_TRUE(waitIdle(w));
+  const auto recs = w.runs()->recordings();
+  ASSERT_EQ(recs.size(), 2u);
+  if (haveCfs) {
+    ReplayRequest req;
+    req.model = "cfs";
+    w.startReplay(recs[0], req);
+    ASSERT_TRUE(waitIdle(w, 120000));
+    ASSERT_EQ(w.runs()->count(), 3) << w.errors().join(QLatin1Char('\n')).toStdString();
+  }
+  w.viewState()->setSelection(TimelineViewState::Range{1000000, 9000000});
+  w.viewState()->commitSelection();
+  ASSERT_TRUE(waitIdle(w));
+  for (const auto format : {app::report::ReportFormat::Json, app::report::ReportFormat::Pdf}) {
+    const QString ext = format == app::report::ReportFormat::Json ? QStringLiteral("json") : QStringLiteral("pdf");
+    const QString guiPath = dir.filePath(QStringLiteral("gui.") + ext);
+    const QString cliPath = dir.filePath(QStringLiteral("cli.") + ext);
+    ExportOptions options;
+    options.path = guiPath;
+    options.format = format;
+    options.runIds = w.runs()->ids();
+    options.range = w.viewState()->selection();
+    QSignalSpy spy(&w, &MainWindow::reportExported);
+    w.exportReport(options);
+    ASSERT_TRUE(waitSignal(spy));
+    ASSERT_TRUE(spy.front().at(1).toBool()) << w.errors().join(QLatin1Char('\n')).toStdString();
+    // What the Export dialog says the command line is, run through the CLI.
+    const QString command = equivalentCommand(*w.runs(), options);
+    EXPECT_TRUE(command.contains(QStringLiteral("--from 1000000ns --to 9000000ns"))) << command.toStdString();
+    std::vector<std::string> args{a.toStdString(), b.toStdString(), "--from", "1ms", "--to", "9ms", "-o", cliPath.toStdString()};
+    if (haveCfs) {
+      args.push_back("--replay");
+      args.push_back("cfs");
+    }
+    std::ostringstream out, err;
+    ASSERT_EQ(app::cli::reportCommand(args, out, err), 0) << err.str();
+    QString gui, cli;
+    if (format == app::report::ReportFormat::Json) {
+      gui = readText(guiPath);
+      cli = readText(cliPath);
+    } else {
+      gui = pdfText(guiPath);
+      cli = pdfText(cliPath);
+      if (gui.isEmpty()) continue;  // no pdftotext here
+    }
+    ASSERT_FALSE(gui.isEmpty());
+    // The generation date is the only difference allowed.
+    static const QRegularExpression date(QStringLiteral(R"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?Z?)"));
+    gui.replace(date, QStringLiteral("DATE"));
+    cli.replace(date, QStringLiteral("DATE"));
+    EXPECT_EQ(gui.toStdString(), cli.toStdString()) << ext.toStdString();
+    EXPECT_TRUE(gui.contains(QStringLiteral("cc1plus")));
+    if (haveCfs && format == app::report::ReportFormat::Json) {
+      EXPECT_TRUE(gui.contains(QStringLiteral("\"cfs\"")));
+    }
+  }
+}
+
+// Files dropped on the window open as runs (xdotool cannot drop under Xvfb:
+// synthetic drag-enter and drop events with file URLs, as the platform sends them).
+TEST(GuiWindow, DroppedFilesOpen) {
+  ensureApp();
+  const QString a = testData("ftrace/good/tracefs_tgid.txt");
+  const QString b = testData("ftrace/good/trace_pipe.txt");
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(a), QUrl::fromLocalFile(b)});
+  QDragEnterEvent enter(QPoint(400, 300), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  enter.setAccepted(false);
+  QCoreApplication::sendEvent(&w, &enter);
+  EXPECT_TRUE(enter.isAccepted());
+  QDropEvent drop(QPointF(400, 300), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  drop.setAccepted(false);
+  QCoreApplication::sendEvent(&w, &drop);
+  EXPECT_TRUE(drop.isAccepted());
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->count(), 2) << w.errors().join(QLatin1Char('\n')).toStdString();
+  QStringList paths;
+  for (int id : w.runs()->recordings()) paths << w.runs()->run(id)->path;
+  EXPECT_EQ(paths, (QStringList{QFileInfo(a).absoluteFilePath(), QFileInfo(b).absoluteFilePath()}));
+  // Two runs open: the Diff tab compares them.
+  EXPECT_NE(w.diffView()->taskModel()->diff(), nullptr);
+  // Text without file URLs is refused at the door.
+  QMimeData text;
+  text.setText(QStringLiteral("not a file"));
+  QDragEnterEvent refused(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+  refused.setAccepted(false);
+  QCoreApplication::sendEvent(&w, &refused);
+  EXPECT_FALSE(refused.isAccepted());
 }
 
 }  // namespace
