@@ -21,10 +21,12 @@ std::string lower(std::string_view s) {
 }
 
 // "model.key=value" -> {"model", "key=value"}; plain assignments get an empty model.
+// "MODEL.KEY=VALUE" names one model; keys have dots of their own
+// (coresched.cookie, smt.factor), so only a prefix that is a model is a scope.
 std::pair<std::string, std::string> splitScoped(const std::string& assignment) {
   const auto eq = assignment.find('=');
   const auto dot = assignment.find('.');
-  if (dot != std::string::npos && (eq == std::string::npos || dot < eq))
+  if (dot != std::string::npos && (eq == std::string::npos || dot < eq) && replay::parseModel(assignment.substr(0, dot)))
     return {assignment.substr(0, dot), assignment.substr(dot + 1)};
   return {{}, assignment};
 }
@@ -76,9 +78,6 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
   options.recordingPath = recording->sourceFiles.empty() ? std::string() : recording->sourceFiles.front();
   for (const auto& assignment : params) {
     const auto [scope, rest] = splitScoped(assignment);
-    if (!scope.empty() && !replay::parseModel(scope))
-      return core::Error("--param " + assignment + ": unknown model '" + scope + "' (known: " + replay::policyNames() +
-                         ", with +coresched/+uclamp for cfs and eevdf)");
     if (!scope.empty() && scope != model) continue;
     if (!defaults->has(keyOf(rest))) {
       if (strict || !scope.empty())

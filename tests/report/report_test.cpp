@@ -352,6 +352,22 @@ TEST_F(ReportTest, ErrorsNameTheProblem) {
                    nullptr, &err),
             2);
   EXPECT_NE(err.find("no_such_knob"), std::string::npos) << err;
+  // Keys with dots of their own (coresched.cookie) are not model scopes; the
+  // core-scheduling replay's forced idle reaches the report.
+  std::string json;
+  const std::string jsonOut = file(QStringLiteral("cs.json")).toStdString();
+  EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "--replay", "cfs+coresched", "--param",
+                    "coresched.cookie=per-thread", "--topology", "1x2", "-o", jsonOut},
+                   nullptr, &err),
+            0)
+      << err;
+  {
+    QFile f(QString::fromStdString(jsonOut));
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    json = f.readAll().toStdString();
+  }
+  EXPECT_NE(json.find("\"coresched.cookie\""), std::string::npos);
+  EXPECT_NE(json.find("\"cookies\""), std::string::npos);
   EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "-o", file(QStringLiteral("u.txt")).toStdString()}, nullptr,
                    &err),
             2);
