@@ -12,48 +12,13 @@ namespace app::gui {
 
 namespace {
 
-constexpr double kRelativeFloor = 0.20;
-constexpr int64_t kTimeFloorNs = 1000000;
-constexpr double kTimeFloorOfRange = 0.01;
-constexpr double kLatencyFloorNs = 20000;
-constexpr uint64_t kMinSamples = 20;
-constexpr double kShareFloor = 0.03;
-constexpr double kCountFloor = 10;
-constexpr double kIndexFloor = 0.05;
-constexpr double kKsFloor = 0.1;
-constexpr double kKsAlpha01 = 1.63;  // c(alpha) of the two-sample KS test at alpha = 0.01
-
-// The per-task metrics the table shows, by the names core/analysis/diff.cpp gives them.
-struct TaskMetric {
-  const char* key;
-  const char* label;
-  MetricKind kind;
-};
-constexpr TaskMetric kTaskMetrics[] = {
-    {"runtime_ns", "Runtime", MetricKind::Time},
-    {"wait_ns", "Wait", MetricKind::Time},
-    {"cpu_share", "CPU share", MetricKind::Share},
-    {"switches_voluntary", "Vol. switches", MetricKind::Count},
-    {"switches_involuntary", "Invol. switches", MetricKind::Count},
-    {"migrations", "Migrations", MetricKind::Count},
-    {"wakeup_latency_mean_ns", "Wakeup mean", MetricKind::Latency},
-    {"wakeup_latency_p99_ns", "Wakeup p99", MetricKind::Latency},
-};
-constexpr int kMetricCount = static_cast<int>(std::size(kTaskMetrics));
+const auto& kTaskMetrics = core::analysis::diffTaskMetrics();
+const int kMetricCount = static_cast<int>(core::analysis::diffTaskMetrics().size());
 
 const core::analysis::MetricDelta* findMetric(const std::vector<core::analysis::MetricDelta>& list, const char* key) {
   for (const auto& m : list)
     if (m.name == key) return &m;
   return nullptr;
-}
-
-uint64_t samplesOf(const std::optional<core::analysis::TaskStats>& t, MetricKind kind) {
-  if (!t) return 0;
-  return kind == MetricKind::Latency ? t->wakeupLatency.count : UINT64_MAX;
-}
-
-int64_t rangeOf(const core::analysis::RunDiff& d) {
-  return std::max(d.a.stats.range.length(), d.b.stats.range.length());
 }
 
 QString relativeText(double a, double b) {
@@ -73,27 +38,6 @@ double relativeKey(double a, double b) {
 QColor changeColor(double delta) { return delta > 0 ? QColor(0xff, 0xdf, 0xc0) : QColor(0xd2, 0xe4, 0xff); }
 
 }  // namespace
-
-bool isSignificant(MetricKind kind, double a, double b, int64_t rangeNs, uint64_t samplesA, uint64_t samplesB) {
-  const double d = std::fabs(b - a);
-  if (d == 0) return false;
-  if (a != 0 && d < kRelativeFloor * std::fabs(a)) return false;
-  switch (kind) {
-    case MetricKind::Time:
-      return d >= std::max(static_cast<double>(kTimeFloorNs), kTimeFloorOfRange * static_cast<double>(rangeNs));
-    case MetricKind::Latency: return d >= kLatencyFloorNs && samplesA >= kMinSamples && samplesB >= kMinSamples;
-    case MetricKind::Share: return d >= kShareFloor;
-    case MetricKind::Count: return d >= kCountFloor;
-    case MetricKind::Index: return d >= kIndexFloor;
-  }
-  return false;
-}
-
-bool ksSignificant(double distance, uint64_t n, uint64_t m) {
-  if (n < kMinSamples || m < kMinSamples) return false;
-  const auto nd = static_cast<double>(n), md = static_cast<double>(m);
-  return distance >= kKsFloor && distance > kKsAlpha01 * std::sqrt((nd + md) / (nd * md));
-}
 
 QString significanceHelp() {
   return QObject::tr(
@@ -130,7 +74,7 @@ DiffTaskModel::DiffTaskModel(QObject* parent) : QAbstractTableModel(parent) {}
 int DiffTaskModel::metricCount() { return kMetricCount; }
 
 QString DiffTaskModel::metricName(int metric) {
-  return metric >= 0 && metric < kMetricCount ? tr(kTaskMetrics[metric].label) : QString();
+  return metric >= 0 && metric < kMetricCount ? tr(kTaskMetrics[static_cast<size_t>(metric)].label) : QString();
 }
 
 std::pair<int, DiffTaskModel::Part> DiffTaskModel::metricAt(int column) {
@@ -142,33 +86,20 @@ std::pair<int, DiffTaskModel::Part> DiffTaskModel::metricAt(int column) {
 void DiffTaskModel::setDiff(std::shared_ptr<const core::analysis::RunDiff> diff) {
   beginResetModel();
   m_diff = std::move(diff);
-  m_rangeNs = m_diff ? rangeOf(*m_diff) : 0;
+  m_rangeNs = m_diff ? core::analysis::diffRangeNs(*m_diff) : 0;
   m_rowSignificant.assign(m_diff ? m_diff->tasks.size() : 0, 0);
-  for (int r = 0; r < static_cast<int>(m_rowSignificant.size()); ++r) {
-    bool any = ksCellSignificant(r);
-    for (int m = 0; m < kMetricCount && !any; ++m) any = cellSignificant(r, m);
-    m_rowSignificant[static_cast<size_t>(r)] = any;
-  }
+  for (size_t r = 0; r < m_rowSignificant.size(); ++r)
+    m_rowSignificant[r] = core::analysis::taskSignificant(m_diff->tasks[r], m_rangeNs);
   endResetModel();
 }
 
 bool DiffTaskModel::cellSignificant(int row, int metric) const {
-  const auto& t = m_diff->tasks[static_cast<size_t>(row)];
-  const TaskMetric& spec = kTaskMetrics[metric];
-  const auto* m = findMetric(t.metrics, spec.key);
-  if (!m) return false;
-  // A task of one run only: its runtime decides, the rest follows from it.
-  if (!t.a || !t.b) {
-    if (std::string_view(spec.key) != "runtime_ns") return false;
-    return isSignificant(MetricKind::Time, m->a, m->b, m_rangeNs);
-  }
-  return isSignificant(spec.kind, m->a, m->b, m_rangeNs, samplesOf(t.a, spec.kind), samplesOf(t.b, spec.kind));
+  return core::analysis::taskMetricSignificant(m_diff->tasks[static_cast<size_t>(row)],
+                                               kTaskMetrics[static_cast<size_t>(metric)], m_rangeNs);
 }
 
 bool DiffTaskModel::ksCellSignificant(int row) const {
-  const auto& t = m_diff->tasks[static_cast<size_t>(row)];
-  if (!t.a || !t.b) return false;
-  return ksSignificant(t.wakeupLatencyKs, t.a->wakeupLatency.count, t.b->wakeupLatency.count);
+  return core::analysis::taskLatencyShapeSignificant(m_diff->tasks[static_cast<size_t>(row)]);
 }
 
 bool DiffTaskModel::rowSignificant(int row) const {
@@ -202,7 +133,7 @@ QVariant DiffTaskModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole && col == CommColumn && rowSignificant(row)) {
       QStringList changed;
       for (int m = 0; m < kMetricCount; ++m)
-        if (cellSignificant(row, m)) changed << tr(kTaskMetrics[m].label);
+        if (cellSignificant(row, m)) changed << tr(kTaskMetrics[static_cast<size_t>(m)].label);
       if (ksCellSignificant(row)) changed << tr("wakeup-latency distribution");
       return tr("<b>%1</b> changed significantly: %2").arg(QString::fromStdString(t.comm).toHtmlEscaped(), changed.join(QStringLiteral(", ")));
     }
@@ -238,7 +169,7 @@ QVariant DiffTaskModel::data(const QModelIndex& index, int role) const {
     }
   }
   const auto [metric, part] = metricAt(col);
-  const TaskMetric& spec = kTaskMetrics[metric];
+  const core::analysis::TaskMetricSpec& spec = kTaskMetrics[static_cast<size_t>(metric)];
   const auto* m = findMetric(t.metrics, spec.key);
   if (!m) return {};
   const bool sig = cellSignificant(row, metric);
@@ -310,7 +241,7 @@ QVariant DiffTaskModel::headerData(int section, Qt::Orientation orientation, int
     return {};
   }
   const auto [metric, part] = metricAt(section);
-  const QString name = tr(kTaskMetrics[metric].label);
+  const QString name = tr(kTaskMetrics[static_cast<size_t>(metric)].label);
   if (role == Qt::DisplayRole) {
     static const char* const parts[] = {"A", "B", "\u0394", "\u0394 %"};
     return name + QLatin1Char('\n') + QString::fromUtf8(parts[part]);
@@ -335,7 +266,7 @@ void DiffSummaryModel::setDiff(std::shared_ptr<const core::analysis::RunDiff> di
   beginResetModel();
   m_rows.clear();
   if (diff) {
-    const int64_t range = rangeOf(*diff);
+    const int64_t range = core::analysis::diffRangeNs(*diff);
     const auto& sa = diff->a.stats;
     const auto& sb = diff->b.stats;
     struct Spec {

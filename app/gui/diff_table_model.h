@@ -14,22 +14,11 @@
 
 namespace app::gui {
 
-/// How a metric's change is judged and shown.
-enum class MetricKind { Time, Latency, Share, Count, Index };
+// The significance rule is core's (core/analysis/diff.h), shared with the reports.
+using core::analysis::isSignificant;
+using core::analysis::ksSignificant;
+using core::analysis::MetricKind;
 
-/// Significance of a change from a to b. A change is significant when it is
-/// both large relative to the smaller side (|b - a| >= 20% of |a|, or a is 0)
-/// and larger than the metric's noise floor:
-/// - Time (runtime, wait, busy, lag): max(1 ms, 1% of the analysed range);
-/// - Latency (mean, p99): 20 us, and at least 20 samples on each side;
-/// - Share (CPU share, utilisation, involuntary fraction): 3 percentage points;
-/// - Count (switches, migrations, tasks): 10;
-/// - Index (Jain's fairness index): 0.05.
-bool isSignificant(MetricKind kind, double a, double b, int64_t rangeNs, uint64_t samplesA = 0,
-                   uint64_t samplesB = 0);
-/// The two distributions differ at the 1% level by the two-sample KS test
-/// (D > 1.63 * sqrt((n + m) / (n m))) and by at least 0.1; n, m >= 20.
-bool ksSignificant(double distance, uint64_t n, uint64_t m);
 /// The rules above, as rich text for tooltips and the help button.
 QString significanceHelp();
 

@@ -705,7 +705,7 @@ class Builder {
         {QStringLiteral("lat p99 A"), 1.25, true}, {QStringLiteral("lat p99 B"), 1.25, true},
         {QStringLiteral("KS lat"), 0.6, true}};
     t.columns.insert(t.columns.end(), cols.begin(), cols.end());
-    const double busyA = static_cast<double>(df.a.stats.busyNs);
+    const int64_t rangeNs = core::analysis::diffRangeNs(df);
     size_t shown = 0, significant = 0;
     for (const auto& td : df.tasks) {
       const TaskStats none;
@@ -713,12 +713,10 @@ class Builder {
       const TaskStats& b = td.b ? *td.b : none;
       const MetricDelta& run = td.metrics[0];
       const MetricDelta& wait = td.metrics[1];
-      // Significant: the CPU time moved by 10% and by at least 1 ms (or 1% of A's busy time),
-      // or the latency distribution changed shape (KS >= 0.3 over 20+ samples on each side).
-      const bool bigRun = std::fabs(run.delta()) >= std::max(1e6, 0.01 * busyA) &&
-                          (!run.relative() || std::fabs(*run.relative()) >= 0.10);
-      const bool bigKs = td.wakeupLatencyKs >= 0.3 && a.wakeupLatency.count >= 20 && b.wakeupLatency.count >= 20;
-      const bool sig = bigRun || bigKs;
+      // The Diff tab's rule (core/analysis/diff.h), so both count the same tasks.
+      const bool bigRun = core::analysis::taskMetricSignificant(td, core::analysis::diffTaskMetrics()[0], rangeNs);
+      const bool bigKs = core::analysis::taskLatencyShapeSignificant(td);
+      const bool sig = core::analysis::taskSignificant(td, rangeNs);
       significant += sig ? 1 : 0;
       if (shown >= m_d.spec.topDiffTasks) continue;
       ++shown;
@@ -750,10 +748,12 @@ class Builder {
       t.rows.push_back(std::move(row));
     }
     t.note = QStringLiteral(
-                 "%1 of %2 task groups, sorted by |CPU-time change|; %3 significant (bold): CPU time changed by 10% "
-                 "and at least max(1 ms, 1% of A's busy time) — red more, green less — or the wakeup-latency "
-                 "distributions differ by KS ≥ 0.3 with 20+ samples on each side. n: tasks of that name in A and B. "
-                 "vol/invol: voluntary and involuntary switches. lat p99: wakeup latency.")
+                 "%1 of %2 task groups, sorted by |CPU-time change|; %3 significant (bold), as in the GUI's Diff "
+                 "tab: a change of at least 20% of A and above its floor - times max(1 ms, 1% of the range), "
+                 "latencies 20 µs with 20+ wakeups a side, CPU share 3 points, counts 10 - or wakeup-latency "
+                 "distributions that differ at the 1% level by the KS test (and D ≥ 0.1). Δrun: red more, green "
+                 "less. n: tasks of that name in A and B. vol/invol: voluntary and involuntary switches. lat p99: "
+                 "wakeup latency.")
                  .arg(shown)
                  .arg(df.tasks.size())
                  .arg(significant);

@@ -162,4 +162,82 @@ RunDiff diffRuns(const TraceModel& ma, const RunStats& sa, std::string labelA, c
   return out;
 }
 
+namespace {
+constexpr double kRelativeFloor = 0.20;
+constexpr int64_t kTimeFloorNs = 1'000'000;
+constexpr double kTimeFloorOfRange = 0.01;
+constexpr double kLatencyFloorNs = 20'000;
+constexpr uint64_t kMinSamples = 20;
+constexpr double kShareFloor = 0.03;
+constexpr double kCountFloor = 10;
+constexpr double kIndexFloor = 0.05;
+constexpr double kKsFloor = 0.1;
+constexpr double kKsAlpha01 = 1.63;  // c(alpha) of the two-sample KS test at alpha = 0.01
+
+const MetricDelta* findMetric(const std::vector<MetricDelta>& list, std::string_view key) {
+  for (const auto& m : list)
+    if (m.name == key) return &m;
+  return nullptr;
+}
+}  // namespace
+
+bool isSignificant(MetricKind kind, double a, double b, int64_t rangeNs, uint64_t samplesA, uint64_t samplesB) {
+  const double d = std::fabs(b - a);
+  if (d == 0) return false;
+  if (a != 0 && d < kRelativeFloor * std::fabs(a)) return false;
+  switch (kind) {
+    case MetricKind::Time:
+      return d >= std::max(static_cast<double>(kTimeFloorNs), kTimeFloorOfRange * static_cast<double>(rangeNs));
+    case MetricKind::Latency: return d >= kLatencyFloorNs && samplesA >= kMinSamples && samplesB >= kMinSamples;
+    case MetricKind::Share: return d >= kShareFloor;
+    case MetricKind::Count: return d >= kCountFloor;
+    case MetricKind::Index: return d >= kIndexFloor;
+  }
+  return false;
+}
+
+bool ksSignificant(double distance, uint64_t n, uint64_t m) {
+  if (n < kMinSamples || m < kMinSamples) return false;
+  const auto nd = static_cast<double>(n), md = static_cast<double>(m);
+  return distance >= kKsFloor && distance > kKsAlpha01 * std::sqrt((nd + md) / (nd * md));
+}
+
+const std::vector<TaskMetricSpec>& diffTaskMetrics() {
+  static const std::vector<TaskMetricSpec> k = {
+      {"runtime_ns", "Runtime", MetricKind::Time},
+      {"wait_ns", "Wait", MetricKind::Time},
+      {"cpu_share", "CPU share", MetricKind::Share},
+      {"switches_voluntary", "Vol. switches", MetricKind::Count},
+      {"switches_involuntary", "Invol. switches", MetricKind::Count},
+      {"migrations", "Migrations", MetricKind::Count},
+      {"wakeup_latency_mean_ns", "Wakeup mean", MetricKind::Latency},
+      {"wakeup_latency_p99_ns", "Wakeup p99", MetricKind::Latency},
+  };
+  return k;
+}
+
+int64_t diffRangeNs(const RunDiff& d) { return std::max(d.a.stats.range.length(), d.b.stats.range.length()); }
+
+bool taskMetricSignificant(const TaskDiff& t, const TaskMetricSpec& spec, int64_t rangeNs) {
+  const MetricDelta* m = findMetric(t.metrics, spec.key);
+  if (!m) return false;
+  if (!t.a || !t.b)  // a task of one run only: its runtime decides, the rest follows from it
+    return std::string_view(spec.key) == "runtime_ns" && isSignificant(MetricKind::Time, m->a, m->b, rangeNs);
+  const auto samples = [&](const TaskStats& s) {
+    return spec.kind == MetricKind::Latency ? s.wakeupLatency.count : UINT64_MAX;
+  };
+  return isSignificant(spec.kind, m->a, m->b, rangeNs, samples(*t.a), samples(*t.b));
+}
+
+bool taskLatencyShapeSignificant(const TaskDiff& t) {
+  return t.a && t.b && ksSignificant(t.wakeupLatencyKs, t.a->wakeupLatency.count, t.b->wakeupLatency.count);
+}
+
+bool taskSignificant(const TaskDiff& t, int64_t rangeNs) {
+  if (taskLatencyShapeSignificant(t)) return true;
+  for (const TaskMetricSpec& spec : diffTaskMetrics())
+    if (taskMetricSignificant(t, spec, rangeNs)) return true;
+  return false;
+}
+
 }  // namespace core::analysis

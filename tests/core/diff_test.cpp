@@ -89,3 +89,28 @@ TEST(Diff, UnmatchedTasksHaveOneSide) {
   EXPECT_EQ(onlyA, 1u);
   EXPECT_EQ(onlyB, 1u);
 }
+
+TEST(Diff, SignificanceRuleSharedByTheDiffTabAndReports) {
+  using core::analysis::MetricKind;
+  // 20% of A and the floor, both needed: 100 -> 125 ms over a 1 s range is; 100 -> 110 ms is not;
+  // 1 -> 2 ms doubles but stays under max(1 ms, 1% of 10 s).
+  EXPECT_TRUE(core::analysis::isSignificant(MetricKind::Time, 100e6, 125e6, 1'000'000'000));
+  EXPECT_FALSE(core::analysis::isSignificant(MetricKind::Time, 100e6, 110e6, 1'000'000'000));
+  EXPECT_FALSE(core::analysis::isSignificant(MetricKind::Time, 1e6, 2e6, 10'000'000'000));
+  EXPECT_FALSE(core::analysis::isSignificant(MetricKind::Latency, 10e3, 90e3, 1, 19, 500));  // too few wakeups
+  EXPECT_TRUE(core::analysis::isSignificant(MetricKind::Latency, 10e3, 90e3, 1, 20, 500));
+  // KS at the 1% level: 1.63 * sqrt(200 / 10000) = 0.2305.
+  EXPECT_FALSE(core::analysis::ksSignificant(0.23, 100, 100));
+  EXPECT_TRUE(core::analysis::ksSignificant(0.24, 100, 100));
+
+  core::analysis::TaskDiff t;
+  t.a = core::analysis::TaskStats();
+  t.b = core::analysis::TaskStats();
+  t.metrics = {{"runtime_ns", 100e6, 104e6}, {"switches_voluntary", 10, 40}};
+  EXPECT_TRUE(core::analysis::taskSignificant(t, 1'000'000'000));  // the switches
+  t.metrics[1].b = 15;
+  EXPECT_FALSE(core::analysis::taskSignificant(t, 1'000'000'000));
+  t.b.reset();  // gone in B: its runtime alone decides
+  t.metrics = {{"runtime_ns", 100e6, 0}, {"switches_voluntary", 10, 0}};
+  EXPECT_TRUE(core::analysis::taskSignificant(t, 1'000'000'000));
+}
