@@ -21,16 +21,6 @@ namespace app::gui {
 
 namespace {
 constexpr int kRunIdRole = Qt::UserRole + 1;
-
-QString extensionOf(report::ReportFormat f) {
-  switch (f) {
-    case report::ReportFormat::Pdf: return QStringLiteral("pdf");
-    case report::ReportFormat::Html: return QStringLiteral("html");
-    case report::ReportFormat::Json: return QStringLiteral("json");
-    case report::ReportFormat::Csv: return QStringLiteral("csv");
-  }
-  return {};
-}
 }  // namespace
 
 ExportReportDialog::ExportReportDialog(const RunSet& runs, const std::vector<int>& checked,
@@ -96,7 +86,7 @@ ExportReportDialog::ExportReportDialog(const RunSet& runs, const std::vector<int
   m_path = new QLineEdit(defaultPath, pathBox);
   auto* browse = new QPushButton(tr("Browse\u2026"), pathBox);
   connect(browse, &QPushButton::clicked, this, [this] {
-    const QString ext = extensionOf(current().format);
+    const QString ext = report::formatName(current().format);
     const QString p = QFileDialog::getSaveFileName(this, tr("Export report"), m_path->text(),
                                                    tr("%1 files (*.%2)").arg(ext.toUpper(), ext));
     if (!p.isEmpty()) m_path->setText(p);
@@ -126,7 +116,7 @@ ExportReportDialog::ExportReportDialog(const RunSet& runs, const std::vector<int
     // Keep the file name, change its extension to the format's.
     const QFileInfo fi(m_path->text());
     if (!m_path->text().isEmpty())
-      m_path->setText(fi.dir().filePath(fi.completeBaseName() + QLatin1Char('.') + extensionOf(current().format)));
+      m_path->setText(fi.dir().filePath(fi.completeBaseName() + QLatin1Char('.') + report::formatName(current().format)));
     updateState();
   });
   connect(m_page, qOverload<int>(&QComboBox::currentIndexChanged), this, &ExportReportDialog::updateState);

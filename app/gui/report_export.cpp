@@ -15,15 +15,6 @@ QString quoted(const QString& s) {
   return QLatin1Char('\'') + q + QLatin1Char('\'');
 }
 
-QString formatName(report::ReportFormat f) {
-  switch (f) {
-    case report::ReportFormat::Pdf: return QStringLiteral("pdf");
-    case report::ReportFormat::Html: return QStringLiteral("html");
-    case report::ReportFormat::Json: return QStringLiteral("json");
-    case report::ReportFormat::Csv: return QStringLiteral("csv");
-  }
-  return {};
-}
 }  // namespace
 
 core::Result<ExportPlan> planExport(const RunSet& runs, const ExportOptions& options) {
@@ -107,7 +98,7 @@ QString equivalentCommand(const RunSet& runs, const ExportOptions& options) {
   if (plan->spec.toNs) args << QStringLiteral("--to") << QStringLiteral("%1ns").arg(*plan->spec.toNs);
   if (options.format == report::ReportFormat::Pdf && options.page == report::PageSize::Letter)
     args << QStringLiteral("--page") << QStringLiteral("letter");
-  args << QStringLiteral("--format") << formatName(options.format) << QStringLiteral("-o") << quoted(options.path);
+  args << QStringLiteral("--format") << report::formatName(options.format) << QStringLiteral("-o") << quoted(options.path);
   return args.join(QLatin1Char(' '));
 }
 

@@ -37,6 +37,16 @@ core::Status cancelled() { return core::Error("report cancelled"); }
 
 }  // namespace
 
+QString formatName(ReportFormat format) {
+  switch (format) {
+    case ReportFormat::Pdf: return QStringLiteral("pdf");
+    case ReportFormat::Html: return QStringLiteral("html");
+    case ReportFormat::Json: return QStringLiteral("json");
+    case ReportFormat::Csv: return QStringLiteral("csv");
+  }
+  return {};
+}
+
 std::optional<ReportFormat> formatFromName(std::string_view name) {
   const std::string n = lower(name);
   if (n == "pdf") return ReportFormat::Pdf;

@@ -61,6 +61,8 @@ using ProgressFn = std::function<void(double fraction)>;
 
 /// "pdf", "html" (or "htm"), "json", "csv"; nullopt otherwise.
 std::optional<ReportFormat> formatFromName(std::string_view name);
+/// "pdf", "html", "json", "csv": the --format name and the file extension.
+QString formatName(ReportFormat format);
 /// From the file name's extension; nullopt when it names no format.
 std::optional<ReportFormat> formatFromPath(std::string_view path);
 
