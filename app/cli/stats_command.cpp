@@ -33,11 +33,20 @@ constexpr const char* kStatsHelp =
     "               the fair tasks that want to run, at most one CPU each) minus the service received;\n"
     "               per task the maximum |lag| over time; reported as max and mean over competing tasks\n"
     "  utilisation  busy (non-idle) time / range length, per CPU\n"
+    "  forced idle  (replays with core scheduling) a CPU kept idle while it had runnable tasks,\n"
+    "               because its SMT sibling ran a task of another cookie\n"
+    "  forceidle_sum  per task, mainline's core_forceidle_sum: time it ran while a sibling was forced\n"
+    "               idle, scaled by forced-idle siblings / running siblings (1 with two threads per core)\n"
+    "  freq residency  (replays with +uclamp) time per CPU at each frequency, from its frequency counter\n"
     "Latency samples belong to the range in which the task started waiting.\n"
     "JSON: {\"tasks\":[{\"tid\",\"tgid\",\"comm\",\"runtime_ns\",\"wait_ns\",\"sleep_ns\",\"blocked_ns\",\n"
-    "\"switches_voluntary\",\"switches_involuntary\",\"migrations\",\"wakeup_latency_ns\":{count,mean,p50,\n"
-    "p90,p99,max},\"sched_delay_ns\":{...}}], \"cpus\":[{\"cpu\",\"busy_ns\",\"utilisation\"}],\n"
-    "\"fairness\":{\"jain\",\"gps_lag_max_ns\",\"gps_lag_mean_ns\"}} (with --by process: \"processes\").\n";
+    "\"switches_voluntary\",\"switches_involuntary\",\"migrations\",\"forceidle_sum_ns\",\"wakeup_latency_ns\":\n"
+    "{count,mean,p50,p90,p99,max},\"sched_delay_ns\":{...}}], \"cpus\":[{\"cpu\",\"busy_ns\",\"idle_ns\",\n"
+    "\"forced_idle_ns\",\"utilisation\",\"freq_residency\":{\"<kHz>\":ns} when known}],\n"
+    "\"cores\":[{\"core\",\"cpus\",\"forced_idle_ns\",\"any_sibling_forced_idle_ns\"}] (SMT topologies),\n"
+    "\"cookies\":[{\"cookie\",\"name\",\"tasks\",\"runtime_ns\",\"forced_idle_caused_ns\"}] (with cookies),\n"
+    "\"fairness\":{\"jain\",\"jain_cookies\" (with cookies),\"gps_lag_max_ns\",\"gps_lag_mean_ns\"}}\n"
+    "(with --by process: \"processes\").\n";
 
 std::string ms(int64_t ns) {
   char buf[32];

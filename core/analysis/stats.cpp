@@ -309,31 +309,62 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     }
   }
 
-  // core_forceidle_sum (mainline core_sched.c): time a task ran while an SMT
-  // sibling of its CPU was forced idle.
-  if (out.forcedIdleNs > 0) {
-    for (const auto& core : m.topology.cores()) {
-      for (int cpu : core) {
-        if (static_cast<size_t>(cpu) >= m.cpuSlices.size()) continue;
-        const auto& run = m.cpuSlices[static_cast<size_t>(cpu)];
-        for (int sib : core) {
-          if (sib == cpu || static_cast<size_t>(sib) >= m.cpuSlices.size()) continue;
-          const auto& fi = m.cpuSlices[static_cast<size_t>(sib)];
-          size_t j = 0;
-          for (size_t i = 0; i < run.size(); ++i) {
-            if (run.kind[i] != SliceKind::Task) continue;
-            const int32_t ti = taskIndex[run.utid[i].value];
-            if (ti < 0) continue;
-            while (j < fi.size() && fi.end(j) <= run.ts[i]) ++j;
-            for (size_t k = j; k < fi.size() && fi.ts[k] < run.end(i); ++k) {
-              if (fi.kind[k] != SliceKind::ForcedIdle) continue;
-              const int64_t o = overlap(std::max(run.ts[i], fi.ts[k]), std::min(run.end(i), fi.end(k)), range.from,
-                                        range.to);
-              out.tasks[static_cast<size_t>(ti)].forceidleSumNs += o;
+  // Per SMT core, one sweep over its siblings' slices: forced idle of the core,
+  // and core_forceidle_sum as mainline's __sched_core_account_forceidle()
+  // charges it: while some sibling is forced idle, every running task gets the
+  // time scaled by forceidle_count / occupation (1 with two threads per core).
+  if (m.topology.hasSmt()) {
+    for (size_t coreIndex = 0; coreIndex < m.topology.cores().size(); ++coreIndex) {
+      const auto& cpus = m.topology.cores()[coreIndex];
+      CoreStats cs;
+      cs.core = static_cast<int>(coreIndex);
+      cs.cpus = cpus;
+      std::vector<const CpuSliceTable*> tables;
+      for (int cpu : cpus)
+        if (cpu >= 0 && static_cast<size_t>(cpu) < m.cpuSlices.size()) {
+          tables.push_back(&m.cpuSlices[static_cast<size_t>(cpu)]);
+          cs.forcedIdleNs += out.cpus[static_cast<size_t>(cpu)].forcedIdleNs;
+        }
+      if (cs.forcedIdleNs > 0) {
+        std::vector<size_t> at(tables.size(), 0);
+        for (size_t k = 0; k < tables.size(); ++k)
+          at[k] = static_cast<size_t>(std::lower_bound(tables[k]->ts.begin(), tables[k]->ts.end(), range.from) -
+                                      tables[k]->ts.begin());
+        for (size_t k = 0; k < tables.size(); ++k)
+          if (at[k] > 0) --at[k];
+        int64_t t = range.from;
+        std::vector<int32_t> running;
+        while (t < range.to) {
+          // What each sibling does at t, and when the first of them changes.
+          int64_t next = range.to;
+          int forced = 0;
+          running.clear();
+          for (size_t k = 0; k < tables.size(); ++k) {
+            const CpuSliceTable& s = *tables[k];
+            while (at[k] < s.size() && s.end(at[k]) <= t) ++at[k];
+            if (at[k] >= s.size()) continue;
+            if (s.ts[at[k]] > t) {  // a gap before its next slice
+              next = std::min(next, s.ts[at[k]]);
+              continue;
+            }
+            next = std::min(next, s.end(at[k]));
+            if (s.kind[at[k]] == SliceKind::ForcedIdle) ++forced;
+            if (s.kind[at[k]] == SliceKind::Task) running.push_back(taskIndex[s.utid[at[k]].value]);
+          }
+          if (next <= t) break;  // malformed (overlapping) slices: stop rather than loop
+          const int64_t dt = next - t;
+          if (forced > 0) {
+            cs.anyForcedIdleNs += dt;
+            if (!running.empty()) {
+              const int64_t charged = dt * forced / static_cast<int64_t>(running.size());
+              for (int32_t ti : running)
+                if (ti >= 0) out.tasks[static_cast<size_t>(ti)].forceidleSumNs += charged;
             }
           }
+          t = next;
         }
       }
+      out.cores.push_back(std::move(cs));
     }
   }
 
@@ -378,10 +409,14 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
       c.runtimeNs += t.runtimeNs;
       c.forcedIdleCausedNs += t.forceidleSumNs;
     }
+    double sum = 0, sum2 = 0;
     for (auto& [cookie, c] : byCookie) {
       if (m.replay && cookie < m.replay->cookieNames.size()) c.name = m.replay->cookieNames[cookie];
+      const auto x = static_cast<double>(c.runtimeNs);
+      sum += x, sum2 += x * x;
       out.cookies.push_back(std::move(c));
     }
+    out.fairness.jainCookies = sum2 > 0 ? sum * sum / (static_cast<double>(out.cookies.size()) * sum2) : 1.0;
   }
   return out;
 }

@@ -76,7 +76,9 @@ struct TaskStats {
   uint64_t wakeups = 0;  ///< wakeups that made it runnable
   Distribution wakeupLatency;
   Distribution schedDelay;
-  int64_t forceidleSumNs = 0;  ///< mainline core_forceidle_sum: ran while an SMT sibling was forced idle
+  /// mainline core_forceidle_sum: time it ran while an SMT sibling was forced
+  /// idle, scaled by forced-idle siblings / running siblings (1 with two threads per core)
+  int64_t forceidleSumNs = 0;
 };
 
 struct ProcessStats {
@@ -102,9 +104,19 @@ struct CpuStats {
 
 struct Fairness {
   double jain = 1.0;
+  /// Jain's index over the cookies' CPU time (core scheduling; 1 without cookies).
+  double jainCookies = 1.0;
   int64_t gpsLagMaxNs = 0;
   int64_t gpsLagMeanNs = 0;
   size_t competingTasks = 0;
+};
+
+/// One SMT core (topologies with SMT only).
+struct CoreStats {
+  int core = 0;
+  std::vector<int> cpus;
+  int64_t forcedIdleNs = 0;     ///< sum over its siblings
+  int64_t anyForcedIdleNs = 0;  ///< wall time during which at least one sibling was forced idle
 };
 
 /// Core scheduling: what the tasks of one cookie did (replays with cookies).
@@ -129,6 +141,7 @@ struct RunStats {
   int64_t busyNs = 0;
   int64_t forcedIdleNs = 0;
   std::vector<CookieStats> cookies;  ///< empty when no task has a cookie
+  std::vector<CoreStats> cores;      ///< empty without SMT
 };
 
 /// Kernel sched_prio_to_weight for a prio (100..139 -> nice -20..19); RT prios get nice 0's weight.

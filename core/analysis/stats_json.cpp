@@ -86,6 +86,20 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
     j.endObject();
   }
   j.endArray();
+  if (!stats.cores.empty()) {
+    j.key("cores").beginArray();
+    for (const CoreStats& c : stats.cores) {
+      j.beginObject();
+      j.field("core", c.core);
+      j.key("cpus").beginArray();
+      for (int cpu : c.cpus) j.value(cpu);
+      j.endArray();
+      j.field("forced_idle_ns", c.forcedIdleNs);
+      j.field("any_sibling_forced_idle_ns", c.anyForcedIdleNs);
+      j.endObject();
+    }
+    j.endArray();
+  }
   if (!stats.cookies.empty()) {
     j.key("cookies").beginArray();
     for (const CookieStats& c : stats.cookies) {
@@ -101,6 +115,7 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
   }
   j.key("fairness").beginObject();
   j.field("jain", stats.fairness.jain);
+  if (!stats.cookies.empty()) j.field("jain_cookies", stats.fairness.jainCookies);
   j.field("gps_lag_max_ns", stats.fairness.gpsLagMaxNs);
   j.field("gps_lag_mean_ns", stats.fairness.gpsLagMeanNs);
   j.field("competing_tasks", static_cast<uint64_t>(stats.fairness.competingTasks));

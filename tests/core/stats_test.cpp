@@ -159,3 +159,31 @@ TEST(Stats, ProcessesAggregateThreads) {
   EXPECT_EQ(procs[0].threads, 2u);
   EXPECT_EQ(procs[0].total.runtimeNs, 300);
 }
+
+// One core of four threads. CPU 0 runs t1 and CPU 1 runs t2 over [0, 10 ms);
+// CPU 2 is forced idle over the whole span, CPU 3 over [5, 10 ms).
+// core_forceidle_sum as mainline charges it: [0, 5): 1 forced / 2 running ->
+// 2.5 ms each; [5, 10): 2 / 2 -> 5 ms each; 7.5 ms per task.
+TEST(Stats, ForceidleSumScalesByForcedOverRunningSiblings) {
+  TraceBuilder b;
+  b.builder().setTopology(core::Topology::uniform(1, 4, "test"));
+  auto toIdle = [&](int64_t ts, int cpu, bool forced) {
+    core::SwitchArgs a;
+    a.prevTid = 0, a.prevComm = "swapper", a.prevState = core::TaskState::RunnablePreempted;
+    a.nextTid = 0, a.nextComm = "swapper", a.forcedIdle = forced;
+    b.builder().onSwitch({ts, cpu, 0, 0}, a);
+  };
+  b.sw(0, 0, 0, "R", 1).sw(0, 1, 0, "R", 2);
+  toIdle(0, 2, true);
+  toIdle(0, 3, false);
+  b.builder().onIdleKind({5'000'000, 3, 0, 0}, true);
+  b.other(10'000'000, 0, 1);
+  const auto s = computeStats(*b.build());
+  EXPECT_EQ(task(s, 1).forceidleSumNs, 7'500'000);
+  EXPECT_EQ(task(s, 2).forceidleSumNs, 7'500'000);
+  ASSERT_EQ(s.cores.size(), 1u);
+  EXPECT_EQ(s.cores[0].forcedIdleNs, 15'000'000);
+  EXPECT_EQ(s.cores[0].anyForcedIdleNs, 10'000'000);
+  EXPECT_EQ(s.cpus[3].forcedIdleNs, 5'000'000);
+  EXPECT_EQ(s.cpus[3].idleNs, 5'000'000);
+}
