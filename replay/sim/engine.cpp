@@ -527,6 +527,10 @@ void Engine::schedule(int cpu) {
   }
   m_sink.onSwitch(m_now, cpu, prev, prevState, next, forcedIdle);
   ++m_stats.switches;
+  // Scheduler work charged to prev and not yet done (chargeCpu, a switch cost
+  // cut short) still occupies the CPU: the next task waits for it.
+  const int64_t charged = c.pendingCharge + (prev != kNoTask ? std::max<int64_t>(0, c.progressFrom - m_now) : 0);
+  c.pendingCharge = 0;
   c.curr = next;
   c.forcedIdle = forcedIdle;
   c.since = m_now;
@@ -534,7 +538,7 @@ void Engine::schedule(int cpu) {
   if (next != kNoTask) {
     TaskRt& nr = m_tasks[next];
     nr.state = TState::Running;
-    int64_t cost = m_config.contextSwitchNs;
+    int64_t cost = m_config.contextSwitchNs + charged;
     if (nr.lastRanCpu >= 0 && nr.lastRanCpu != cpu) cost += m_config.migrationNs;
     nr.lastRanCpu = cpu;
     c.progressFrom = m_now + cost;
@@ -597,6 +601,19 @@ void Engine::refreshRate(int cpu) {
   }
   settle(cpu);
   c.rate = rate;
+  armMilestone(cpu);
+}
+
+void Engine::chargeCpu(int cpu, int64_t ns) {
+  if (cpu < 0 || cpu >= cpuCount() || ns <= 0) return;
+  CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+  if (c.curr == kNoTask) return;
+  if (m_tasks[c.curr].state != TState::Running) {
+    c.pendingCharge += ns;
+    return;
+  }
+  settle(cpu);
+  c.progressFrom = std::max(c.progressFrom, m_now) + ns;
   armMilestone(cpu);
 }
 

@@ -124,6 +124,12 @@ class Engine {
     c.forcedIdle = forced;
     m_sink.onIdleKind(m_now, cpu, forced);
   }
+  /// Scheduler work (e.g. uclamp's runqueue updates) takes `ns` of `cpu`'s time
+  /// now: its running task progresses that much later; a CPU switching away
+  /// from a blocking task charges it to the next one; an idle CPU absorbs it.
+  void chargeCpu(int cpu, int64_t ns);
+  /// The CPU the current event runs on (the waker's for a wakeup), -1 if none.
+  int contextCpu() const { return m_ctxCpu; }
   /// Records a counter sample (e.g. CPU frequency) at the current time.
   void emitCounter(core::CounterKind kind, int32_t index, double value) { m_sink.onCounter(m_now, kind, index, value); }
 
@@ -147,6 +153,7 @@ class Engine {
     uint64_t ipiGen = 0;
     int64_t since = 0;          // curr switched in
     int64_t progressFrom = 0;   // curr makes progress from here (after switch costs)
+    int64_t pendingCharge = 0;  // chargeCpu() while its task was leaving: paid by the next task
     int64_t target = 0;         // work point of the armed milestone
     double rate = 1.0;
     double freqScale = 1.0;

@@ -333,3 +333,31 @@ TEST(UclampReplay, SharedDomainRunsAtTheMaxRequest) {
   ASSERT_EQ(sharedFreqs.size(), 1u);
   EXPECT_EQ(sharedFreqs.begin()->first, kTopKhz);  // the hog's CPU 0 asks for the top
 }
+
+// SPEC §4.7: with uclamp in use every enqueue and dequeue costs the CPU doing
+// it uclamp.rq_update_cost_ns. A 1-in-10 ms periodic task beside a hog on one
+// CPU: each period the wakeup (the timer interrupts the hog) and the sleep
+// (the hog runs next) cost the hog 2 x 10 us of work. One OPP, so no
+// frequency changes blur it.
+TEST(UclampCost, EnqueueAndDequeueCostTheirCpu) {
+  const auto w = rtapp(R"({"global": {"duration": 1}, "tasks": {
+      "light": {"loop": -1, "run": 1000, "timer": {"ref": "t", "period": 10000}},
+      "hog": {"loop": -1, "run": 100000}}})");
+  const std::vector<std::string> common = {"schedutil.opp_khz=1000000", "schedutil.power_mw=1000",
+                                           "uclamp.static_key=on"};
+  auto params = common;
+  params.push_back("uclamp.rq_update_cost_ns=10000");
+  const auto free = replayOn(w, "cfs+uclamp", 1, common);
+  const auto costly = replayOn(w, "cfs+uclamp", 1, params);
+  ASSERT_EQ(free.outcomes.size(), 2u);
+  const int64_t lost = free.outcomes[1].workDone - costly.outcomes[1].workDone;
+  // 100 periods; the very first wakeup happens before the hog runs, the last sleep may fall after the end.
+  EXPECT_GE(lost, 198 * 10'000);
+  EXPECT_LE(lost, 200 * 10'000);
+  EXPECT_EQ(free.outcomes[0].workDone, costly.outcomes[0].workDone);  // the light task does all its work anyway
+  // Without uclamp in use the fast paths are off (sched_uclamp_used): no cost.
+  auto unused = params;
+  unused.back() = "uclamp.rq_update_cost_ns=10000";
+  unused[2] = "uclamp.static_key=auto";
+  EXPECT_EQ(replayOn(w, "cfs+uclamp", 1, unused).outcomes[1].workDone, free.outcomes[1].workDone);
+}
