@@ -610,7 +610,7 @@ class FairPolicy final : public Policy {
     return se;
   }
 
-  uint32_t pickEevdf(Rq& r, bool withCurr) const {
+  uint32_t pickEevdf(const Rq& r, bool withCurr) const {
     uint32_t c = withCurr ? r.cfs.curr : kNone;
     if (c != kNone && !m_ents[c].onRq) c = kNone;
     if (r.cfs.nrRunning == 1) return c != kNone ? c : (r.cfs.tree.empty() ? kNone : r.cfs.tree.begin()->id);
@@ -752,7 +752,7 @@ class FairPolicy final : public Policy {
     if (curr != kNone && !m_ents[curr].onRq) curr = kNone;
     if (m_variant == Variant::Eevdf) {
       if (r.cfs.nrRunning == 0) return kNoTask;
-      return pickEevdf(const_cast<Rq&>(r), true);
+      return pickEevdf(r, true);
     }
     uint32_t left = r.cfs.tree.empty() ? kNone : r.cfs.tree.begin()->id;
     if (left == kNone || (curr != kNone && m_ents[curr].vruntime < m_ents[left].vruntime)) left = curr;
