@@ -368,7 +368,7 @@ class FairPolicy final : public Policy {
     } else if (prev != kNoTask && prevRunnable && !isFair(prev)) {
       m_ents[prev].lastRan = m_e->now();
     }
-    if (m_csActive) return corePickNext(cpu, true);
+    if (m_csActive) return corePickNext(cpu, prev, true);
     if (r.rt.empty()) pullRt(cpu);
     if (!r.rt.empty()) return r.rt.begin()->id;
     if (r.cfs.tree.empty()) idleBalance(cpu);
@@ -702,6 +702,13 @@ class FairPolicy final : public Policy {
   void touchCore(int cpu) {
     if (m_csActive) ++coreOf(cpu).taskSeq;
   }
+  // sched_core_dequeue()'s forced-idle edge: a forced-idle CPU whose last task
+  // was moved away reschedules, so that its forced idle ends there.
+  void leftForcedIdleCpu(int cpu) {
+    if (m_csActive && m_e->curr(cpu) == kNoTask && rq(cpu).pickForced && nrRunning(cpu) == 0 &&
+        coreOf(cpu).forceidleCount)
+      m_e->resched(cpu);
+  }
 
   bool coreWideVruntime() const { return m_csv == CsVariant::V3CoreVrt || m_csv == CsVariant::V3CoreschedIdle; }
 
@@ -781,15 +788,20 @@ class FairPolicy final : public Policy {
     return best;
   }
 
-  // The task becomes this CPU's running task (it is queued here, or prev put back).
-  void setNext(int cpu, TaskId t) {
+  // The task becomes this CPU's running task (it is queued here, or prev put
+  // back). `samePrev`: the fast path keeps prev running without set_next_task(),
+  // so its slice keeps counting from its last pick (prev_sum_exec_runtime).
+  void setNext(int cpu, TaskId t, bool samePrev = false) {
     Rq& r = rq(cpu);
     if (!isFair(t)) return;
     clearBuddies(r, t);
+    const int64_t sliceStart = m_ents[t].prevSumExec;
     if (r.cfs.curr != t) setNextEntity(r, t);
+    if (samePrev) m_ents[t].prevSumExec = sliceStart;
   }
 
-  // task_vruntime_update() -> se_fi_update(): mainline's min_vruntime_fi.
+  // se_fi_update(): mainline's min_vruntime_fi of one CPU's cfs_rq - tracks
+  // min_vruntime outside forced idle, taken once per forced-idle episode inside.
   void fiSnapshot(int cpu, bool inForcedIdle, const CoreState& core) {
     Rq& r = rq(cpu);
     if (inForcedIdle) {
@@ -823,7 +835,7 @@ class FairPolicy final : public Policy {
     if (coreWideVruntime()) syncCoreMinVruntime(core.cpus.front());
   }
 
-  TaskId corePickNext(int cpu, bool mayBalance) {
+  TaskId corePickNext(int cpu, TaskId prev, bool mayBalance) {
     Rq& r = rq(cpu);
     CoreState& core = coreOf(cpu);
     if (r.corePickSet && core.pickSeq == core.taskSeq && r.coreSchedSeq != core.pickSeq) {
@@ -831,12 +843,13 @@ class FairPolicy final : public Policy {
       r.corePickSet = false;
       const TaskId next = r.corePick;
       if (next != kNoTask) {
-        setNext(cpu, next);
+        setNext(cpu, next, next == prev);
         return next;
       }
-      return mayBalance ? coreBalance(cpu) : kNoTask;
+      return mayBalance ? coreBalance(cpu, prev) : kNoTask;
     }
-    r.corePickSet = false;
+    // A selection replaces every pending pick of the core (the kernel rewrites core_pick).
+    for (int c : core.cpus) rq(c).corePickSet = false;
     // Preemptions can select again on an unchanged task set: every selection
     // bumps core_task_seq too, so that no CPU mistakes it for one it consumed.
     ++core.taskSeq;
@@ -857,7 +870,7 @@ class FairPolicy final : public Policy {
       const TaskId next = peekBest(cpu);
       if (next == kNoTask || cookieOf(next) == 0) {  // the unconstrained common case
         r.pickForced = false;
-        fiSnapshot(cpu, false, core);
+        if (next != kNoTask && isFair(next)) fiSnapshot(cpu, false, core);
         if (next != kNoTask) setNext(cpu, next);
         return next;
       }
@@ -870,7 +883,15 @@ class FairPolicy final : public Policy {
     for (size_t k = 0; k < n; ++k) {  // pass 1, from this CPU on: it wins ties
       const size_t i = (self + k) % n;
       m_picks[i] = peekBest(core.cpus[i]);
-      if (m_picks[i] != kNoTask && (max == kNoTask || prioLess(max, m_picks[i]))) max = m_picks[i];
+      const TaskId p = m_picks[i];
+      if (p == kNoTask) continue;
+      if (max != kNoTask && isFair(max) && isFair(p)) {
+        // cfs_prio_less() refreshes both sides' snapshots first (se_fi_update
+        // with in_fi = fi_before, as with CONFIG_FAIR_GROUP_SCHED).
+        fiSnapshot(m_ts[max].rqCpu, fiBefore, core);
+        fiSnapshot(m_ts[p].rqCpu, fiBefore, core);
+      }
+      if (max == kNoTask || prioLess(max, p)) max = p;
     }
     const uint32_t cookie = max == kNoTask ? 0 : cookieOf(max);
     core.cookie = cookie;
@@ -897,13 +918,14 @@ class FairPolicy final : public Policy {
     for (size_t i = 0; i < n; ++i) {
       const int c = core.cpus[i];
       Rq& ri = rq(c);
-      if (!(fiBefore && inForcedIdle)) fiSnapshot(c, inForcedIdle, core);
+      // task_vruntime_update(): fair picks only; not while staying in forced idle.
+      if (!(fiBefore && inForcedIdle) && m_picks[i] != kNoTask && isFair(m_picks[i])) fiSnapshot(c, inForcedIdle, core);
       if (m_csv == CsVariant::V3FiAccount) ri.fiSince = ri.pickForced ? (ri.fiSince < 0 ? now : ri.fiSince) : -1;
       if (c == cpu) continue;
-      if (m_e->curr(c) == m_picks[i]) {
-        if (m_picks[i] == kNoTask) m_e->setIdleForced(c, ri.pickForced);
-        continue;
-      }
+      // An idle sibling is forced idle from this selection on, or no longer
+      // (a task for it is on its way: its forced idle ends here, not at the IPI).
+      if (m_e->curr(c) == kNoTask) m_e->setIdleForced(c, ri.pickForced);
+      if (m_e->curr(c) == m_picks[i]) continue;
       ri.corePick = m_picks[i];
       ri.corePickSet = true;
       m_e->resched(c);
@@ -913,13 +935,13 @@ class FairPolicy final : public Policy {
       setNext(cpu, next);
       return next;
     }
-    return mayBalance ? coreBalance(cpu) : kNoTask;
+    return mayBalance ? coreBalance(cpu, prev) : kNoTask;
   }
 
   // sched_core_balance(): a CPU going forced idle steals a queued task of the
   // core's cookie, nearest CPUs first, from a core no busier than its own (by
   // current occupation: a simplification of p->core_occupation); then selects again.
-  TaskId coreBalance(int cpu) {
+  TaskId coreBalance(int cpu, TaskId prev) {
     Rq& r = rq(cpu);
     const CoreState& core = coreOf(cpu);
     if (!m_fiBalance || !r.pickForced || core.cookie == 0) return kNoTask;
@@ -929,7 +951,7 @@ class FairPolicy final : public Policy {
         const int src = (cpu + k) % n;
         if (m_e->locality(cpu, src) != level || !m_e->online(src)) continue;
         if (coreOf(src).occupation > core.occupation) continue;
-        if (trySteal(cpu, src, core.cookie)) return corePickNext(cpu, false);
+        if (trySteal(cpu, src, core.cookie)) return corePickNext(cpu, prev, false);
       }
     }
     return kNoTask;
@@ -948,11 +970,12 @@ class FairPolicy final : public Policy {
       m_e->moveQueued(t, dst);
       m_ts[t].rqCpu = dst;
       rtInsert(dst, t);
+      leftForcedIdleCpu(src);
       return true;
     }
     for (const auto& k : s.cfs.tree) {
       if (!stealable(k.id)) continue;
-      moveFair(src, dst, k.id);
+      moveFair(src, dst, k.id, false);
       return true;
     }
     return false;
@@ -999,7 +1022,11 @@ class FairPolicy final : public Policy {
     }
   }
 
-  // sched_core_cookie_match(): an idle core, or one already running this cookie.
+  // sched_cpu_cookie_match(): the core runs this cookie (select_idle_cpu's scan).
+  bool cpuCookieMatch(int cpu, TaskId t) const { return !m_csActive || coreOf(cpu).cookie == cookieOf(t); }
+
+  // sched_core_cookie_match(): an idle core, or one already running this cookie
+  // (find_idlest_group_cpu, and balancing's task_hot()).
   bool coreCookieMatch(int cpu, TaskId t) const {
     if (!m_csActive) return true;
     const CoreState& core = coreOf(cpu);
@@ -1011,17 +1038,20 @@ class FairPolicy final : public Policy {
   // --- placement ---
 
   int findIdlest(TaskId t, int parentCpu) const {
-    // find_idlest_group_cpu() skips CPUs whose core runs another cookie.
-    bool anyMatch = false;
-    for (int c = 0; c < m_e->cpuCount() && m_csActive && !anyMatch; ++c)
-      anyMatch = m_e->allowed(t, c) && coreCookieMatch(c, t);
+    // find_idlest_group_cpu() skips CPUs whose core runs another cookie; with
+    // none left, find_idlest_cpu() keeps the task on the parent's CPU.
+    if (m_csActive) {
+      bool anyMatch = false;
+      for (int c = 0; c < m_e->cpuCount() && !anyMatch; ++c) anyMatch = m_e->allowed(t, c) && coreCookieMatch(c, t);
+      if (!anyMatch) return m_e->allowed(t, parentCpu) ? parentCpu : firstAllowed(t);
+    }
     int best = -1;
     int bestNr = INT_MAX;
     int64_t bestLoad = INT64_MAX;
     const int n = m_e->cpuCount();
     for (int i = 0; i < n; ++i) {
       const int c = (parentCpu + i) % n;  // the parent's CPU first: it wins ties
-      if (!m_e->allowed(t, c) || (anyMatch && !coreCookieMatch(c, t))) continue;
+      if (!m_e->allowed(t, c) || !coreCookieMatch(c, t)) continue;
       const int nr = nrRunning(c);
       const int64_t ld = load(c);
       if (nr < bestNr || (nr == bestNr && ld < bestLoad)) best = c, bestNr = nr, bestLoad = ld;
@@ -1086,7 +1116,7 @@ class FairPolicy final : public Policy {
       // select_idle_core(): a core whose every thread is idle.
       for (int i = 1; i <= n; ++i) {
         const int c = (target + i) % n;
-        if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2 || !availableIdle(c) || !coreCookieMatch(c, t)) continue;
+        if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2 || !availableIdle(c)) continue;
         bool coreIdle = true;
         for (int s : topo.siblingsOf(c)) coreIdle &= availableIdle(s);
         if (coreIdle) return c;
@@ -1094,7 +1124,7 @@ class FairPolicy final : public Policy {
     }
     for (int i = 1; i <= n; ++i) {
       const int c = (target + i) % n;
-      if (m_e->allowed(t, c) && m_e->locality(c, target) <= 2 && availableIdle(c) && coreCookieMatch(c, t)) return c;
+      if (m_e->allowed(t, c) && m_e->locality(c, target) <= 2 && availableIdle(c) && cpuCookieMatch(c, t)) return c;
     }
     if (m_e->allowed(t, target)) return target;
     return m_e->allowed(t, prev) ? prev : firstAllowed(t);
@@ -1153,6 +1183,7 @@ class FairPolicy final : public Policy {
     m_e->moveQueued(best.id, cpu);
     m_ts[best.id].rqCpu = cpu;
     rtInsert(cpu, best.id);
+    leftForcedIdleCpu(fromCpu);
   }
 
   bool hasMovableFor(int from, int to) const {
@@ -1164,8 +1195,9 @@ class FairPolicy final : public Policy {
     return false;
   }
 
-  // detach_task() + attach_task() of a queued fair task.
-  void moveFair(int src, int dst, uint32_t t) {
+  // detach_task() + attach_task() of a queued fair task; balancing then checks
+  // wakeup preemption on the destination, a core-scheduling steal does not.
+  void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true) {
     Rq& s = rq(src);
     Rq& d = rq(dst);
     touchCore(src);
@@ -1186,10 +1218,15 @@ class FairPolicy final : public Policy {
     else
       placeEevdf(d, t, false);
     addToRq(d, t);
-    checkPreemptWakeup(dst, t, 0);
+    if (checkPreempt) checkPreemptWakeup(dst, t, 0);
+    leftForcedIdleCpu(src);
   }
 
-  bool cacheHot(uint32_t t) const { return m_e->now() - m_ents[t].lastRan < m_migrationCost; }
+  // task_hot(): ran recently, or (core scheduling) its cookie does not match the
+  // destination core's, which balancing treats like a cache-hot task.
+  bool cacheHot(uint32_t t, int dst) const {
+    return m_e->now() - m_ents[t].lastRan < m_migrationCost || !coreCookieMatch(dst, t);
+  }
 
   // Queued fair tasks of `src` that may run on `dst`, coldest first.
   std::vector<uint32_t> movable(int src, int dst) const {
@@ -1213,7 +1250,7 @@ class FairPolicy final : public Policy {
     }
     if (src < 0) return;
     for (uint32_t t : movable(src, cpu)) {
-      if (cacheHot(t)) continue;
+      if (cacheHot(t, cpu)) continue;
       moveFair(src, cpu, t);
       return;
     }
@@ -1238,7 +1275,7 @@ class FairPolicy final : public Policy {
     int moved = 0;
     for (uint32_t t : movable(busiest, cpu)) {
       if (imbalance <= 0 || moved >= 32) break;
-      if (cacheHot(t) && r.balanceFailed <= 1) continue;  // cache_nice_tries = 1
+      if (cacheHot(t, cpu) && r.balanceFailed <= 1) continue;  // cache_nice_tries = 1
       const int64_t w = m_ents[t].weight;
       if ((w >> std::min(r.balanceFailed, 62)) > imbalance) continue;
       moveFair(busiest, cpu, t);
