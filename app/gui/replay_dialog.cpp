@@ -55,8 +55,27 @@ ReplayDialog::ReplayDialog(const RunSet& runs, int currentRecording, std::shared
   topoLayout->addStretch(1);
   form->addRow(tr("Topology:"), topoRow);
 
+  // Per-task rules, as the CLI's --cookie / --uclamp / --smt-factor: rules
+  // separated by ';', SELECTOR = comm:REGEX, tgid:N, tid:N, all, rt or fair.
+  m_cookies = new QLineEdit(this);
+  m_cookies->setPlaceholderText(tr("per-process, per-thread, or SELECTOR=NAME; ... (models with +coresched)"));
+  m_cookies->setToolTip(tr("coresched.cookie: core-scheduling cookies as prctl(PR_SCHED_CORE) would set them. "
+                           "Rules separated by ';', later ones winning: per-process, per-thread, none, or "
+                           "SELECTOR=NAME (comm:REGEX, tgid:N, tid:N, all, rt, fair). Children inherit; untagged "
+                           "tasks share cookie 0."));
+  form->addRow(tr("Cookies:"), m_cookies);
+  m_uclamp = new QLineEdit(this);
+  m_uclamp->setPlaceholderText(tr("SELECTOR=MIN:MAX; ... e.g. comm:^game$=512:1024 (models with +uclamp)"));
+  m_uclamp->setToolTip(tr("uclamp.clamp: per-task uclamp requests, 0..1024, either side may be empty."));
+  form->addRow(tr("uclamp:"), m_uclamp);
+  m_smtFactors = new QLineEdit(this);
+  m_smtFactors->setPlaceholderText(tr("SELECTOR=F; ... e.g. comm:^stream$=0.9 (default smt.factor, 0.65)"));
+  m_smtFactors->setToolTip(tr("smt.task_factor: a task's speed while its SMT sibling is busy (SMT topologies)."));
+  form->addRow(tr("SMT factors:"), m_smtFactors);
+
   m_params = new QPlainTextEdit(this);
-  m_params->setPlaceholderText(tr("key=value, one per line or comma-separated\n(e.g. cookies, uclamp, sysctls, smt factor: see the list below)"));
+  m_params->setPlaceholderText(tr("key=value, one per line or comma-separated\n(e.g. coresched.variant=v3, "
+                                  "sysctl.sched_util_clamp_min_rt_default=0, smt.factor=0.7: see the list below)"));
   m_params->setMaximumHeight(90);
   form->addRow(tr("Parameters:"), m_params);
 
@@ -87,7 +106,7 @@ ReplayDialog::ReplayDialog(const RunSet& runs, int currentRecording, std::shared
   }
   updateTopologyInfo();
   updateHelp();
-  resize(620, 560);
+  resize(640, 640);
 }
 
 int ReplayDialog::recordingId() const { return m_recording->currentData().toInt(); }
@@ -132,6 +151,12 @@ void ReplayDialog::setTopologySpec(const QString& spec) {
 
 void ReplayDialog::setParamsText(const QString& text) { m_params->setPlainText(text); }
 
+void ReplayDialog::setTaskRules(const QString& cookies, const QString& uclamp, const QString& smtFactors) {
+  m_cookies->setText(cookies);
+  m_uclamp->setText(uclamp);
+  m_smtFactors->setText(smtFactors);
+}
+
 void ReplayDialog::accept() {
   m_requests.clear();
   m_error->clear();
@@ -140,6 +165,11 @@ void ReplayDialog::accept() {
     m_error->setText(QString::fromStdString(params.error().message()));
     return;
   }
+  // The rule fields hold ';' lists with '=' and ',' of their own: added whole.
+  const std::pair<QLineEdit*, const char*> rules[] = {
+      {m_cookies, "coresched.cookie"}, {m_uclamp, "uclamp.clamp"}, {m_smtFactors, "smt.task_factor"}};
+  for (const auto& [edit, key] : rules)
+    if (const QString text = edit->text().trimmed(); !text.isEmpty()) params->emplace_back(key, text.toStdString());
   std::optional<core::Topology> topology;
   if (m_topoSpec->isChecked()) {
     auto t = core::Topology::parseSpec(m_topoEdit->text().trimmed().toStdString());
@@ -172,7 +202,10 @@ void ReplayDialog::accept() {
     for (const auto& r : m_requests)
       for (const auto& p : r.params) known = known || p.first == kv.first;
     if (!known) {
-      m_error->setText(tr("No checked model has a parameter '%1'.").arg(QString::fromStdString(kv.first)));
+      m_error->setText(kv.first == "coresched.cookie" ? tr("Cookies need a checked model with +coresched.")
+                       : kv.first == "uclamp.clamp"   ? tr("uclamp requests need a checked model with +uclamp.")
+                                                      : tr("No checked model has a parameter '%1'.")
+                                                            .arg(QString::fromStdString(kv.first)));
       m_requests.clear();
       return;
     }

@@ -1,6 +1,7 @@
 // The Replay… dialog: pick a recording, one or more scheduler models, the
-// topology (the trace's, or CxT) and key=value parameters (cookies, uclamp,
-// sysctls, SMT factor...). MainWindow runs each request as a Job.
+// topology (the trace's, or CxT), per-task rules (cookies, uclamp, SMT
+// factors) and key=value parameters (sysctls, tunables...). MainWindow runs
+// each request as a Job.
 #pragma once
 
 #include <QDialog>
@@ -36,6 +37,9 @@ class ReplayDialog : public QDialog {
   void setModelsChecked(const QStringList& names);
   void setTopologySpec(const QString& spec);
   void setParamsText(const QString& text);
+  /// The per-task fields: cookies (coresched.cookie), uclamp requests
+  /// (uclamp.clamp) and SMT factors (smt.task_factor), as the CLI's flags.
+  void setTaskRules(const QString& cookies, const QString& uclamp, const QString& smtFactors);
 
  public slots:
   void accept() override;
@@ -53,6 +57,9 @@ class ReplayDialog : public QDialog {
   QRadioButton* m_topoSpec;
   QLineEdit* m_topoEdit;
   QPlainTextEdit* m_params;
+  QLineEdit* m_cookies;
+  QLineEdit* m_uclamp;
+  QLineEdit* m_smtFactors;
   QTextBrowser* m_help;
   QLabel* m_error;
   QDialogButtonBox* m_buttons;

@@ -80,7 +80,8 @@ bool waitIdle(MainWindow& w, int timeoutMs = 60000) {
 class FakeBackend : public ReplayBackend {
  public:
   std::vector<ReplayModelInfo> models() const override {
-    return {{"fake-coresched", "synthetic SMT replay", {{"smt_factor", "0.6", "speed of each sibling when both run"}}},
+    return {{"fake-coresched", "synthetic SMT replay",
+             {{"smt_factor", "0.6", "speed of each sibling when both run"}, {"coresched.cookie", "", "cookies"}}},
             {"fake-fail", "always fails", {}}};
   }
   core::Result<std::shared_ptr<core::TraceModel>> run(const std::shared_ptr<const core::TraceModel>&,
@@ -381,6 +382,22 @@ TEST(GuiWindow, ReplayDialogParsesAndRejects) {
     d.setParamsText(QString());
     d.accept();
     EXPECT_NE(d.result(), QDialog::Accepted);
+  }
+  {
+    // The rule fields reach the models that declare them, whole (';', '=' and ',' inside).
+    ReplayDialog d(runs, id, std::make_shared<FakeBackend>());
+    d.setModelsChecked({QStringLiteral("fake-coresched")});
+    d.setTaskRules(QStringLiteral("comm:^(a|b),c$=X; per-thread"), QStringLiteral("all=0:512"), QString());
+    d.accept();
+    EXPECT_NE(d.result(), QDialog::Accepted);  // the fake model has no uclamp.clamp
+    EXPECT_TRUE(d.requests().empty());
+    d.setTaskRules(QStringLiteral("comm:^(a|b),c$=X; per-thread"), QString(), QString());
+    d.accept();
+    EXPECT_EQ(d.result(), QDialog::Accepted);
+    ASSERT_EQ(d.requests().size(), 1u);
+    ASSERT_EQ(d.requests()[0].params.size(), 1u);
+    EXPECT_EQ(d.requests()[0].params[0],
+              (std::pair<std::string, std::string>{"coresched.cookie", "comm:^(a|b),c$=X; per-thread"}));
   }
   EXPECT_FALSE(parseAssignments("a=1, b = 2\nc=3").value().empty());
   EXPECT_FALSE(parseAssignments("=1").has_value());
