@@ -127,7 +127,7 @@ class Parser {
       skipSpace();
       Value v;
       if (!value(v, depth + 1)) return false;
-      out.members.emplace_back(std::move(key), std::move(v));
+      out.members.push_back({std::move(key), std::move(v)});
       skipSpace();
       if (atEnd()) return fail("expected ',' or '}', found end of input");
       if (peek() == ',') {

@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -17,6 +16,8 @@ namespace replay::json {
 enum class Type : uint8_t { Null, Bool, Number, String, Array, Object };
 std::string_view toString(Type type);
 
+struct Member;
+
 struct Value {
   Type type = Type::Null;
   bool boolean = false;
@@ -25,11 +26,16 @@ struct Value {
   int64_t integer = 0;    ///< valid when integral
   std::string string;
   std::vector<Value> items;                           ///< Array
-  std::vector<std::pair<std::string, Value>> members;  ///< Object, in file order
+  std::vector<Member> members;  ///< Object, in file order (a vector may hold a type still incomplete here)
   int line = 0;
   int column = 0;
 
   const Value* find(std::string_view key) const;
+};
+
+struct Member {
+  std::string key;
+  Value value;
 };
 
 /// Parses `text`; errors read "NAME: line L, column C: what". Nesting deeper

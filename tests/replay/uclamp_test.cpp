@@ -350,6 +350,7 @@ TEST(UclampCost, EnqueueAndDequeueCostTheirCpu) {
   const auto free = replayOn(w, "cfs+uclamp", 1, common);
   const auto costly = replayOn(w, "cfs+uclamp", 1, params);
   ASSERT_EQ(free.outcomes.size(), 2u);
+  ASSERT_EQ(costly.outcomes.size(), 2u);
   const int64_t lost = free.outcomes[1].workDone - costly.outcomes[1].workDone;
   // 100 periods; the very first wakeup happens before the hog runs, the last sleep may fall after the end.
   EXPECT_GE(lost, 198 * 10'000);
