@@ -45,6 +45,14 @@ std::shared_ptr<core::TraceModel> loadTrace(const std::string& path, const Args&
 /// Relative to the trace start unless it names an absolute trace time with '@' ("@285.77").
 std::optional<int64_t> parseTime(const std::string& text, int64_t traceStart);
 
+/// A --from/--to time as nanoseconds from the trace start: relative times as
+/// given, absolute ones ('@') less `firstTs` (render and report take ranges so).
+inline std::optional<int64_t> relativeTime(const std::string& text, int64_t firstTs) {
+  auto t = parseTime(text, 0);
+  if (!t) return std::nullopt;
+  return !text.empty() && text.front() == '@' ? *t - firstTs : *t;
+}
+
 std::string formatDuration(int64_t ns);
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

@@ -11,10 +11,10 @@
 #include "core/json_writer.h"
 
 #ifdef SCHEDLAB_HAVE_RENDER
-#include <QGuiApplication>
-#include <QString>
 #include <QImage>
+#include <QString>
 
+#include "app/cli/offscreen_gui.h"
 #include "app/render/timeline_image.h"
 #endif
 
@@ -38,11 +38,6 @@ double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-std::optional<int64_t> relativeTime(const std::string& text, int64_t firstTs) {
-  auto t = parseTime(text, 0);
-  if (!t) return std::nullopt;
-  return !text.empty() && text.front() == '@' ? *t - firstTs : *t;
 }
 #endif
 }  // namespace
@@ -77,22 +72,8 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   int frames = 20;
   if (auto f = args->value("--frames")) frames = std::clamp(std::atoi(f->c_str()), 1, 10000);
 
-  // The renderer needs a QGuiApplication (fonts, image formats) but never a
-  // display: the offscreen platform, unless the caller chose one.
-  std::unique_ptr<QGuiApplication> app;
-  if (!QCoreApplication::instance()) {
-    // The offscreen platform warns about XDG_RUNTIME_DIR, which a PNG never needs.
-    static QtMessageHandler previous = qInstallMessageHandler(
-        [](QtMsgType type, const QMessageLogContext& context, const QString& message) {
-          if (message.startsWith(QLatin1String("QStandardPaths:"))) return;
-          if (previous) previous(type, context, message);
-        });
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    static int qtArgc = 1;
-    static char qtArg0[] = "schedlab-cli";
-    static char* qtArgv[] = {qtArg0, nullptr};
-    app = std::make_unique<QGuiApplication>(qtArgc, qtArgv);
-  }
+  // The renderer needs a QGuiApplication (fonts, image formats) but never a display.
+  const auto app = makeOffscreenGuiApp();
 
   const auto importStart = std::chrono::steady_clock::now();
   bool failed = false;

@@ -1,14 +1,14 @@
 // `schedlab-cli report A [B]`: a PDF (or HTML, JSON, CSV) report of one run, or
 // of two runs compared, with replays of A through scheduler models. The content
 // comes from app/report, the same library the GUI's Export report… uses.
-#include <QFileInfo>
 #include <ostream>
 
 #include "app/cli/cli.h"
 
 #ifdef SCHEDLAB_HAVE_REPORT
-#include <QGuiApplication>
+#include <QFileInfo>
 
+#include "app/cli/offscreen_gui.h"
 #include "app/report/report.h"
 #include "replay/policies/registry.h"
 #endif
@@ -36,13 +36,6 @@ constexpr const char* kReportUsage =
     "  --top N            rows of the per-task tables (default 20)\n"
     "PDF and HTML are drawn offscreen; no display is needed.\n";
 
-#ifdef SCHEDLAB_HAVE_REPORT
-std::optional<int64_t> relativeTime(const std::string& text, int64_t firstTs) {
-  auto t = parseTime(text, 0);
-  if (!t) return std::nullopt;
-  return !text.empty() && text.front() == '@' ? *t - firstTs : *t;
-}
-#endif
 }  // namespace
 
 int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -122,14 +115,7 @@ int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     }
 
   // PDF and HTML paint through QtGui: a QGuiApplication, offscreen unless the caller chose a platform.
-  std::unique_ptr<QGuiApplication> app;
-  if (!QCoreApplication::instance()) {
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    static int qtArgc = 1;
-    static char qtArg0[] = "schedlab-cli";
-    static char* qtArgv[] = {qtArg0, nullptr};
-    app = std::make_unique<QGuiApplication>(qtArgc, qtArgv);
-  }
+  const auto app = makeOffscreenGuiApp();
 
   bool failed = false;
   for (const auto& path : args->positional()) {

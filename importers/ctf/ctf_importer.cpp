@@ -34,7 +34,19 @@ class CtfImporter final : public Importer {
       if (!std::filesystem::exists(path, ec)) return core::Error(path + ": no such file or folder");
       return core::Error(path + ": no CTF trace here (no folder with a CTF 'metadata' file, up to 4 levels down)");
     }
-    return ctf::readCtfTraces(dirs, builder, options);
+    core::Status status = ctf::readCtfTraces(dirs, builder, options);
+    if (status && builder.eventsSeen() == 0) {
+      // babeltrace2 reads an empty stream file as a stream without packets, so a
+      // trace whose streams are all empty would open as a model of nothing.
+      for (const auto& dir : dirs) {
+        std::error_code ec;
+        for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+          if (it->path().filename() == "metadata" || !it->is_regular_file(ec) || it->file_size(ec) != 0) continue;
+          return core::Error(it->path().string() + ": empty stream file (byte offset 0); the trace has no events");
+        }
+      }
+    }
+    return status;
   }
 };
 

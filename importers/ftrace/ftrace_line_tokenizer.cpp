@@ -1,6 +1,7 @@
 #include "importers/ftrace/ftrace_line_tokenizer.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -119,6 +120,8 @@ std::optional<int64_t> parseSecondsToNs(std::string_view t) {
     }
   }
   if (i != n) return std::nullopt;
+  // 12 digits still overflow int64 nanoseconds past 9223372035 s (~292 years).
+  if (sec > INT64_MAX / 1000000000 - 1) return std::nullopt;
   static constexpr int64_t kScale[10] = {1000000000, 100000000, 10000000, 1000000, 100000,
                                          10000,      1000,      100,      10,      1};
   return sec * 1000000000 + frac * kScale[digits];

@@ -1,14 +1,11 @@
 #include "importers/perf/perf_data_reader.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/task_state.h"
 #include "core/topology.h"
 #include "importers/perf/builder_feed.h"
@@ -61,47 +59,6 @@ bool spareCpu() {
   if (n <= 0 || std::sscanf(buf, "%*s %*s %*s %u/", &running) != 1) return true;
   return running < cpus;
 }
-
-// --- Input: the whole file, mapped read-only ----------------------------------
-
-class MappedFile {
- public:
-  MappedFile() = default;
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile() {
-    if (m_map) munmap(m_map, m_size);
-  }
-
-  core::Status open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return core::Error(path + ": cannot open for reading: " + std::strerror(errno));
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return core::Error(path + ": not a regular file");
-    }
-    m_size = static_cast<size_t>(st.st_size);
-    if (m_size > 0) {
-      // The whole file is walked once; populating up front costs less than
-      // taking one page fault per 4 KiB.
-      void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (p == MAP_FAILED) {
-        ::close(fd);
-        return core::Error(path + ": cannot map the file: " + std::strerror(errno));
-      }
-      m_map = p;
-    }
-    ::close(fd);
-    return core::Status::ok();
-  }
-  const uint8_t* data() const { return static_cast<const uint8_t*>(m_map); }
-  size_t size() const { return m_size; }
-
- private:
-  void* m_map = nullptr;
-  size_t m_size = 0;
-};
 
 // --- Attributes: one per perf event (evsel) -----------------------------------
 
@@ -443,7 +400,7 @@ class Reader {
   const ImportOptions& m_opt;
   Threading m_threading;
   BuilderFeed m_out;  // every event and diagnostic goes through it, never straight to m_b
-  MappedFile m_file;
+  core::MappedFile m_file;  // the whole input, mapped read-only
   Bytes m_bytes;
   bool m_swap = false;
   bool m_pipe = false;

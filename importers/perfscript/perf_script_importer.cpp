@@ -2,14 +2,9 @@
 // tracepoints (default fields, optionally pid/tid and --ns), line by line into
 // the SchedBuilder. perf script already prints in timestamp order. Registered
 // by importers/builtin.cpp.
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "importers/importer.h"
 #include "importers/perfscript/perf_script_tokenizer.h"
 #include "importers/registered.h"
@@ -27,41 +22,6 @@ using perfscript::valueBetween;
 constexpr uint64_t kProgressEvery = 1 << 16;
 // So many unreadable lines before the first sample: this is not perf script text.
 constexpr uint64_t kMaxLeadingMalformed = 1000;
-
-class MappedText {
- public:
-  MappedText() = default;
-  MappedText(const MappedText&) = delete;
-  MappedText& operator=(const MappedText&) = delete;
-  ~MappedText() {
-    if (m_map) munmap(m_map, m_size);
-  }
-  core::Status open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return core::Error(path + ": cannot open for reading: " + std::strerror(errno));
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return core::Error(path + ": not a regular file");
-    }
-    m_size = static_cast<size_t>(st.st_size);
-    if (m_size > 0) {
-      void* p = mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (p == MAP_FAILED) {
-        ::close(fd);
-        return core::Error(path + ": cannot map the file: " + std::strerror(errno));
-      }
-      m_map = p;
-    }
-    ::close(fd);
-    return core::Status::ok();
-  }
-  std::string_view text() const { return {static_cast<const char*>(m_map), m_size}; }
-
- private:
-  void* m_map = nullptr;
-  size_t m_size = 0;
-};
 
 enum class Kind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec };
 
@@ -90,7 +50,7 @@ class ScriptReader {
   ScriptReader(const std::string& path, core::SchedBuilder& b, const ImportOptions& o) : m_path(path), m_b(b), m_opt(o) {}
 
   core::Status run() {
-    MappedText file;
+    core::MappedFile file;
     if (auto st = file.open(m_path); !st) return st;
     const std::string_view text = file.text();
     uint64_t lineNo = 0;

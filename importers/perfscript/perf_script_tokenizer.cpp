@@ -1,6 +1,7 @@
 #include "importers/perfscript/perf_script_tokenizer.h"
 
 #include <charconv>
+#include <cstdint>
 
 namespace importers::perfscript {
 
@@ -102,6 +103,8 @@ LineKind tokenizeLine(std::string_view line, ScriptLine& out) {
     int64_t secs = 0;
     int64_t fraction = 0;
     if (!parseNumber(tsText.substr(0, dot), secs) || !parseNumber(tsText.substr(dot + 1), fraction)) continue;
+    // Beyond 9223372035 s the nanoseconds overflow int64: corrupt text, not a time.
+    if (secs > INT64_MAX / 1000000000 - 1) continue;
     for (int d = frac; d < 9; ++d) fraction *= 10;
     out.ts = secs * 1000000000 + fraction;
     out.fractionDigits = frac;

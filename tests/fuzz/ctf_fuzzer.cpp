@@ -5,11 +5,12 @@
 // temporary folder, then imports it through importers::importTrace. Seeds: the
 // fixtures' stream files with the selector byte in front (see --help below).
 //
-//   ASAN_OPTIONS=detect_leaks=0 build/fuzz/tests/fuzz/ctf_fuzzer -max_len=70000 -timeout=30 CORPUS_DIR
-// (leak checking off: libbabeltrace2 keeps small glib allocations, and a trace
-// on which it aborts leaves its graph allocated on purpose: ctf_crash_guard.h)
-//   seed:  for f in tests/data/ctf/perf-sleep/ctf/perf_stream_*; do (printf '\0'; cat $f) > CORPUS_DIR/$(basename $f); done
-//          (printf '\1'; cat tests/data/ctf/synthetic-lttng/chan_0) > CORPUS_DIR/synthetic
+//   LSAN_OPTIONS=suppressions=tests/sanitizers/lsan.supp build/fuzz/tests/fuzz/ctf_fuzzer -max_len=70000 -timeout=30 CORPUS_DIR
+// (libbabeltrace2 keeps small glib allocations, and a trace on which it aborts
+// leaves its graph allocated on purpose: ctf_crash_guard.h; lsan.supp names
+// those libraries.) tests/fuzz/run-fuzzers.sh writes the seeds:
+//   for f in tests/data/ctf/perf-sleep/ctf/perf_stream_*; do (printf '\0'; cat $f) > CORPUS_DIR/$(basename $f); done
+//   (printf '\1'; cat tests/data/ctf/synthetic-lttng/chan_0) > CORPUS_DIR/synthetic
 // SCHEDLAB_CTF_FUZZ_DATA overrides where tests/data/ctf is.
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,10 @@ struct Workspace {
 };
 
 }  // namespace
+
+// babeltrace2's plugins have no frame pointers: only the slow unwinder finds the
+// libbabeltrace2 frames that lsan.supp matches (tests/sanitizers/full_unwind.cpp).
+extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Workspace ws;

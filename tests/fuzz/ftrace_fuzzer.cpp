@@ -1,26 +1,9 @@
-// libFuzzer target for the ftrace-text importer: writes each input to a
-// temporary file and imports it through importers::importTrace (probe, read,
-// finalize), the path every user file takes. Built by the `fuzz` preset.
-#include <unistd.h>
-
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <string>
-
-#include "importers/importer.h"
+// libFuzzer target for the ftrace-text importer (tests/fuzz/fuzz_support.h).
+// Seeds: tests/data/ftrace/** and the shared traces' text traces.
+//   build/fuzz/tests/fuzz/ftrace_fuzzer -max_len=1048576 -timeout=20 CORPUS_DIR
+#include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/schedlab-ftrace-fuzz-" + std::to_string(::getpid()) + ".txt";
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return 0;
-  if (size > 0) std::fwrite(data, 1, size, f);
-  std::fclose(f);
-  auto result = importers::importTrace(path);
-  if (result.has_value() && result->model) {
-    // Touch what the views read first, so model inconsistencies surface under ASan.
-    volatile uint64_t sink = result->model->eventCount + result->model->sliceCount();
-    (void)sink;
-  }
+  fuzz::importBytes(data, size, "ftrace", ".txt");
   return 0;
 }

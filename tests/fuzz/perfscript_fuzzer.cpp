@@ -1,28 +1,10 @@
-// libFuzzer target for the perf-script text importer: writes each input to a temporary
-// file and imports it through importers::importTrace (probe, read, finalize).
+// libFuzzer target for the perf-script text importer (tests/fuzz/fuzz_support.h).
 // Seeds: tests/data/perfscript/*.txt, tests/data/perf/*.txt and the
 // perf-script.txt files of shared/traces/recorded.
 //   build/fuzz/tests/fuzz/perfscript_fuzzer -max_len=1048576 -timeout=20 CORPUS_DIR
-#include <unistd.h>
-
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <string>
-
-#include "importers/importer.h"
+#include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/schedlab-perfscript-fuzz-" + std::to_string(::getpid()) + ".txt";
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return 0;
-  if (size > 0) std::fwrite(data, 1, size, f);
-  std::fclose(f);
-  auto result = importers::importTrace(path);
-  if (result.has_value() && result->model) {
-    // Touch what the views read first, so model inconsistencies surface under ASan.
-    volatile uint64_t sink = result->model->eventCount + result->model->sliceCount();
-    (void)sink;
-  }
+  fuzz::importBytes(data, size, "perfscript", ".txt");
   return 0;
 }

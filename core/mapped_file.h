@@ -1,0 +1,34 @@
+// MappedFile: a whole input file mapped read-only, for the importers that walk
+// their input once from memory (perf.data, perf script text). No Qt; errors are
+// core::Status messages that name the file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace core {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  /// Maps `path` (a regular file; empty files map to an empty range).
+  Status open(const std::string& path);
+
+  const uint8_t* data() const { return static_cast<const uint8_t*>(m_map); }
+  size_t size() const { return m_size; }
+  std::string_view text() const { return {static_cast<const char*>(m_map), m_size}; }
+
+ private:
+  void* m_map = nullptr;
+  size_t m_size = 0;
+};
+
+}  // namespace core

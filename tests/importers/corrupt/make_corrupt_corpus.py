@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Writes the corrupt-input corpus, tests/data/<format>/corrupt/, from this
+repository's own fixtures (deterministic: run it again to regenerate; the
+expected error of every file is in the table of corrupt_corpus_test.cpp). One file per kind of damage and
+format: empty, truncated, flipped bits, wrong record sizes, huge declared
+sizes, wrong versions. Files damaged in their header are cut to the first KiBs
+(the importer must stop there anyway) to keep the corpus small.
+
+usage: tests/importers/corrupt/make_corrupt_corpus.py   (from anywhere)
+"""
+import os
+import shutil
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracedat_layout import v6_layout  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+DATA = os.path.join(ROOT, "tests", "data")
+
+
+def read(rel):
+    return bytearray(open(os.path.join(DATA, rel), "rb").read())
+
+
+def write(rel, data):
+    path = os.path.join(DATA, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "wb").write(bytes(data))
+
+
+def flip(data, offset, mask):
+    data[offset] ^= mask
+    return data
+
+
+# --- perf.data ---------------------------------------------------------------
+
+def perf_records(f, start):
+    """(offset, type, size) of each record from `start` (pipe layout: the
+    tracing-data record is followed by its payload, not counted in size)."""
+    out = []
+    p = start
+    while p + 8 <= len(f):
+        rtype, _misc, size = struct.unpack_from("<IHH", f, p)
+        if size < 8:
+            break
+        out.append((p, rtype, size))
+        p += size
+        if rtype == 66:  # PERF_RECORD_HEADER_TRACING_DATA
+            (tsize,) = struct.unpack_from("<I", f, p - size + 8)
+            p += (tsize + 7) // 8 * 8
+    return out
+
+
+def perf():
+    fmode = read("perf/sleep-0.1.perf.data")
+    pipe = read("perf/sleep-0.05.pipe.perf.data")
+    d = "perf/corrupt/"
+    recs = perf_records(pipe, 16)
+    samples = [r for r in recs if r[1] == 9]
+    mid = samples[len(samples) // 2]
+    write(d + "empty.perf.data", b"")
+    write(d + "truncated-header.perf.data", fmode[:60])
+    # File layout cut inside the data section: the feature sections at the end
+    # (tracing formats among them) are gone.
+    data_off, data_size = struct.unpack_from("<QQ", fmode, 40)
+    write(d + "truncated-data.perf.data", fmode[:data_off + data_size // 2 + 3])
+    # Pipe layout cut inside a sample record: the samples before it are kept.
+    write(d + "truncated-pipe.perf.data", pipe[:mid[0] + 13])
+    # One bit of a sample's size flipped (0x40 more bytes): the next record
+    # header is read from the middle of a record.
+    write(d + "flipped-bit-record-size.perf.data", flip(pipe[:], mid[0] + 6, 0x40))
+    # One bit of the pipe magic flipped: no importer claims it.
+    write(d + "flipped-bit-magic.perf.data", flip(pipe[:4096], 3, 0x01))
+    # A record shorter than its own header, and one of size zero (no progress).
+    bad = pipe[:]
+    struct.pack_into("<H", bad, mid[0] + 6, 4)
+    write(d + "record-size-short.perf.data", bad)
+    bad = pipe[:]
+    struct.pack_into("<H", bad, mid[0] + 6, 0)
+    write(d + "record-size-zero.perf.data", bad)
+    # A record that declares more bytes than the file holds (the last one).
+    last = recs[-1]
+    bad = pipe[:]
+    struct.pack_into("<H", bad, last[0] + 6, 0xfff8)
+    write(d + "record-size-beyond-end.perf.data", bad)
+    # Header sizes: a data section of 2^62 bytes, an attr_size of 2^40.
+    bad = fmode[:]
+    struct.pack_into("<Q", bad, 48, 1 << 62)
+    write(d + "huge-data-size.perf.data", bad[:4096])
+    bad = fmode[:]
+    struct.pack_into("<Q", bad, 16, 1 << 40)
+    write(d + "huge-attr-size.perf.data", bad[:4096])
+    # Tracing data declaring 2^31 bytes in the pipe layout.
+    td = [r for r in recs if r[1] == 66][0]
+    bad = pipe[:]
+    struct.pack_into("<I", bad, td[0] + 8, 0x7ffffff8)
+    write(d + "huge-tracing-data-size.perf.data", bad)
+    # perf.data version 1 ("PERFFILE"), and a header size of another version.
+    bad = fmode[:4096]
+    bad[0:8] = b"PERFFILE"
+    write(d + "wrong-version.perf.data", bad)
+    bad = fmode[:4096]
+    struct.pack_into("<Q", bad, 8, 4096)
+    write(d + "wrong-header-size.perf.data", bad)
+
+
+# --- trace.dat -----------------------------------------------------------------
+
+def tracedat():
+    v6 = read("tracedat/tiny-v6.dat")
+    zst = read("tracedat/tiny-v7-zstd.dat")
+    lay = v6_layout(bytes(v6))
+    d = "tracedat/corrupt/"
+    write(d + "empty.dat", b"")
+    write(d + "truncated-header.dat", v6[:200])
+    # Cut inside CPU 1's ring-buffer pages.
+    (_, off1, size1) = lay["cpu_data"][1]
+    write(d + "truncated-data.dat", v6[:off1 + size1 // 2 + 100])
+    write(d + "truncated-compressed.dat", zst[:len(zst) * 2 // 3])
+    write(d + "wrong-version.dat", bytearray(v6[:4096]).replace(b"tracing6\0", b"tracing9\0", 1))
+    bad = v6[:4096]
+    struct.pack_into("<Q", bad, lay["header_page_size"], 1 << 60)
+    write(d + "huge-header-page-size.dat", bad)
+    # CPU 1's data declared 2^60 bytes long.
+    bad = v6[:]
+    struct.pack_into("<Q", bad, lay["cpu_data"][1][0] + 8, 1 << 60)
+    write(d + "huge-cpu-data-size.dat", bad[:lay["cpu_data"][1][1] + 4096])
+    # A ring-buffer page whose commit (bytes of records) exceeds the page.
+    bad = v6[:]
+    struct.pack_into("<Q", bad, off1 + 4096 + 8, 0xfffff)
+    write(d + "page-commit-beyond-page.dat", bad)
+    # Flipped bits inside the zstd frame of CPU 1's first chunk. The CPU data is
+    # page-aligned in the flyrecord section: CPU 0 at 8192, CPU 1 at 12288, each
+    # u32 chunk count, then per chunk u32 compressed and uncompressed sizes.
+    bad = zst[:]
+    assert bad[12288 + 12:12288 + 16] == b"\x28\xb5\x2f\xfd"  # zstd frame magic
+    for at in range(12288 + 12 + 200, 12288 + 12 + 264, 8):
+        bad[at] ^= 0x5a
+    write(d + "flipped-bits-compressed.dat", bad)
+    # Flipped bits in event records of CPU 1's first page (after the 16-byte page header).
+    bad = v6[:]
+    for at in range(off1 + 16, off1 + 16 + 256, 16):
+        bad[at] ^= 0x80
+    write(d + "flipped-bits-records.dat", bad)
+
+
+# --- perf script and ftrace text ------------------------------------------------
+
+def text_lines(rel):
+    return open(os.path.join(DATA, rel), "rb").read().split(b"\n")
+
+
+def perfscript():
+    lines = text_lines("perf/sleep-0.05.pipe.perf-script.txt")
+    d = "perfscript/corrupt/"
+    body = b"\n".join(lines)
+    write(d + "empty.txt", b"")
+    # Cut in the middle of line 40 (no newline at the end).
+    cut = sum(len(l) + 1 for l in lines[:39]) + 50
+    write(d + "truncated-line.txt", body[:cut])
+    # Bits flipped in line 30's timestamp ('.' -> 'n'): the sample cannot be read.
+    l30 = bytearray(lines[29])
+    l30[l30.index(b".")] ^= 0x40
+    write(d + "flipped-bits.txt", b"\n".join(lines[:29] + [bytes(l30)] + lines[30:]))
+    # A sched_switch with its fields cut short (a record of the wrong size).
+    i = next(n for n, l in enumerate(lines) if b"sched_switch" in l and n > 20)
+    short = lines[i][:lines[i].index(b"prev_state")]
+    write(d + "short-fields.txt", b"\n".join(lines[:i] + [short] + lines[i + 1:]))
+    # A CPU number and a pid far beyond anything a kernel has.
+    i = 25
+    huge = lines[i].replace(b"[000]", b"[99999999]").replace(b"[001]", b"[99999999]")
+    write(d + "huge-cpu.txt", b"\n".join(lines[:i] + [huge] + lines[i + 1:]))
+    # A timestamp of 18519591109 s, beyond int64 nanoseconds (found by
+    # perfscript_fuzzer: signed overflow in the tokenizer).
+    i = 12
+    l = lines[i]
+    at = l.index(b"1881.")
+    huge = l[:at] + b"18519591109." + l[at + 5:]
+    write(d + "huge-timestamp.txt", b"\n".join(lines[:i] + [huge] + lines[i + 1:]))
+    # Not perf script text at all: `perf script -F` of another layout (no cpu, no time).
+    other = [b"perf 637 sched:sched_switch:" for _ in range(1001)]
+    write(d + "wrong-layout.txt", b"\n".join(other) + b"\n")
+
+
+def ftrace():
+    lines = text_lines("ftrace/good/tracefs_irq.txt")
+    d = "ftrace/corrupt/"
+    # Bits flipped in line 25's CPU field ('[' -> '{').
+    l = bytearray(lines[24])
+    l[l.index(b"[")] ^= 0x20
+    write(d + "flipped-bits.txt", b"\n".join(lines[:24] + [bytes(l)] + lines[25:]))
+    # A CPU number beyond the model's limit on line 30.
+    i = 29
+    huge = lines[i]
+    at = huge.index(b"[")
+    huge = huge[:at] + b"[99999]" + huge[huge.index(b"]", at) + 1:]
+    write(d + "huge-cpu.txt", b"\n".join(lines[:i] + [huge] + lines[i + 1:]))
+    # (No wrong-version case: ftrace text has no format version; the "version ="
+    # line of trace-cmd report names the binary file it was printed from. Text
+    # of another layout is ../bad/header_then_garbage.txt and random_bytes.bin.)
+    # A timestamp of 999999999999 s (12 digits, as the tokenizer allows), beyond
+    # int64 nanoseconds: signed overflow before the fix.
+    i = 35
+    l = lines[i]
+    at = l.index(b" 902.") + 1
+    huge = l[:at] + b"999999999999." + l[at + 4:]
+    write(d + "huge-timestamp.txt", b"\n".join(lines[:i] + [huge] + lines[i + 1:]))
+    # A sched_switch line cut after its first field (a record of the wrong size).
+    i = next(n for n, l in enumerate(lines) if b"sched_switch:" in l and n > 20)
+    short = lines[i][:lines[i].index(b"prev_pid")]
+    write(d + "short-fields.txt", b"\n".join(lines[:i] + [short] + lines[i + 1:]))
+
+
+# --- CTF --------------------------------------------------------------------------
+
+def ctf():
+    src = os.path.join(DATA, "ctf", "synthetic-lttng")
+    meta = open(os.path.join(src, "metadata"), "rb").read()
+    chan0 = bytearray(open(os.path.join(src, "chan_0"), "rb").read())
+    d = "ctf/corrupt/"
+
+    def folder(name, metadata=meta, stream=chan0):
+        base = os.path.join(DATA, d + name)
+        shutil.rmtree(base, ignore_errors=True)
+        os.makedirs(base)
+        open(os.path.join(base, "metadata"), "wb").write(metadata)
+        if stream is not None:
+            open(os.path.join(base, "chan_0"), "wb").write(bytes(stream))
+
+    folder("empty-stream", stream=b"")
+    folder("empty-metadata", metadata=b"")
+    folder("truncated-stream", stream=chan0[:len(chan0) * 2 // 3])
+    folder("truncated-metadata", metadata=meta[:len(meta) // 2])
+    bad = chan0[:]
+    for at in range(200, 260, 6):
+        bad[at] ^= 0x24
+    folder("flipped-bits", stream=bad)
+    # Packet sizes: the first packet's header declares sizes the file does not
+    # hold, or content larger than the packet. Offsets follow the synthetic
+    # trace's packet context (make_synthetic_lttng.py: magic, uuid, stream_id,
+    # then timestamp_begin/end, content_size, packet_size, all big-endian).
+    ctx = 4 + 16 + 4 + 8 + 8  # content_size
+    bad = chan0[:]
+    struct.pack_into(">Q", bad, ctx, 0xfffffffffffffff8)
+    folder("huge-content-size", stream=bad)
+    bad = chan0[:]
+    struct.pack_into(">Q", bad, ctx + 8, 1 << 40)
+    folder("huge-packet-size", stream=bad)
+    bad = chan0[:]
+    struct.pack_into(">Q", bad, ctx, 64)
+    struct.pack_into(">Q", bad, ctx + 8, 64)
+    folder("packet-size-below-header", stream=bad)
+    folder("wrong-version", metadata=meta.replace(b"major = 1;", b"major = 3;", 1))
+    # Each stream file is also a fuzz seed for ctf_fuzzer (selector byte 1: this metadata).
+    for name in ("flipped-bits", "huge-packet-size", "truncated-stream"):
+        stream = open(os.path.join(DATA, d + name, "chan_0"), "rb").read()
+        write(d + "seeds/" + name + ".stream", b"\x01" + stream)
+
+
+if __name__ == "__main__":
+    perf()
+    tracedat()
+    perfscript()
+    ftrace()
+    ctf()
