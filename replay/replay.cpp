@@ -1,6 +1,7 @@
 #include "replay/replay.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "replay/policies/registry.h"
@@ -145,10 +146,15 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   if (auto st = engine.run(options.stop); !st) return core::Error(st.message());
   if (text)
     if (auto st = text->close(); !st) return core::Error(st.message());
-  if (!options.discardEvents) result.model = builder.finalize();
   result.stats = engine.stats();
   result.outcomes = engine.outcomes();
-  if (spec.uclamp) result.energyJoules = uclamp::energyJoules(*policy, result.stats.endTs);
+  if (spec.uclamp) {
+    result.energyJoules = uclamp::energyJoules(*policy, result.stats.endTs);
+    char energy[32];
+    std::snprintf(energy, sizeof energy, "%.6g", *result.energyJoules);
+    builder.setMetadata("replay.energy_j", energy);  // travels with the model: GUI, stats, reports
+  }
+  if (!options.discardEvents) result.model = builder.finalize();
 
   Validation& v = result.validation;
   v.makespanRecordedNs = workload.recordedMakespanNs;

@@ -781,6 +781,22 @@ class Builder {
     if (r.replay->workloadTasks)
       setup.rows.push_back({Cell(QStringLiteral("Workload"), Tone::Muted),
                             QStringLiteral("%1 tasks extracted from the recording").arg(r.replay->workloadTasks)});
+    // +uclamp: the energy estimate and where each CPU's time went by frequency.
+    if (auto it = m.metadata.find("replay.energy_j"); it != m.metadata.end())
+      setup.rows.push_back({Cell(QStringLiteral("Energy (estimate)"), Tone::Muted),
+                            QStringLiteral("%1 J over the replay (OPP power table in the parameters)")
+                                .arg(QString::fromStdString(it->second))});
+    for (const auto& c : r.stats.cpus) {
+      if (c.freqResidencyNs.empty()) continue;
+      int64_t total = 0;
+      for (const auto& [khz, ns] : c.freqResidencyNs) total += ns;
+      QStringList parts;
+      for (auto f = c.freqResidencyNs.rbegin(); f != c.freqResidencyNs.rend(); ++f)
+        if (f->second > 0 && total > 0)
+          parts << QStringLiteral("%1 GHz %2%").arg(static_cast<double>(f->first) / 1e6, 0, 'f', 2)
+                       .arg(100.0 * static_cast<double>(f->second) / static_cast<double>(total), 0, 'f', 1);
+      setup.rows.push_back({Cell(QStringLiteral("CPU %1 frequencies").arg(c.cpu), Tone::Muted), parts.join(QStringLiteral(", "))});
+    }
     m_doc.table(std::move(setup));
 
     m_doc.subheading(QStringLiteral("Validation"));

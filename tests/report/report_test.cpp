@@ -368,6 +368,16 @@ TEST_F(ReportTest, ErrorsNameTheProblem) {
   }
   EXPECT_NE(json.find("\"coresched.cookie\""), std::string::npos);
   EXPECT_NE(json.find("\"cookies\""), std::string::npos);
+  // A uclamp replay carries its energy estimate and frequency residency into the report.
+  EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "--replay", "cfs+uclamp", "-o", jsonOut}, nullptr, &err), 0)
+      << err;
+  {
+    QFile f(QString::fromStdString(jsonOut));
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    json = f.readAll().toStdString();
+  }
+  EXPECT_NE(json.find("\"replay.energy_j\""), std::string::npos);
+  EXPECT_NE(json.find("\"freq_residency\""), std::string::npos);
   EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "-o", file(QStringLiteral("u.txt")).toStdString()}, nullptr,
                    &err),
             2);
