@@ -77,11 +77,13 @@ StatsView::StatsView(QWidget* parent) : QWidget(parent) {
   m_util = makeView(inner);
   m_forcedIdle = makeView(inner);
   m_fairness = makeView(inner);
+  m_frequency = makeView(inner);
   grid->addWidget(m_latency, 1, 0);
   grid->addWidget(m_share, 1, 1);
   grid->addWidget(m_util, 2, 0);
   grid->addWidget(m_forcedIdle, 2, 1);
   grid->addWidget(m_fairness, 3, 0);
+  grid->addWidget(m_frequency, 3, 1);
   scroll->setWidget(inner);
   outer->addWidget(scroll);
   setRuns({}, QString());
@@ -94,7 +96,8 @@ void StatsView::replaceChart(QChartView* view, QChart* chart) {
 }
 
 std::vector<QChart*> StatsView::charts() const {
-  return {m_latency->chart(), m_share->chart(), m_util->chart(), m_forcedIdle->chart(), m_fairness->chart()};
+  return {m_latency->chart(), m_share->chart(),     m_util->chart(),
+          m_forcedIdle->chart(), m_fairness->chart(), m_frequency->chart()};
 }
 
 QString StatsView::summaryHtml() const { return m_summary->text(); }
@@ -282,6 +285,21 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
                                                 : tr("Forced idle per SMT sibling (none in these runs)"),
                                       tr("ms"), [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; },
                                       0.001));
+  // Replays with +uclamp: the time-weighted mean frequency schedutil chose per CPU.
+  bool anyFrequency = false;
+  for (const auto* r : ready)
+    for (const auto& c : r->stats->cpus) anyFrequency = anyFrequency || !c.freqResidencyNs.empty();
+  replaceChart(m_frequency,
+               cpuChart(anyFrequency ? tr("Mean CPU frequency (GHz, schedutil in +uclamp replays)")
+                                     : tr("Mean CPU frequency (no frequency data in these runs)"),
+                        tr("GHz"),
+                        [](const core::analysis::CpuStats& c) {
+                          double khzNs = 0, ns = 0;
+                          for (const auto& [khz, t] : c.freqResidencyNs)
+                            khzNs += static_cast<double>(khz) * static_cast<double>(t), ns += static_cast<double>(t);
+                          return ns > 0 ? khzNs / ns / 1e6 : 0.0;
+                        },
+                        0.001));
 
   // Fairness per run.
   {

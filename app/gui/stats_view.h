@@ -40,6 +40,7 @@ class StatsView : public QWidget {
   QChartView* m_util;
   QChartView* m_forcedIdle;
   QChartView* m_fairness;
+  QChartView* m_frequency;
 };
 
 /// Points of an empirical CDF, at most `maxPoints`, x in microseconds.

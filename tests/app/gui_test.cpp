@@ -212,7 +212,7 @@ TEST(GuiWindow, OpenZoomSelectSearchClickReplayClose) {
   EXPECT_EQ(st.range.to, 200000);
   EXPECT_TRUE(w.statsView()->summaryHtml().contains(QStringLiteral("Range")));
   const auto charts = w.statsView()->charts();
-  ASSERT_EQ(charts.size(), 5u);
+  ASSERT_EQ(charts.size(), 6u);
   for (auto* c : charts) EXPECT_NE(c, nullptr);
   // Forced idle per sibling: CPU 1 had 100 us of it in this range.
   EXPECT_EQ(st.forcedIdleNs, 100000);
