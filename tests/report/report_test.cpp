@@ -51,6 +51,12 @@ std::shared_ptr<const core::TraceModel> load(const std::string& path, std::optio
   return r ? r->model : nullptr;
 }
 
+std::string readFile(const std::string& path) {
+  QFile f(QString::fromStdString(path));
+  EXPECT_TRUE(f.open(QIODevice::ReadOnly)) << path;
+  return f.readAll().toStdString();
+}
+
 bool havePdftotext() { return !QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty(); }
 
 QString pdfText(const QString& pdf, bool layout = true) {
@@ -354,28 +360,19 @@ TEST_F(ReportTest, ErrorsNameTheProblem) {
   EXPECT_NE(err.find("no_such_knob"), std::string::npos) << err;
   // Keys with dots of their own (coresched.cookie) are not model scopes; the
   // core-scheduling replay's forced idle reaches the report.
-  std::string json;
   const std::string jsonOut = file(QStringLiteral("cs.json")).toStdString();
   EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "--replay", "cfs+coresched", "--param",
                     "coresched.cookie=per-thread", "--topology", "1x2", "-o", jsonOut},
                    nullptr, &err),
             0)
       << err;
-  {
-    QFile f(QString::fromStdString(jsonOut));
-    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
-    json = f.readAll().toStdString();
-  }
+  std::string json = readFile(jsonOut);
   EXPECT_NE(json.find("\"coresched.cookie\""), std::string::npos);
   EXPECT_NE(json.find("\"cookies\""), std::string::npos);
   // A uclamp replay carries its energy estimate and frequency residency into the report.
   EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "--replay", "cfs+uclamp", "-o", jsonOut}, nullptr, &err), 0)
       << err;
-  {
-    QFile f(QString::fromStdString(jsonOut));
-    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
-    json = f.readAll().toStdString();
-  }
+  json = readFile(jsonOut);
   EXPECT_NE(json.find("\"replay.energy_j\""), std::string::npos);
   EXPECT_NE(json.find("\"freq_residency\""), std::string::npos);
   EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "-o", file(QStringLiteral("u.txt")).toStdString()}, nullptr,
