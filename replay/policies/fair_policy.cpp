@@ -1118,7 +1118,7 @@ class FairPolicy final : public Policy {
         const int c = (target + i) % n;
         if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2 || !availableIdle(c)) continue;
         bool coreIdle = true;
-        for (int s : topo.siblingsOf(c)) coreIdle &= availableIdle(s);
+        for (int s : m_e->siblings(c)) coreIdle &= availableIdle(s);
         if (coreIdle) return c;
       }
     }

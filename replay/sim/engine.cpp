@@ -79,6 +79,10 @@ Engine::Engine(const Workload& workload, const core::Topology& topology, Policy&
     cpu.online = topology.cpu(c) != nullptr;
     cpu.rate = static_cast<size_t>(c) < m_config.cpuSpeed.size() ? m_config.cpuSpeed[static_cast<size_t>(c)] : 1.0;
   }
+  m_siblings.resize(static_cast<size_t>(n));
+  for (int c = 0; c < n; ++c)
+    for (int sib : topology.siblingsOf(c))
+      if (sib != c && sib >= 0 && sib < n) m_siblings[static_cast<size_t>(c)].push_back(sib);
   m_smtContention = topology.hasSmt() &&
                     (m_config.smtFactor != 1.0 ||
                      std::any_of(m_config.taskAttrs.begin(), m_config.taskAttrs.end(),
@@ -548,8 +552,7 @@ void Engine::schedule(int cpu) {
   }
   // A sibling's speed depends on whether this thread of the core is busy.
   if (m_smtContention && (prev == kNoTask || next == kNoTask))
-    for (int s : m_topology.siblingsOf(cpu))
-      if (s != cpu) refreshRate(s);
+    for (int s : m_siblings[static_cast<size_t>(cpu)]) refreshRate(s);
 }
 
 void Engine::flushResched() {
@@ -580,7 +583,7 @@ double Engine::rateOf(int cpu) const {
   rate *= c.freqScale;
   if (m_smtContention && c.curr != kNoTask) {
     bool siblingBusy = false;
-    for (int s : m_topology.siblingsOf(cpu)) siblingBusy |= s != cpu && m_cpus[static_cast<size_t>(s)].curr != kNoTask;
+    for (int s : m_siblings[static_cast<size_t>(cpu)]) siblingBusy |= m_cpus[static_cast<size_t>(s)].curr != kNoTask;
     if (siblingBusy) {
       const double own = attributes(c.curr).smtFactor;
       rate *= own > 0 ? own : m_config.smtFactor;

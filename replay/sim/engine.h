@@ -106,6 +106,8 @@ class Engine {
   int locality(int a, int b) const {
     return m_locality[static_cast<size_t>(a) * m_cpus.size() + static_cast<size_t>(b)];
   }
+  /// The other SMT threads of `cpu`'s core (empty without SMT).
+  const std::vector<int>& siblings(int cpu) const { return m_siblings[static_cast<size_t>(cpu)]; }
   /// Current work rate of `cpu`.
   double rate(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].rate; }
   /// The task's cookie, clamps and SMT factor as the replay options set them.
@@ -204,6 +206,7 @@ class Engine {
   std::vector<uint8_t> m_woken;
   std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
   std::vector<uint8_t> m_locality;
+  std::vector<std::vector<int>> m_siblings;  // per CPU: the other threads of its core
   std::vector<int64_t> m_timerNext;
   std::vector<TaskOutcome> m_outcome;
   EngineStats m_stats;
