@@ -173,6 +173,13 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   return result;
 }
 
+void writeUnmodelledJson(core::JsonWriter& j, const Unmodelled& u) {
+  j.key("unmodelled").beginObject();
+  for (const auto& item : u.items()) j.field(item.key, item.count);
+  j.field("missing_switch_in_ns", u.missingSwitchInNs);
+  j.endObject();
+}
+
 uint64_t modelHash(const core::TraceModel& m) {
   Hasher h;
   for (const auto& t : m.cpuSlices) {

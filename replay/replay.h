@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json_writer.h"
 #include "core/result.h"
 #include "core/topology.h"
 #include "core/trace_model.h"
@@ -70,6 +71,9 @@ core::Result<Params> defaultParams(const std::string& model);
 /// workload that does not fit the topology, an unwritable output trace,
 /// cancellation.
 core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options);
+
+/// "unmodelled": {key: count...} as replay --json and JSON reports write it.
+void writeUnmodelledJson(core::JsonWriter& json, const Unmodelled& unmodelled);
 
 /// Hash over a model's tables (slices, states, wakeups, migrations, task
 /// events, threads): equal hashes mean identical schedules.

@@ -97,24 +97,6 @@ void writeParamValue(core::JsonWriter& j, const replay::Params::Spec& s) {
   }
 }
 
-void writeUnmodelledJson(core::JsonWriter& j, const replay::Unmodelled& u) {
-  j.key("unmodelled").beginObject();
-  j.field("wakeups_from_interrupt", u.wakeupsFromInterrupt);
-  j.field("wakeups_unknown_waker", u.wakeupsUnknownWaker);
-  j.field("wakeups_self", u.wakeupsSelf);
-  j.field("blocks_without_wakeup", u.blocksWithoutWakeup);
-  j.field("tasks_started_before_trace", u.tasksStartedBeforeTrace);
-  j.field("tasks_running_at_trace_end", u.tasksRunningAtTraceEnd);
-  j.field("tasks_never_ran", u.tasksNeverRan);
-  j.field("forks_of_unreplayed_parent", u.forksOfUnreplayedParent);
-  j.field("unknown_state_intervals", u.unknownStateIntervals);
-  j.field("lost_event_ranges", u.lostEventRanges);
-  j.field("tasks_left_out", u.tasksLeftOut);
-  j.field("missing_switch_ins", u.missingSwitchIns);
-  j.field("missing_switch_in_ns", u.missingSwitchInNs);
-  j.endObject();
-}
-
 void printValidation(std::ostream& out, const replay::Workload& w, const replay::ReplayResult& r) {
   const auto& v = r.validation;
   char buf[256];
@@ -141,21 +123,8 @@ void printValidation(std::ostream& out, const replay::Workload& w, const replay:
   out << buf;
   const auto& u = v.unmodelled;
   out << "  unmodelled   (counts; see --help)\n";
-  const std::pair<const char*, uint64_t> rows[] = {
-      {"wakeups from interrupt/idle context, replayed as sleeps of the recorded length", u.wakeupsFromInterrupt},
-      {"wakeups whose waker is not replayed, replayed as sleeps", u.wakeupsUnknownWaker},
-      {"wakeups by the task itself, replayed as sleeps", u.wakeupsSelf},
-      {"blocks ended without a wakeup event, replayed as sleeps", u.blocksWithoutWakeup},
-      {"tasks alive at trace start (how their first burst began is unknown)", u.tasksStartedBeforeTrace},
-      {"tasks still running at trace end (last burst cut by the trace end)", u.tasksRunningAtTraceEnd},
-      {"tasks seen but never running (not replayed)", u.tasksNeverRan},
-      {"forks by a task not replayed (child started at its recorded time)", u.forksOfUnreplayedParent},
-      {"intervals of unknown state (no work counted)", u.unknownStateIntervals},
-      {"lost-event ranges in the recording", u.lostEventRanges},
-      {"runs whose switch-in the trace lost, counted from wakeup + idle exit", u.missingSwitchIns},
-      {"tasks left out (--tasks created or tree:COMM)", u.tasksLeftOut}};
-  for (const auto& [what, n] : rows) {
-    std::snprintf(buf, sizeof buf, "    %10llu  %s\n", static_cast<unsigned long long>(n), what);
+  for (const auto& item : u.items()) {
+    std::snprintf(buf, sizeof buf, "    %10llu  %s\n", static_cast<unsigned long long>(item.count), item.what);
     out << buf;
   }
 }
@@ -466,7 +435,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     j.field("tasks", static_cast<uint64_t>(workload.tasks.size()));
     j.field("tasks_unfinished", v.tasksUnfinished);
     j.field("tasks_work_mismatch", v.tasksWorkMismatch);
-    writeUnmodelledJson(j, v.unmodelled);
+    replay::writeUnmodelledJson(j, v.unmodelled);
     j.endObject();
     j.endObject();
     out << j.str() << "\n";

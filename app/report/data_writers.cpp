@@ -24,21 +24,7 @@ void writeValidation(core::JsonWriter& j, const replay::Validation& v, size_t ta
   j.field("tasks", static_cast<uint64_t>(tasks));
   j.field("tasks_unfinished", v.tasksUnfinished);
   j.field("tasks_work_mismatch", v.tasksWorkMismatch);
-  const auto& u = v.unmodelled;
-  j.key("unmodelled").beginObject();
-  j.field("wakeups_from_interrupt", u.wakeupsFromInterrupt);
-  j.field("wakeups_unknown_waker", u.wakeupsUnknownWaker);
-  j.field("wakeups_self", u.wakeupsSelf);
-  j.field("blocks_without_wakeup", u.blocksWithoutWakeup);
-  j.field("tasks_started_before_trace", u.tasksStartedBeforeTrace);
-  j.field("tasks_running_at_trace_end", u.tasksRunningAtTraceEnd);
-  j.field("tasks_never_ran", u.tasksNeverRan);
-  j.field("forks_of_unreplayed_parent", u.forksOfUnreplayedParent);
-  j.field("unknown_state_intervals", u.unknownStateIntervals);
-  j.field("lost_event_ranges", u.lostEventRanges);
-  j.field("missing_switch_ins", u.missingSwitchIns);
-  j.field("missing_switch_in_ns", u.missingSwitchInNs);
-  j.endObject();
+  replay::writeUnmodelledJson(j, v.unmodelled);
   j.endObject();
 }
 

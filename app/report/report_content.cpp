@@ -825,20 +825,8 @@ class Builder {
       const auto& u = v->unmodelled;
       Table ut;
       ut.columns = {{QStringLiteral("Not modelled exactly"), 5.0, false, true}, {QStringLiteral("count"), 0.8, true}};
-      const std::pair<const char*, uint64_t> rows[] = {
-          {"wakeups from interrupt/idle context, replayed as sleeps of the recorded length", u.wakeupsFromInterrupt},
-          {"wakeups whose waker is not replayed, replayed as sleeps", u.wakeupsUnknownWaker},
-          {"wakeups by the task itself, replayed as sleeps", u.wakeupsSelf},
-          {"blocks ended without a wakeup event, replayed as sleeps", u.blocksWithoutWakeup},
-          {"tasks alive at trace start (how their first burst began is unknown)", u.tasksStartedBeforeTrace},
-          {"tasks still running at trace end (last burst cut by the trace end)", u.tasksRunningAtTraceEnd},
-          {"tasks seen but never running (not replayed)", u.tasksNeverRan},
-          {"forks by a task not replayed (child started at its recorded time)", u.forksOfUnreplayedParent},
-          {"intervals of unknown state (no work counted)", u.unknownStateIntervals},
-          {"lost-event ranges in the recording", u.lostEventRanges},
-          {"runs whose switch-in the trace lost, counted from wakeup + idle exit", u.missingSwitchIns}};
-      for (const auto& [what, n] : rows)
-        ut.rows.push_back({QString::fromUtf8(what), Cell(count(n), n ? Tone::Strong : Tone::Muted)});
+      for (const auto& item : u.items())
+        ut.rows.push_back({QString::fromUtf8(item.what), Cell(count(item.count), item.count ? Tone::Strong : Tone::Muted)});
       m_doc.table(std::move(ut));
     } else {
       m_doc.paragraph(QStringLiteral("No validation block was kept with this replay."), Tone::Muted);

@@ -21,9 +21,30 @@ int64_t Task::totalWork() const {
 }
 
 uint64_t Unmodelled::total() const {
-  return wakeupsFromInterrupt + wakeupsUnknownWaker + wakeupsSelf + blocksWithoutWakeup + tasksStartedBeforeTrace +
-         tasksRunningAtTraceEnd + tasksNeverRan + forksOfUnreplayedParent + unknownStateIntervals + lostEventRanges +
-         missingSwitchIns + tasksLeftOut;
+  uint64_t n = 0;
+  for (const Item& i : items()) n += i.count;
+  return n;
+}
+
+std::vector<Unmodelled::Item> Unmodelled::items() const {
+  return {
+      {"wakeups_from_interrupt", "wakeups from interrupt/idle context, replayed as sleeps of the recorded length",
+       wakeupsFromInterrupt},
+      {"wakeups_unknown_waker", "wakeups whose waker is not replayed, replayed as sleeps", wakeupsUnknownWaker},
+      {"wakeups_self", "wakeups by the task itself, replayed as sleeps", wakeupsSelf},
+      {"blocks_without_wakeup", "blocks ended without a wakeup event, replayed as sleeps", blocksWithoutWakeup},
+      {"tasks_started_before_trace", "tasks alive at trace start (how their first burst began is unknown)",
+       tasksStartedBeforeTrace},
+      {"tasks_running_at_trace_end", "tasks still running at trace end (last burst cut by the trace end)",
+       tasksRunningAtTraceEnd},
+      {"tasks_never_ran", "tasks seen but never running (not replayed)", tasksNeverRan},
+      {"forks_of_unreplayed_parent", "forks by a task not replayed (child started at its recorded time)",
+       forksOfUnreplayedParent},
+      {"unknown_state_intervals", "intervals of unknown state (no work counted)", unknownStateIntervals},
+      {"lost_event_ranges", "lost-event ranges in the recording", lostEventRanges},
+      {"missing_switch_ins", "runs whose switch-in the trace lost, counted from wakeup + idle exit", missingSwitchIns},
+      {"tasks_left_out", "tasks left out (--tasks created or tree:COMM)", tasksLeftOut},
+  };
 }
 
 int64_t Workload::totalWork() const {

@@ -99,6 +99,15 @@ struct Unmodelled {
   uint64_t missingSwitchIns = 0;         ///< runs whose switch-in the trace lost (repaired: see ExtractOptions)
   int64_t missingSwitchInNs = 0;         ///< CPU time those repairs added
   uint64_t total() const;
+
+  /// One count: its JSON key, what it means (for tables), how many.
+  struct Item {
+    const char* key;
+    const char* what;
+    uint64_t count;
+  };
+  /// Every count above, in the order replays, the CLI and reports show them.
+  std::vector<Item> items() const;
 };
 
 struct Workload {
