@@ -75,14 +75,15 @@ uint64_t calcDelta(uint64_t delta, uint64_t weight, uint64_t lwWeight, bool lwIs
 
 // --- FairRq ---
 
+std::pair<int64_t, int64_t> FairRq::sumsWithCurr(const std::vector<Entity>& ents) const {
+  if (curr == kNone || !ents[curr].onRq) return {avgVruntime, avgLoad};
+  const int64_t w = ents[curr].weight;
+  return {avgVruntime + (ents[curr].vruntime - minVruntime) * w, avgLoad + w};
+}
+
 int64_t FairRq::avgVruntimeOf(const std::vector<Entity>& ents) const {
-  int64_t avg = avgVruntime;
-  int64_t ld = avgLoad;
-  if (curr != kNone && ents[curr].onRq) {
-    const int64_t w = ents[curr].weight;
-    avg += (ents[curr].vruntime - minVruntime) * w;
-    ld += w;
-  }
+  const auto [avg0, ld] = sumsWithCurr(ents);
+  int64_t avg = avg0;
   if (ld) {
     if (avg < 0) avg -= ld - 1;  // floor division for negative sums, as avg_vruntime() does
     avg /= ld;
@@ -91,13 +92,7 @@ int64_t FairRq::avgVruntimeOf(const std::vector<Entity>& ents) const {
 }
 
 bool FairRq::eligible(const std::vector<Entity>& ents, uint32_t id) const {
-  int64_t avg = avgVruntime;
-  int64_t ld = avgLoad;
-  if (curr != kNone && ents[curr].onRq) {
-    const int64_t w = ents[curr].weight;
-    avg += (ents[curr].vruntime - minVruntime) * w;
-    ld += w;
-  }
+  const auto [avg, ld] = sumsWithCurr(ents);
   return avg >= (ents[id].vruntime - minVruntime) * ld;
 }
 
@@ -131,13 +126,7 @@ void FairRq::advanceMinVruntime(int64_t v) {
 }
 
 uint32_t FairRq::earliestEligible(const std::vector<Entity>& ents) const {
-  int64_t avg = avgVruntime;
-  int64_t ld = avgLoad;
-  if (curr != kNone && ents[curr].onRq) {
-    const int64_t w = ents[curr].weight;
-    avg += (ents[curr].vruntime - minVruntime) * w;
-    ld += w;
-  }
+  const auto [avg, ld] = sumsWithCurr(ents);
   uint32_t best = kNone;
   // Eligibility falls with vruntime, so the eligible entities are a prefix of the tree.
   for (const Key& k : tree) {

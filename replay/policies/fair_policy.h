@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "replay/sim/params.h"
@@ -73,6 +74,8 @@ class FairRq {
   uint32_t earliestEligible(const std::vector<Entity>& ents) const;
 
  private:
+  /// The avg_vruntime sums with the running entity added: (sum (v - v0) w, sum w).
+  std::pair<int64_t, int64_t> sumsWithCurr(const std::vector<Entity>& ents) const;
   uint64_t m_seq = 0;
 };
 
