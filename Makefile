@@ -18,11 +18,15 @@ JOBS ?= $(shell nproc)
 DEMO := resources/demo/pipe-and-hogs.txt
 OUT ?= demo-output
 
+# qt6-charts-dev's CMake config needs Qt6OpenGLConfig.cmake (libqt6opengl6-dev),
+# which qt6-base-dev only recommends. The tests compare against trace-cmd, perf,
+# babeltrace2 and pdftotext (poppler-utils); make bench runs hackbench (rt-tests)
+# and KernelShark's loader (libkshark-dev).
 PACKAGES := cmake ninja-build g++ clang libclang-rt-14-dev pkg-config \
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev \
+  qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libgl-dev \
   libtraceevent-dev libtracecmd-dev libtracefs-dev libbabeltrace2-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libkshark-dev libzstd-dev zlib1g-dev \
-  trace-cmd linux-perf babeltrace2 xvfb xauth poppler-utils fonts-dejavu-core
+  trace-cmd linux-perf babeltrace2 poppler-utils fonts-dejavu-core rt-tests
 
 .PHONY: setup build test test-plain test-asan test-fuzz run bench clean
 
