@@ -17,7 +17,11 @@ std::string_view toString(Severity severity);
 
 // X(name, severity, description)
 #define SCHEDLAB_DIAGNOSTICS(X)                                                                                   \
-  X(mismatched_switch_prev_tid, Error, "sched_switch prev_tid differs from the task last switched in on that CPU") \
+  X(mismatched_switch_prev_tid, DataLoss,                                                                         \
+    "the task last switched in on a CPU was replaced without a traced switch out; its state until its next event " \
+    "is unknown")                                                                                                  \
+  X(switch_in_inferred, DataLoss,                                                                                 \
+    "a task ran on a CPU (an event in its context) that no traced sched_switch put it on; switch-in inferred")   \
   X(unknown_prev_state, Error, "prev_state value not recognised; the task was treated as sleeping")              \
   X(out_of_order_timestamp, Error, "event timestamp earlier than the previous one; clamped to it")                \
   X(wakeup_unknown_task, Info, "wakeup of a task never seen before")                                             \

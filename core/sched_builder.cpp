@@ -13,6 +13,7 @@ namespace {
 constexpr uint32_t kNoRow = UINT32_MAX;
 constexpr int32_t kDenseTidLimit = 1 << 22;  // pid_max's ceiling on 64-bit kernels
 constexpr std::string_view kUnknownComm = "<...>";
+constexpr size_t kMaxSwitchInDelaySamples = 1 << 16;
 
 // Returning growth slack costs a copy; only worth it when the slack is large
 // (the memory budget is per event, so a few percent does not matter).
@@ -111,6 +112,10 @@ struct SchedBuilder::CpuRt {
   bool sliceForcedIdle = false;
   int64_t lastTs = 0;
   int64_t unknownSince = 0;  // since when we do not know who runs (CPU's first event, or end of a loss)
+  // Events that name the CPU's current task (common_pid): the last one before
+  // the event being handled. An inferred switch-in happened after it.
+  int64_t lastCtxTs = INT64_MIN;
+  int64_t ctxTsBefore = INT64_MIN;
 };
 
 SchedBuilder::SchedBuilder() : m_model(std::make_shared<TraceModel>()) {
@@ -228,7 +233,100 @@ bool SchedBuilder::accept(EventContext& ctx) {
     c.unknownSince = ts;
   }
   c.lastTs = ts;
+  c.ctxTsBefore = c.lastCtxTs;
+  if (ctx.ctxTid >= 0) {
+    // Every event names the task current on its CPU. One that names another
+    // task than the model's current one proves a switch the trace lacks (some
+    // kernels never trace some switches, e.g. out of the idle task of a CPU).
+    if (c.sliceOpen && m_model->threads.tid[c.current.value] != ctx.ctxTid)
+      inferSwitchIn(c, ctx.cpu, threadFor(ctx.ctxTid, {}, ts), ts);
+    c.lastCtxTs = ts;
+  }
   return true;
+}
+
+void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
+  const Utid displaced = c.current;
+  // It was not running here before the latest event that shows another task
+  // current, nor before this CPU's slice began or its own last state change.
+  int64_t lower = std::max(c.sliceStart, c.ctxTsBefore);
+  if (u != kIdleUtid) lower = std::max(lower, m_threads[u.value].lastStateTs);
+  lower = std::min(lower, ts);
+  char buf[160];
+  uint32_t displacedRow = kNoRow;
+  if (displaced != kIdleUtid) {
+    std::snprintf(buf, sizeof buf, "tid %d was running, but an event at %lld shows tid %d current",
+                  m_model->threads.tid[displaced.value], static_cast<long long>(ts), m_model->threads.tid[u.value]);
+    recordDiagnostic(DiagCode::mismatched_switch_prev_tid, buf, cpu, ts);
+    closeSlice(c, cpu, ts, TaskState::Unknown, SliceEnd::Mismatch);
+    if (m_threads[displaced.value].state == TaskState::Running && m_threads[displaced.value].cpu == cpu) {
+      setState(displaced, ts, TaskState::Unknown, cpu);
+      displacedRow = static_cast<uint32_t>(m_model->threadStates.ts.size() - 1);
+    }
+  } else {
+    closeSlice(c, cpu, ts, TaskState::RunnablePreempted, SliceEnd::Mismatch);
+  }
+  const auto prevSlice = static_cast<uint32_t>(m_model->cpuSlices[static_cast<size_t>(cpu)].size() - 1);
+  uint32_t row = kNoRow;
+  if (u != kIdleUtid) {
+    ThreadRt& rt = m_threads[u.value];
+    if (rt.state == TaskState::Running && rt.cpu != cpu && rt.cpu >= 0) {
+      // Its switch out of the other CPU is missing too: who runs there is unknown from here on.
+      CpuRt& other = m_cpus[static_cast<size_t>(rt.cpu)];
+      if (other.sliceOpen && other.current == u) {
+        closeSlice(other, rt.cpu, ts, TaskState::Unknown, SliceEnd::Mismatch);
+        other.unknownSince = ts;
+      }
+    }
+    setState(u, ts, TaskState::Running, cpu);
+    row = static_cast<uint32_t>(m_model->threadStates.ts.size() - 1);
+    m_inferredRunningRow = row;  // a switch-out at this instant must not overwrite it: finalize() widens it
+    m_threads[u.value].pendingWaking = kNoRow;
+  }
+  if (m_model->diagnostics.count(DiagCode::switch_in_inferred) < Diagnostics::kRecordsKeptPerCode) {
+    std::snprintf(buf, sizeof buf, "tid %d found running without a traced switch-in; switch-in placed after %lld",
+                  m_model->threads.tid[u.value], static_cast<long long>(lower));
+    recordDiagnostic(DiagCode::switch_in_inferred, buf, cpu, ts);
+  } else {
+    m_model->diagnostics.add(DiagCode::switch_in_inferred);
+  }
+  openSlice(c, cpu, u, ts, kSliceStartInferred, false);
+  m_inferred.push_back({cpu, prevSlice, row, displacedRow, lower, ts});
+}
+
+// Estimator: the median, over this trace's traced switches from idle to a
+// woken task, of the time from the same lower bound (the later of the wakeup,
+// the idle slice's start and the CPU's last event in another context) to the
+// switch. With no such sample the switch-in stays at the first event that
+// shows the task running (a lower bound of its run).
+void SchedBuilder::placeInferredSwitchIns() {
+  if (m_inferred.empty()) return;
+  int64_t delay = -1;
+  if (!m_switchInDelays.empty()) {
+    auto mid = m_switchInDelays.begin() + static_cast<std::ptrdiff_t>(m_switchInDelays.size() / 2);
+    std::nth_element(m_switchInDelays.begin(), mid, m_switchInDelays.end());
+    delay = *mid;
+  }
+  auto& states = m_model->threadStates;
+  for (const InferredSwitchIn& r : m_inferred) {
+    if (delay < 0) break;
+    auto& t = m_model->cpuSlices[static_cast<size_t>(r.cpu)];
+    const size_t i = r.prevSlice + 1;
+    if (i >= t.size() || t.ts[i] != r.firstSeen || !(t.flags[i] & kSliceStartInferred)) continue;
+    const int64_t at = std::clamp(r.lowerBound + delay, r.lowerBound, r.firstSeen);
+    if (at == r.firstSeen || at < t.ts[r.prevSlice]) continue;
+    t.dur[r.prevSlice] = at - t.ts[r.prevSlice];
+    t.dur[i] += r.firstSeen - at;
+    t.ts[i] = at;
+    for (const uint32_t row : {r.stateRow, r.displacedRow})
+      if (row != kNoRow && states.ts[row] == r.firstSeen) states.ts[row] = at;
+    auto& startTs = m_model->threads.startTs[t.utid[i].value];
+    startTs = std::min(startTs, at);
+  }
+  m_inferred.clear();
+  m_inferred.shrink_to_fit();
+  m_switchInDelays.clear();
+  m_switchInDelays.shrink_to_fit();
 }
 
 void SchedBuilder::onOtherEvent(EventContext ctx) { accept(ctx); }
@@ -306,7 +404,7 @@ void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
   if (rt.state == state && (state != TaskState::Running || rt.cpu == cpu)) return;
   if (ts < rt.lastStateTs) ts = rt.lastStateTs;
   auto& s = m_model->threadStates;
-  if (rt.lastStateTs == ts && !s.ts.empty() && m_stateUtid.back() == u) {
+  if (rt.lastStateTs == ts && !s.ts.empty() && m_stateUtid.back() == u && s.ts.size() - 1 != m_inferredRunningRow) {
     // Two changes at the same instant: the later one wins, no zero-length row.
     s.state.back() = state;
     s.cpu.back() = static_cast<CpuId>(cpu < 0 ? 0 : cpu);
@@ -377,17 +475,23 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
                           : isRunnable(endState)      ? SliceEnd::Preempted
                                                       : SliceEnd::Blocked;
 
-  if (c.sliceOpen && c.current != prev) {
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "prev_tid %d but tid %d was switched in", a.prevTid,
-                  m_model->threads.tid[c.current.value]);
-    recordDiagnostic(DiagCode::mismatched_switch_prev_tid, buf, cpu, ts);
-    const Utid stale = c.current;
-    closeSlice(c, cpu, ts, TaskState::Unknown, SliceEnd::Mismatch);
-    if (stale != kIdleUtid && m_threads[stale.value].state == TaskState::Running &&
-        m_threads[stale.value].cpu == cpu)
-      setState(stale, ts, TaskState::Unknown, cpu);
-    c.unknownSince = ts;  // when prev really started is unknowable
+  // prev runs here; when the format does not name the current task, this is
+  // the first sign of a switch-in the trace lacks.
+  if (c.sliceOpen && c.current != prev) inferSwitchIn(c, cpu, prev, ts);
+  if (c.sliceOpen && c.current == kIdleUtid && next != kIdleUtid &&
+      isRunnable(m_threads[next.value].state)) {
+    // A traced switch from idle to a woken task: a sample for placing inferred ones.
+    const int64_t lower = std::max({c.sliceStart, c.ctxTsBefore, m_threads[next.value].lastStateTs});
+    if (ts >= lower) {
+      if (m_switchInDelays.size() == kMaxSwitchInDelaySamples) {
+        // Keep every other sample and take half as many from here on: an even
+        // spread over the whole trace in bounded memory.
+        for (size_t k = 0; k < m_switchInDelays.size() / 2; ++k) m_switchInDelays[k] = m_switchInDelays[2 * k];
+        m_switchInDelays.resize(m_switchInDelays.size() / 2);
+        m_switchInDelayStride *= 2;
+      }
+      if (m_switchInDelayCount++ % m_switchInDelayStride == 0) m_switchInDelays.push_back(ts - lower);
+    }
   }
   if (!c.sliceOpen && (c.unknownSince < ts || prev != kIdleUtid)) {
     // First switch on this CPU (or first after lost data or a mismatch): prev has
@@ -661,6 +765,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     }
   }
   if (open) m.diagnostics.add(DiagCode::slice_open_at_end, open);
+  placeInferredSwitchIns();
   for (size_t u = 1; u < m.threads.size(); ++u)
     if (!m_threads[u].dead) m.threads.endTs[u] = end;
 

@@ -123,7 +123,25 @@ class SchedBuilder {
   void closeSlice(CpuRt& c, int cpu, int64_t ts, TaskState endState, SliceEnd reason);
   void wake(EventContext ctx, const WakeArgs& args, bool isWaking, bool isNew);
   void killThread(Utid u, int64_t ts);
+  void inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts);
+  void placeInferredSwitchIns();
   CpuRt& cpuRt(int cpu);
+
+  // A switch-in the trace lacks, found at `firstSeen` (the task's first event
+  // on that CPU); finalize() moves it back into (lowerBound, firstSeen].
+  struct InferredSwitchIn {
+    int32_t cpu;
+    uint32_t prevSlice;  // the slice that ended there; the inferred one follows it
+    uint32_t stateRow;   // the task's Running row
+    uint32_t displacedRow;  // the replaced task's row that ends its run there (task to task)
+    int64_t lowerBound;  // the latest event that shows it was not yet running there
+    int64_t firstSeen;
+  };
+  std::vector<InferredSwitchIn> m_inferred;
+  std::vector<int64_t> m_switchInDelays;  // traced idle -> woken task switches: switch - lower bound
+  size_t m_inferredRunningRow = SIZE_MAX;
+  uint64_t m_switchInDelayCount = 0;
+  uint64_t m_switchInDelayStride = 1;
 
   std::shared_ptr<TraceModel> m_model;
   std::vector<ThreadRt> m_threads;

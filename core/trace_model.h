@@ -28,7 +28,7 @@ enum class SliceEnd : uint8_t {
   Exited,     ///< the task died
   TraceEnd,   ///< still running when the trace ended
   DataLoss,   ///< events were lost; we do not know how it ended
-  Mismatch,   ///< the next sched_switch named another prev task
+  Mismatch,   ///< ended by a switch the trace lacks (SchedBuilder::inferSwitchIn)
 };
 std::string_view toString(SliceKind kind);
 std::string_view toString(SliceEnd end);
@@ -36,6 +36,7 @@ std::string_view toString(SliceEnd end);
 /// Flags on a CPU slice.
 enum SliceFlags : uint8_t {
   kSliceStartUnknown = 1,  ///< began before the CPU's first event or after lost data: the start is a lower bound
+  kSliceStartInferred = 2,  ///< the trace lacks its switch-in: the start is estimated (SchedBuilder::inferSwitchIn)
 };
 
 /// One CPU's run slices, sorted by ts, non-overlapping.

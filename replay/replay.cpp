@@ -170,13 +170,40 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   }
   // (An rt-app duration cuts tasks short by design: such replays report false here.)
   v.workConserved = v.tasksUnfinished == 0 && v.tasksWorkMismatch == 0;
+  v.tasks = workload.tasks.size();
+  if (options.recordedStats && result.model) {
+    result.runStats = core::analysis::computeStats(*result.model);
+    v.fidelity = core::analysis::computeFidelity(
+        *options.recordedStats, *result.runStats,
+        {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+  }
   return result;
 }
 
-void writeUnmodelledJson(core::JsonWriter& j, const Unmodelled& u) {
+void writeValidationJson(core::JsonWriter& j, const Validation& v) {
+  j.key("validation").beginObject();
+  if (v.makespanRecordedNs >= 0)
+    j.field("makespan_recorded_ns", v.makespanRecordedNs);
+  else
+    j.nullField("makespan_recorded_ns");
+  j.field("makespan_replay_ns", v.makespanReplayNs);
+  if (v.makespanRecordedNs > 0)
+    j.field("makespan_ratio", v.makespanRatio());
+  else
+    j.nullField("makespan_ratio");
+  j.field("work_conserved", v.workConserved);
+  j.field("work_recorded_ns", v.workRecordedNs);
+  j.field("work_replay_ns", v.workReplayNs);
+  j.field("tasks", static_cast<uint64_t>(v.tasks));
+  j.field("tasks_unfinished", v.tasksUnfinished);
+  j.field("tasks_work_mismatch", v.tasksWorkMismatch);
   j.key("unmodelled").beginObject();
-  for (const auto& item : u.items()) j.field(item.key, item.count);
-  j.field("missing_switch_in_ns", u.missingSwitchInNs);
+  for (const auto& item : v.unmodelled.items()) j.field(item.key, item.count);
+  j.endObject();
+  if (v.fidelity)
+    core::analysis::writeFidelityJson(j, *v.fidelity);
+  else
+    j.nullField("fidelity");
   j.endObject();
 }
 

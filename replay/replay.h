@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/fidelity.h"
+#include "core/analysis/stats.h"
 #include "core/json_writer.h"
 #include "core/result.h"
 #include "core/topology.h"
@@ -33,6 +35,9 @@ struct ReplayOptions {
   std::stop_token stop;
   /// Skip building the output model (benchmarks of the simulator alone).
   bool discardEvents = false;
+  /// The recording's statistics (whole trace): when set, the replay's own
+  /// statistics and its fidelity against these are computed (Validation::fidelity).
+  const core::analysis::RunStats* recordedStats = nullptr;
 };
 
 struct Validation {
@@ -43,7 +48,10 @@ struct Validation {
   uint64_t tasksWorkMismatch = 0;
   int64_t workRecordedNs = 0;
   int64_t workReplayNs = 0;
+  size_t tasks = 0;  ///< workload tasks replayed
   Unmodelled unmodelled;
+  /// Against the recording, when ReplayOptions::recordedStats was given.
+  std::optional<core::analysis::Fidelity> fidelity;
   /// replay / recorded makespan (0 when not recorded)
   double makespanRatio() const {
     return makespanRecordedNs > 0 ? static_cast<double>(makespanReplayNs) / static_cast<double>(makespanRecordedNs) : 0;
@@ -52,6 +60,8 @@ struct Validation {
 
 struct ReplayResult {
   std::shared_ptr<core::TraceModel> model;  ///< null when discardEvents
+  /// The replay's statistics (whole run), computed with the fidelity.
+  std::optional<core::analysis::RunStats> runStats;
   Validation validation;
   EngineStats stats;
   std::vector<TaskOutcome> outcomes;  ///< per workload task
@@ -72,8 +82,9 @@ core::Result<Params> defaultParams(const std::string& model);
 /// cancellation.
 core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options);
 
-/// "unmodelled": {key: count...} as replay --json and JSON reports write it.
-void writeUnmodelledJson(core::JsonWriter& json, const Unmodelled& unmodelled);
+/// "validation": {makespans, work, tasks, "unmodelled", "fidelity"}: the one
+/// writer for replay --json and the JSON reports.
+void writeValidationJson(core::JsonWriter& json, const Validation& validation);
 
 /// Hash over a model's tables (slices, states, wakeups, migrations, task
 /// events, threads): equal hashes mean identical schedules.

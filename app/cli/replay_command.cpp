@@ -129,6 +129,70 @@ void printValidation(std::ostream& out, const replay::Workload& w, const replay:
   }
 }
 
+std::string fidelityValue(const core::analysis::FidelityMetric& m, double v) {
+  using Unit = core::analysis::FidelityMetric::Unit;
+  char buf[64];
+  switch (m.unit) {
+    case Unit::Ns: return formatDuration(static_cast<int64_t>(v));
+    case Unit::Count: std::snprintf(buf, sizeof buf, "%.0f", v); return buf;
+    case Unit::Distance: std::snprintf(buf, sizeof buf, "%.3f", v); return buf;
+    case Unit::Pp: std::snprintf(buf, sizeof buf, "%.2f pp", v); return buf;
+  }
+  return {};
+}
+
+// Pads to `width` columns as a terminal shows them (printf's widths count bytes, and ± and µ take two).
+std::string padded(const std::string& s, size_t width) {
+  size_t columns = 0;
+  for (unsigned char c : s) columns += (c & 0xC0) != 0x80;
+  return columns >= width ? s : s + std::string(width - columns, ' ');
+}
+
+void printFidelity(std::ostream& out, const core::analysis::Fidelity& f, size_t top) {
+  using core::analysis::Verdict;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "Fidelity:    %s (%zu of %zu judged metrics outside their bounds; README \"Replay fidelity\")\n",
+                f.overall() == Verdict::Pass ? "PASS" : "FAIL", f.failed(),
+                static_cast<size_t>(std::count_if(f.metrics.begin(), f.metrics.end(),
+                                                  [](const auto& m) { return m.verdict != Verdict::Info; })));
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  %-48s %14s %14s %7s  %-16s %s\n", "metric", "recorded", "replay", "ratio", "bound",
+                "verdict");
+  out << buf;
+  for (const auto& m : f.metrics) {
+    std::string ratio = "-";
+    if (m.ratio) {
+      char r[32];
+      std::snprintf(r, sizeof r, "%.3f", *m.ratio);
+      ratio = r;
+    }
+    const std::string rec = m.recorded ? fidelityValue(m, *m.recorded) : "";
+    const std::string rep = m.replayed ? fidelityValue(m, *m.replayed) : fidelityValue(m, m.measure);
+    std::snprintf(buf, sizeof buf, "  %s %14s %14s %7s  %s %s\n", padded(m.label, 48).c_str(), rec.c_str(),
+                  rep.c_str(), ratio.c_str(), padded(m.bound, 16).c_str(),
+                  std::string(core::analysis::toString(m.verdict)).c_str());
+    out << buf;
+  }
+  out << "\n";
+  std::snprintf(buf, sizeof buf, "%8s %-16s %9s %9s %8s %11s %11s %7s %7s %7s %7s  %s\n", "TID", "COMM", "CPU% rec",
+                "CPU% rep", "diff pp", "WAIT ms rec", "WAIT ms rep", "VOL rec", "VOL rep", "INV rec", "INV rep",
+                "verdict");
+  out << buf;
+  for (size_t i = 0; i < f.tasks.size() && i < top; ++i) {
+    const auto& t = f.tasks[i];
+    std::snprintf(buf, sizeof buf, "%8d %-16.16s %9.2f %9.2f %+8.2f %11.3f %11.3f %7llu %7llu %7llu %7llu  %s\n", t.tid,
+                  t.comm.c_str(), 100 * t.shareRecorded, 100 * t.shareReplayed, t.shareDiffPp(),
+                  static_cast<double>(t.waitRecordedNs) / 1e6, static_cast<double>(t.waitReplayedNs) / 1e6,
+                  static_cast<unsigned long long>(t.voluntaryRecorded),
+                  static_cast<unsigned long long>(t.voluntaryReplayed),
+                  static_cast<unsigned long long>(t.involuntaryRecorded),
+                  static_cast<unsigned long long>(t.involuntaryReplayed),
+                  std::string(core::analysis::toString(t.verdict)).c_str());
+    out << buf;
+  }
+  if (f.tasks.size() > top) out << "  ... " << f.tasks.size() - top << " more tasks (--top N)\n";
+}
+
 void printSideBySide(std::ostream& out, const core::analysis::RunStats* rec, const core::analysis::RunStats& rep,
                      size_t top) {
   char buf[512];
@@ -378,14 +442,17 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     }
     workload = std::move(*w);
   }
+  std::optional<core::analysis::RunStats> recStats;
+  if (recorded) {
+    recStats = core::analysis::computeStats(*recorded);
+    options.recordedStats = &*recStats;
+  }
   auto result = replay::runReplay(workload, options);
   if (!result) {
     err << "error: " << result.error().message() << "\n";
     return kExitFailure;
   }
-  const auto repStats = core::analysis::computeStats(*result->model);
-  std::optional<core::analysis::RunStats> recStats;
-  if (recorded) recStats = core::analysis::computeStats(*recorded);
+  const auto repStats = result->runStats ? *result->runStats : core::analysis::computeStats(*result->model);
   const auto spec = *replay::parseModel(model);
 
   if (args->flag("--json")) {
@@ -422,21 +489,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       core::analysis::writeRunStatsJson(j, *recStats, core::analysis::StatsGrouping::Task);
       j.endObject();
     }
-    const auto& v = result->validation;
-    j.key("validation").beginObject();
-    if (v.makespanRecordedNs >= 0)
-      j.field("makespan_recorded_ns", v.makespanRecordedNs);
-    else
-      j.nullField("makespan_recorded_ns");
-    j.field("makespan_replay_ns", v.makespanReplayNs);
-    j.field("work_conserved", v.workConserved);
-    j.field("work_recorded_ns", v.workRecordedNs);
-    j.field("work_replay_ns", v.workReplayNs);
-    j.field("tasks", static_cast<uint64_t>(workload.tasks.size()));
-    j.field("tasks_unfinished", v.tasksUnfinished);
-    j.field("tasks_work_mismatch", v.tasksWorkMismatch);
-    replay::writeUnmodelledJson(j, v.unmodelled);
-    j.endObject();
+    replay::writeValidationJson(j, result->validation);
     j.endObject();
     out << j.str() << "\n";
     return inputFailed ? kExitFailure : kExitOk;
@@ -455,6 +508,10 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   printSideBySide(out, recStats ? &*recStats : nullptr, repStats, top);
   out << "\n";
   printValidation(out, workload, *result);
+  if (result->validation.fidelity) {
+    out << "\n";
+    printFidelity(out, *result->validation.fidelity, top);
+  }
   return inputFailed ? kExitFailure : kExitOk;
 }
 

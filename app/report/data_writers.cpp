@@ -10,24 +10,6 @@ namespace app::report {
 
 namespace {
 
-void writeValidation(core::JsonWriter& j, const replay::Validation& v, size_t tasks) {
-  j.key("validation").beginObject();
-  if (v.makespanRecordedNs >= 0)
-    j.field("makespan_recorded_ns", v.makespanRecordedNs);
-  else
-    j.nullField("makespan_recorded_ns");
-  j.field("makespan_replay_ns", v.makespanReplayNs);
-  j.field("makespan_ratio", v.makespanRatio());
-  j.field("work_conserved", v.workConserved);
-  j.field("work_recorded_ns", v.workRecordedNs);
-  j.field("work_replay_ns", v.workReplayNs);
-  j.field("tasks", static_cast<uint64_t>(tasks));
-  j.field("tasks_unfinished", v.tasksUnfinished);
-  j.field("tasks_work_mismatch", v.tasksWorkMismatch);
-  replay::writeUnmodelledJson(j, v.unmodelled);
-  j.endObject();
-}
-
 std::string csvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -92,7 +74,7 @@ std::string reportJson(const ReportData& d) {
           j.endObject();
         }
       j.endArray();
-      if (r.replay->validation) writeValidation(j, *r.replay->validation, r.replay->workloadTasks);
+      if (r.replay->validation) replay::writeValidationJson(j, *r.replay->validation);
       else j.nullField("validation");
       j.endObject();
     }

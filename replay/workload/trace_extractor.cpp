@@ -97,7 +97,9 @@ int64_t medianIdleWakeupLatency(const core::TraceModel& m) {
     const size_t j = c - 1;
     if (t.kind[j] != core::SliceKind::Idle || t.end(j) <= ts) continue;
     // The wakee's switch-in is the next slice of that CPU if it is the wakee's.
-    if (j + 1 >= t.size() || t.utid[j + 1] != ws.wakee[i] || (t.flags[j + 1] & core::kSliceStartUnknown)) continue;
+    if (j + 1 >= t.size() || t.utid[j + 1] != ws.wakee[i] ||
+        (t.flags[j + 1] & (core::kSliceStartUnknown | core::kSliceStartInferred)))
+      continue;
     const int64_t d = t.ts[j + 1] - ts;
     if (d >= 0 && d < 10'000'000) samples.push_back(d);
   }
@@ -144,8 +146,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.originTs = m.firstTs;
   w.recordedTopology = m.topology;
   w.unmodelled.lostEventRanges = m.dataLoss.size();
+  w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
   w.idleWakeupLatencyNs = medianIdleWakeupLatency(m);
-  const int64_t idleExit = std::max<int64_t>(0, w.idleWakeupLatencyNs);
 
   const size_t threadCount = m.threads.size();
   std::vector<Scan> scans(threadCount);
@@ -261,33 +263,9 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       open = false;
     };
 
-    // A run whose switch-in the trace lost: the task switched out of a CPU
-    // where idle was "running" (the builder closed idle's slice as a mismatch
-    // and gave the task a zero-length slice). It ran from about its wakeup
-    // plus the idle exit to that switch-out.
-    int64_t runnableSince = 0;
-    auto repairMissingRun = [&](int64_t ts, int cpu) {
-      if (!options.repairMissingSwitchIns || cpu < 0 || static_cast<size_t>(cpu) >= m.cpuSlices.size()) return;
-      const auto& t = m.cpuSlices[static_cast<size_t>(cpu)];
-      auto it = std::lower_bound(t.ts.begin(), t.ts.end(), ts);
-      for (size_t j = static_cast<size_t>(it - t.ts.begin()); j < t.size() && t.ts[j] == ts; ++j) {
-        if (t.utid[j].value != u || t.dur[j] != 0 || !(t.flags[j] & core::kSliceStartUnknown) || j == 0) continue;
-        const size_t k = j - 1;
-        if (t.kind[k] != core::SliceKind::Idle || t.endReason[k] != core::SliceEnd::Mismatch || t.end(k) != ts) return;
-        const int64_t start = std::min(ts, std::max(runnableSince, t.ts[k]) + idleExit);
-        if (start >= ts) return;
-        s.runs.emplace_back(start, ts);
-        ++w.unmodelled.missingSwitchIns;
-        w.unmodelled.missingSwitchInNs += ts - start;
-        return;
-      }
-    };
-
     for (uint32_t r = first; r < last; ++r) {
       const TaskState st = m.threadStates.state[r];
       const int64_t ts = m.threadStates.ts[r];
-      if (core::isRunnable(lastState) && st != TaskState::Running) repairMissingRun(ts, m.threadStates.cpu[r]);
-      if (core::isRunnable(st) && !core::isRunnable(lastState)) runnableSince = ts;
       lastState = st;
       if (st == TaskState::Running) {
         if (!open) openBurst(ts, r);

@@ -18,12 +18,6 @@ struct ExtractOptions {
   /// that only ever ran on their CPU stay pinned to it; the trace records no
   /// affinity, so everything else may run anywhere.
   bool pinPerCpuKthreads = true;
-  /// Some kernels lose the sched_switch out of the idle task (seen on the
-  /// recording machines: every idle->task switch of CPU 1 is missing), so a
-  /// task looks runnable until it switches out of a CPU where idle "runs".
-  /// When set, such a run counts as CPU work from its wakeup plus the
-  /// recording's median idle-wakeup latency to the switch-out.
-  bool repairMissingSwitchIns = true;
   /// Replay only the tasks created during the trace (the traced command and
   /// its descendants), leaving out what else ran on the machine. Wakeups by
   /// left-out tasks become sleeps of the recorded length; a child of a left-out

@@ -42,7 +42,8 @@ std::vector<Unmodelled::Item> Unmodelled::items() const {
        forksOfUnreplayedParent},
       {"unknown_state_intervals", "intervals of unknown state (no work counted)", unknownStateIntervals},
       {"lost_event_ranges", "lost-event ranges in the recording", lostEventRanges},
-      {"missing_switch_ins", "runs whose switch-in the trace lost, counted from wakeup + idle exit", missingSwitchIns},
+      {"switch_ins_inferred", "runs whose switch-in the trace lacks (inferred at import, start estimated)",
+       switchInsInferred},
       {"tasks_left_out", "tasks left out (--tasks created or tree:COMM)", tasksLeftOut},
   };
 }

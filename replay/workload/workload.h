@@ -96,8 +96,7 @@ struct Unmodelled {
   uint64_t unknownStateIntervals = 0;    ///< intervals of unknown state (lost data): no work counted there
   uint64_t lostEventRanges = 0;          ///< data-loss ranges in the recording
   uint64_t tasksLeftOut = 0;             ///< left out by ExtractOptions::onlyCreatedTasks or treeOf
-  uint64_t missingSwitchIns = 0;         ///< runs whose switch-in the trace lost (repaired: see ExtractOptions)
-  int64_t missingSwitchInNs = 0;         ///< CPU time those repairs added
+  uint64_t switchInsInferred = 0;        ///< runs whose switch-in the trace lacks (inferred at import)
   uint64_t total() const;
 
   /// One count: its JSON key, what it means (for tables), how many.

@@ -117,15 +117,71 @@ TEST(SchedBuilder, MismatchedPrevTidIsCountedAndRepaired) {
   t.sw(10, 0, 0, "R", 2).sw(20, 0, 3, "S", 1).other(30, 0, 1);
   auto m = t.build();
   EXPECT_EQ(m->diagnostics.count(core::DiagCode::mismatched_switch_prev_tid), 1u);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_in_inferred), 1u);
   const auto& s = m->cpuSlices[0];
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s.utid[0], utidOfTid(*m, 2));
   EXPECT_EQ(s.endReason[0], SliceEnd::Mismatch);
-  // prev_tid 3 was running, since when is unknown: a zero-length slice keeps its switch.
+  // prev_tid 3 was running, since when is unknown and the trace has no traced
+  // switch from idle to a woken task to estimate it from: a zero-length slice at
+  // the switch-out keeps its switch.
   EXPECT_EQ(s.utid[1], utidOfTid(*m, 3));
   EXPECT_EQ(s.dur[1], 0);
-  EXPECT_EQ(s.flags[1], core::kSliceStartUnknown);
+  EXPECT_EQ(s.flags[1], core::kSliceStartInferred);
   EXPECT_EQ(s.utid[2], utidOfTid(*m, 1));
+}
+
+// CPU 0 shows how long this machine takes from a wakeup on an idle CPU to the
+// switch-in (6 ns after the irq-context waking); CPU 1 lacks that switch-in,
+// and the first event in the wakee's context shows it running.
+std::shared_ptr<core::TraceModel> idleCpusWithOneLostSwitchIn(bool contextEventBeforeSwitchOut) {
+  TraceBuilder t;
+  t.sw(10, 0, 9, "S", 0).sw(20, 1, 8, "S", 0);
+  t.waking(100, 0, 0, 5, 0, core::kCtxHardIrq).sw(106, 0, 0, "R", 5).sw(200, 0, 5, "S", 0);
+  t.waking(300, 1, 0, 7, 1, core::kCtxHardIrq);
+  if (contextEventBeforeSwitchOut) t.other(315, 1, 7);
+  t.sw(330, 1, 7, "S", 0).other(400, 1, 0);
+  return t.build();
+}
+
+TEST(SchedBuilder, SwitchInFoundFromTheContextIsPlacedAtTheMeasuredDelay) {
+  auto m = idleCpusWithOneLostSwitchIn(true);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_in_inferred), 1u);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::mismatched_switch_prev_tid), 0u);
+  const auto& s = m->cpuSlices[1];
+  ASSERT_EQ(s.size(), 4u);  // 8, idle, 7, idle
+  // Lower bound 300 (the waking in idle's context) + the 6 ns measured on CPU 0;
+  // the context event at 315 only bounds it from above.
+  EXPECT_EQ(s.kind[1], SliceKind::Idle);
+  EXPECT_EQ(s.ts[1], 20);
+  EXPECT_EQ(s.dur[1], 286);
+  EXPECT_EQ(s.utid[2], utidOfTid(*m, 7));
+  EXPECT_EQ(s.ts[2], 306);
+  EXPECT_EQ(s.dur[2], 24);
+  EXPECT_EQ(s.flags[2], core::kSliceStartInferred);
+  // Its state rows agree: runnable from the waking, running from 306.
+  const auto [first, last] = m->stateRowsOf(utidOfTid(*m, 7));
+  ASSERT_EQ(last - first, 3u);
+  EXPECT_EQ(m->threadStates.state[first], TaskState::Runnable);
+  EXPECT_EQ(m->threadStates.ts[first], 300);
+  EXPECT_EQ(m->threadStates.state[first + 1], TaskState::Running);
+  EXPECT_EQ(m->threadStates.ts[first + 1], 306);
+  EXPECT_EQ(m->threadStates.ts[first + 2], 330);
+}
+
+TEST(SchedBuilder, SwitchOutAsTheOnlySignOfALostSwitchInStillGetsARun) {
+  auto m = idleCpusWithOneLostSwitchIn(false);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_in_inferred), 1u);
+  const auto& s = m->cpuSlices[1];
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s.ts[2], 306);
+  EXPECT_EQ(s.dur[2], 24);
+  EXPECT_EQ(s.endReason[2], SliceEnd::Blocked);
+  const auto [first, last] = m->stateRowsOf(utidOfTid(*m, 7));
+  ASSERT_EQ(last - first, 3u);
+  EXPECT_EQ(m->threadStates.state[first + 1], TaskState::Running);
+  EXPECT_EQ(m->threadStates.ts[first + 1], 306);
+  EXPECT_EQ(m->threadStates.state[first + 2], TaskState::Sleeping);
 }
 
 TEST(SchedBuilder, DataLossBecomesALostSpanAndUnknownStart) {

@@ -81,23 +81,14 @@ TEST(ReplayIdentity, BaselineConservesWorkAndMakespan) {
       EXPECT_LE(v.makespanRatio(), 1.10) << v.makespanReplayNs << " vs " << v.makespanRecordedNs;
       ++checked;
     }
-    // Without repairing the switch-ins the trace lost, the work is exactly the
-    // recording's own per-task CPU time.
-    replay::ExtractOptions raw;
-    raw.repairMissingSwitchIns = false;
-    auto plain = replay::extractWorkload(*recorded, raw);
-    ASSERT_TRUE(plain.has_value());
-    replay::ReplayOptions o;
-    o.model = "cfs";
-    auto r = replay::runReplay(*plain, o);
-    ASSERT_TRUE(r.has_value());
+    // The work is exactly the recording's own per-task CPU time (switch-ins the
+    // trace lacks are inferred at import, so the recording's statistics count them too).
     auto recordedRuntime = runtimeByTid(*recorded);
     for (auto it = recordedRuntime.begin(); it != recordedRuntime.end();)
       it = it->second == 0 ? recordedRuntime.erase(it) : std::next(it);
-    auto replayRuntime = runtimeByTid(*r->model);
-    for (auto it = replayRuntime.begin(); it != replayRuntime.end();)
-      it = it->second == 0 ? replayRuntime.erase(it) : std::next(it);
-    EXPECT_EQ(replayRuntime, recordedRuntime) << path;
+    for (auto it = workByTid.begin(); it != workByTid.end();)
+      it = it->second == 0 ? workByTid.erase(it) : std::next(it);
+    EXPECT_EQ(workByTid, recordedRuntime) << path;
   }
   EXPECT_GT(checked, 0);
 }

@@ -91,15 +91,19 @@ TEST_P(FtraceSharedTrace, EventCountsMatchTheManifest) {
 
 TEST_P(FtraceSharedTrace, RuntimePerTaskEqualsTheRawSwitchLines) {
   const auto independent = ftrace_test::readIndependently(path);
+  // Runs whose both switches are in the trace: not inferred, not ended by an untraced switch.
   std::map<int, int64_t> fromModel;
   for (const auto& table : model->cpuSlices)
     for (size_t i = 0; i < table.size(); ++i) {
-      if (table.kind[i] != core::SliceKind::Task) continue;
+      if (table.kind[i] != core::SliceKind::Task || (table.flags[i] & core::kSliceStartInferred) ||
+          table.endReason[i] == core::SliceEnd::Mismatch)
+        continue;
       const int tid = model->threads.tid[table.utid[i].value];
       if (tid != 0 && table.dur[i] > 0) fromModel[tid] += table.dur[i];
     }
   EXPECT_FALSE(fromModel.empty());
   EXPECT_EQ(fromModel, independent.runtimeByTid);
+  EXPECT_EQ(model->diagnostics.count(core::DiagCode::switch_in_inferred), independent.untracedSwitches);
 }
 
 TEST_P(FtraceSharedTrace, NothingIsMalformed) {

@@ -15,7 +15,13 @@ namespace ftrace_test {
 
 struct IndependentReading {
   std::map<std::string, uint64_t> eventCounts;
-  std::map<int, int64_t> runtimeByTid;  ///< ns on CPU, idle (tid 0) excluded
+  /// ns on CPU, idle (tid 0) excluded, of the runs whose both ends the trace
+  /// shows: switched in by a sched_switch (or running at the CPU's first event)
+  /// and out by one.
+  std::map<int, int64_t> runtimeByTid;
+  /// Lines whose "comm-pid" names another task than the one the switches left
+  /// running on that CPU: switches the trace lacks.
+  uint64_t untracedSwitches = 0;
   uint64_t lostEvents = 0;
 };
 
@@ -27,16 +33,18 @@ inline int64_t secondsToNs(const std::string& sec, const std::string& frac) {
 
 /// Reads `path` line by line. The runtime follows the model's conventions: a
 /// CPU's first slice starts at that CPU's first event, the task running at the
-/// end runs until the trace's last timestamp, a switch whose prev is not the
-/// task switched in closes that task's slice and gives prev nothing, and a
-/// LOST EVENTS line ends the running slice at the CPU's previous event.
+/// end runs until the trace's last timestamp, and a LOST EVENTS line ends the
+/// running slice at the CPU's previous event. A line in the context of another
+/// task than the CPU's current one (or a switch whose prev is not it) cuts the
+/// current run and starts an untraced one; neither is counted in runtimeByTid.
 inline IndependentReading readIndependently(const std::string& path) {
   static const std::regex kEvent(R"(\[(\d+)\] +(?:[^ ]+ +)?(\d+)\.(\d+): (\w+)(:|\(| -> ))");
   static const std::regex kSwitchPids(R"(prev_pid=(\d+) .*next_pid=(\d+))");
   static const std::regex kPluginSwitchPids(R"(:(\d+) \[-?\d+\] \S+ ==> .*:(\d+) \[-?\d+\]$)");
   static const std::regex kLost(R"(^CPU:(\d+) \[LOST (\d+) EVENTS\])");
+  static const std::regex kContextPid(R"(-(\d+) +(?:\([^)]*\) +)?\[\d+\])");
   struct Cpu {
-    bool seen = false, open = false, lossPending = false;
+    bool seen = false, open = false, lossPending = false, traced = true;
     int current = 0;
     int64_t start = 0, unknownSince = 0, lastTs = 0;
   };
@@ -83,6 +91,13 @@ inline IndependentReading readIndependently(const std::string& path) {
       c.unknownSince = ts;
     }
     c.lastTs = ts;
+    std::smatch ctx;
+    const std::string head = m.prefix().str() + m[0].str();
+    if (c.open && std::regex_search(head, ctx, kContextPid) && std::stoi(ctx[1]) != c.current) {
+      ++out.untracedSwitches;
+      c.current = std::stoi(ctx[1]);
+      c.traced = false;
+    }
     if (name != "sched_switch") continue;
     const std::string payload = m.suffix();
     std::smatch pids;
@@ -90,20 +105,19 @@ inline IndependentReading readIndependently(const std::string& path) {
     const int prev = std::stoi(pids[1]);
     const int next = std::stoi(pids[2]);
     if (c.open && c.current != prev) {
-      run(c.current, c.start, ts);
-      c.open = false;
-      c.unknownSince = ts;
-    }
-    if (c.open)
-      run(prev, c.start, ts);
-    else
+      ++out.untracedSwitches;
+    } else if (c.open) {
+      if (c.traced) run(prev, c.start, ts);
+    } else {
       run(prev, c.unknownSince, ts);
+    }
     c.open = true;
+    c.traced = true;
     c.current = next;
     c.start = ts;
   }
   for (auto& [cpu, c] : cpus)
-    if (c.open) run(c.current, c.start, lastTs);
+    if (c.open && c.traced) run(c.current, c.start, lastTs);
   return out;
 }
 
