@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The seed-000 experiment (shared/seeds/000, SPEC.md §2.7): a parallel C build at
-# 50/100/150/300% load (make -j N/2, N, 1.5N, 3N on this machine's N CPUs),
-# recorded with shared/tools/record-sched-trace, then replayed through the
+# The seed-000 experiment (Alfred Chen's kernel build at 50-300% load,
+# docs/models.md §6.2): a parallel C build at 50/100/150/300% load
+# (make -j N/2, N, 1.5N, 3N on this machine's N CPUs), recorded with
+# tools/record-sched-trace, then replayed through the
 # BFS-family models (bfs, gc, vrq) and the baseline (cfs, eevdf) on the
 # recorded topology. Prints the makespans, each load's time relative to 100%,
 # and the spread between bfs, gc and vrq.
@@ -19,7 +20,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-recorder=${RECORDER:-$root/../shared/tools/record-sched-trace}
+recorder=${RECORDER:-$root/tools/record-sched-trace}
 OUT=${OUT:-/tmp/seed000}
 FORMAT=${FORMAT:-ftrace}
 FILES=${FILES:-32}

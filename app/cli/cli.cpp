@@ -138,7 +138,7 @@ void printUsage(std::ostream& out) {
          "         [--param K=V]... [--cookie R]... [--uclamp S=MIN:MAX]... [--sysctl N=V]... [--json] [--out FILE]\n"
          "                                          the workload replayed through a scheduler model, with validation\n"
          "  scenario coresched-fairness [--runs N] [--json]\n"
-         "                                          the seed-001 core-scheduling fairness experiment, every variant\n"
+         "                                          the core-scheduling fairness experiment of docs/models.md §6.1\n"
          "  diff A B [--json]                       two runs compared task by task and as a whole\n"
          "  render FILE -o OUT.png [--width N] [--from T] [--to T] [--bench] [--json]\n"
          "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"

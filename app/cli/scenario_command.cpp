@@ -1,6 +1,6 @@
-// `schedlab-cli scenario coresched-fairness`: the seed-001 core-scheduling
-// fairness experiment run through every variant, printed as the seed's table
-// (and as JSON rows).
+// `schedlab-cli scenario coresched-fairness`: the core-scheduling fairness
+// experiment of docs/models.md §6.1 run through every variant, printed as the
+// experiment's table (and as JSON rows).
 #include <cstdio>
 #include <ostream>
 
@@ -15,8 +15,8 @@ namespace {
 constexpr const char* kHelp =
     "usage: schedlab-cli scenario coresched-fairness [--runs N] [--seconds S] [--base cfs|eevdf]\n"
     "                                               [--param KEY=VALUE]... [--json]\n"
-    "The core-scheduling fairness experiment of the RFC v3 thread (seed 001, Julien Desfossez, Aug-Sep\n"
-    "2019) in the simulator: one core with two SMT threads; sysbench-cpu (CPU-bound) pinned to thread 0\n"
+    "The core-scheduling fairness experiment of the RFC v3 thread (Julien Desfossez, Aug-Sep 2019;\n"
+    "docs/models.md §6.1) in the simulator: one core with two SMT threads; sysbench-cpu (CPU-bound) pinned to thread 0\n"
     "and sysbench-mem (memory-bound) pinned to thread 1, both always runnable. While both threads run,\n"
     "each progresses at smt.factor (default 0.65; a task's own factor with\n"
     "--param 'smt.task_factor=comm:^sysbench-mem$=0.8'). For the four tagging cases (no tag, cpu tagged,\n"
@@ -24,7 +24,7 @@ constexpr const char* kHelp =
     "of S seconds (default 30) with start phases spread over a tick period; the value is the CPU-bound\n"
     "task's throughput relative to running alone on the core, mean and sample stddev over the runs.\n"
     "Reference rows: alone (1.0 by definition) and nosmt (both tasks on one thread: half the core).\n"
-    "The table also shows the values in the seed's units (x 1306.90 events/s, its `alone` figure).\n"
+    "The table also shows the values in the experiment's units (x 1306.90 events/s, its `alone` figure).\n"
     "A third table shows how finely the core is shared: the mean length of the CPU-bound task's\n"
     "uninterrupted runs (ms), which is where the variants differ when their averages agree.\n"
     "  --json   {\"rows\":[{\"variant\",\"tagging\",\"mean\",\"stddev\",\"run_ms\"}...]}\n";
@@ -82,8 +82,8 @@ int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std
 
   const double scale = replay::scenario::kSeedAloneEventsPerSecond;
   char buf[256];
-  out << "Core-scheduling fairness (seed 001): sysbench-cpu throughput relative to alone, " << o.runs << " runs of "
-      << o.seconds << " s, " << o.base << "+coresched on one core x 2 threads\n\n";
+  out << "Core-scheduling fairness (docs/models.md §6.1): sysbench-cpu throughput relative to alone, " << o.runs
+      << " runs of " << o.seconds << " s, " << o.base << "+coresched on one core x 2 threads\n\n";
   enum class Show { Relative, SeedUnits, RunLength };
   auto cell = [&](const replay::scenario::FairnessRow& r, Show show) {
     char c[48];
@@ -96,7 +96,7 @@ int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std
     return std::string(c);
   };
   for (Show show : {Show::Relative, Show::SeedUnits, Show::RunLength}) {
-    out << (show == Show::SeedUnits   ? "In the seed's units (events/s, alone = 1306.90):\n"
+    out << (show == Show::SeedUnits   ? "In the experiment's units (events/s, alone = 1306.90):\n"
             : show == Show::RunLength ? "Mean length of the CPU-bound task's uninterrupted runs:\n"
                                       : "Relative to alone:\n");
     for (const auto& r : *rows)

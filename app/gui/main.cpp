@@ -24,6 +24,15 @@ bool wantsScreenshot(int argc, char** argv) {
     if (std::strncmp(argv[i], "--screenshot", 12) == 0) return true;
   return false;
 }
+
+// --help and --version need no display: QApplication would abort without one
+// before the parser could print anything.
+bool mayAskForHelpOrVersion(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    for (const char* name : {"-h", "--help", "-?", "-v", "--version"})
+      if (std::strcmp(argv[i], name) == 0) return true;
+  return false;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,15 +51,14 @@ int main(int argc, char** argv) {
           if (previous) previous(type, context, message);
         });
   }
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("SchedLab"));
-  QApplication::setApplicationName(QStringLiteral("SchedLab"));
-  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+  QCoreApplication::setOrganizationName(QStringLiteral("SchedLab"));
+  QCoreApplication::setApplicationName(QStringLiteral("SchedLab"));
+  QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("SchedLab: scheduler traces, replays and statistics side by side."));
-  parser.addHelpOption();
-  parser.addVersionOption();
+  const QCommandLineOption helpOpt = parser.addHelpOption();
+  const QCommandLineOption versionOpt = parser.addVersionOption();
   parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Traces to open (files, or CTF folders)."), QStringLiteral("[FILES...]"));
   const QCommandLineOption screenshotOpt(QStringLiteral("screenshot"),
                                          QStringLiteral("Render the main window to OUT.png once loaded, then exit."), QStringLiteral("OUT.png"));
@@ -83,6 +91,17 @@ int main(int argc, char** argv) {
   const QCommandLineOption timingOpt(QStringLiteral("timing"), QStringLiteral("Print import and first-paint timings to stderr."));
   parser.addOptions({screenshotOpt, replayOpt, paramOpt, topologyOpt, replayTopologyOpt, sizeOpt, searchOpt, fromOpt, toOpt,
                      selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt, compareOpt, markerOpt, exportOpt});
+  if (mayAskForHelpOrVersion(argc, argv)) {
+    // A core application knows the arguments and names the parser prints. Qt's
+    // own options (-platform ...) and --help-all, which lists them, are left to
+    // QApplication below, as is any command line that does not parse here.
+    QCoreApplication console(argc, argv);
+    if (parser.parse(QCoreApplication::arguments()) && !parser.isSet(QStringLiteral("help-all"))) {
+      if (parser.isSet(helpOpt)) parser.showHelp(0);
+      if (parser.isSet(versionOpt)) parser.showVersion();
+    }
+  }
+  QApplication app(argc, argv);
   parser.process(app);
 
   QTemporaryDir settingsDir;

@@ -1,7 +1,7 @@
-// BFS v0.463, -gc (v4.1_0463_1) and VRQ 0.89, following SPEC.md §1 and §2.2-2.3
-// and, where SPEC is silent, the 0.463 source (kernelOfTruth/linux
+// BFS v0.463, -gc (v4.1_0463_1) and VRQ 0.89, following docs/models.md §1 and
+// §2.2-2.3 and, where those are silent, the 0.463 source (kernelOfTruth/linux
 // kernel/sched/bfs.c) and VRQ 0.89 (cchalpha/linux-gc kernel/sched/bfs.c).
-// Choices where the sources leave it open ([U] in SPEC) are marked "Choice:".
+// Choices where the sources leave it open ([U] there) are marked "Choice:".
 //
 // Time: niffies is the simulated clock (absolute trace time, so deadlines are
 // of the size they had on the traced machine and the sticky-task shift
@@ -156,7 +156,7 @@ class BfsFamily : public Policy {
     s.timeSlice = timesliceUs(m_rrInterval);
     s.deadline = m_e->now() + deadlineDiff(nice(t), m_rrInterval);
     if (m_smtBiasCycling) {
-      // SPEC §1.10: cycles 20-nice .. 1, decrementing at each expiry.
+      // docs/models.md §1.10: cycles 20-nice .. 1, decrementing at each expiry.
       if (--s.smtBias < 1) s.smtBias = 20 - nice(t);
     }
   }
@@ -450,7 +450,7 @@ class GlobalQueuePolicy final : public BfsFamily {
   }
 
   // best_mask_cpu(): `best` if it is in the mask, else the lowest ranking
-  // (distance and business flags, SPEC §1.7) seen from `from`. -gc walks levels:
+  // (distance and business flags, docs/models.md §1.7) seen from `from`. -gc walks levels:
   // the CPU itself, SMT siblings, the package (LLC), then any.
   int bestMaskCpu(int best, int from, const std::vector<int>& mask) const {
     if (std::find(mask.begin(), mask.end(), best) != mask.end()) return best;
@@ -724,8 +724,8 @@ class VrqPolicy final : public BfsFamily {
   }
 
   // take_other_rq_task(): an idle CPU pulls the first queue head (in CPU order)
-  // that may run on it. Choice: CPU order is ascending from CPU 0 (SPEC §2.3
-  // says "in order").
+  // that may run on it. Choice: CPU order is ascending from CPU 0
+  // (docs/models.md §2.3 says "in order").
   TaskId takeOtherRqTask(int cpu) {
     for (int c = 0; c < m_e->cpuCount(); ++c) {
       if (c == cpu) continue;
@@ -759,11 +759,11 @@ void defineParams(Params& p, Variant v) {
     p.defineBool("smt_nice", true,
                  "CONFIG_SMT_NICE: keep a lower-priority user task off an SMT thread whose sibling runs a "
                  "higher-priority one (25% dither). Choice: a denied task waits for the next natural reschedule "
-                 "(SPEC §1.10 notes check_smt_siblings may do nothing on 2-way SMT)");
+                 "(docs/models.md §1.10 notes check_smt_siblings may do nothing on 2-way SMT)");
     p.defineChoice("smt_bias", "static", {"static", "cycling"},
                    "the SMT-nice bias of a normal task: 'static' = 20 - nice as task_prio_bias() has it in the "
-                   "0.463 source read (kernelOfTruth/linux bfs.c); 'cycling' = SPEC §1.10's bias that counts down "
-                   "20-nice..1 at each slice expiry");
+                   "0.463 source read (kernelOfTruth/linux bfs.c); 'cycling' = docs/models.md §1.10's bias that "
+                   "counts down 20-nice..1 at each slice expiry");
   }
 }
 

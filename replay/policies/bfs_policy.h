@@ -1,5 +1,5 @@
-// The BFS family: BFS v0.463 (SPEC.md §1), Alfred Chen's -gc for 4.1 (BFS
-// 0.463 with priodl keys, §2.2) and VRQ 0.89 (per-CPU queues with idle
+// The BFS family: BFS v0.463 (docs/models.md §1), Alfred Chen's -gc for 4.1
+// (BFS 0.463 with priodl keys, §2.2) and VRQ 0.89 (per-CPU queues with idle
 // pulling, §2.3). Created by the policy registry; driven by replay::Engine.
 #pragma once
 

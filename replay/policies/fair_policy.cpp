@@ -1,6 +1,7 @@
-// CFS (Linux <= 6.5) and EEVDF (6.6+) with the RT class, per SPEC.md §5.
+// CFS (Linux <= 6.5) and EEVDF (6.6+) with the RT class, per docs/models.md §5.
 //
-// Load balancing model (simplified from fair.c; also in the params' docs):
+// Load balancing model (simplified from fair.c; also in the params' docs and
+// docs/models.md §5.4-5.5):
 // - Wakeup placement (select_task_rq_fair): a forked child goes to the least
 //   loaded allowed CPU (an idle one first, the parent's CPU on ties); a woken
 //   task considers the waker's CPU when it shares the package cache with the
@@ -647,7 +648,7 @@ class FairPolicy final : public Policy {
     if (m_variant == Variant::Eevdf) e.vlag = e.deadline;  // RUN_TO_PARITY: slice granted at pick
   }
 
-  // --- core scheduling (SPEC.md §3) ---
+  // --- core scheduling (docs/models.md §3, the variants in §3.9) ---
   //
   // Selection follows mainline's pick_next_task() for every variant: a
   // sibling's pending pick is taken while nothing was enqueued or dequeued on
@@ -1347,14 +1348,14 @@ void defineParams(Params& p, Variant variant) {
 void defineCoreschedParams(Params& p) {
   p.defineChoice("coresched.variant", "mainline",
                  {"v3", "v3-corevrt", "v3-fiaccount", "v3-allowance", "v3-coresched-idle", "mainline"},
-                 "core-scheduling selection (SPEC.md §3): v3 = RFC v3 (May 2019), vruntimes normalised per CPU, "
-                 "no tick check (a forced-idle sibling waits for the other side to sleep); v3-corevrt = Aaron Lu's "
-                 "core-wide min_vruntime + the tick check with nr_running 1; v3-fiaccount = Tim Chen v1, forced-idle "
-                 "time added to the idle CPU's min_vruntime (with the same tick check, [U]); v3-allowance = Tim Chen "
-                 "v2, 5 ms idle allowance per CPU; v3-coresched-idle = v3-corevrt + the coresched_idle kthread, whose "
-                 "ticks let the forced-idle side take the core once ahead ([U] its policy); mainline = 5.14+ "
-                 "min_vruntime_fi snapshots and task_tick_core(). Core scheduling is active only on SMT topologies "
-                 "and only while some task has a cookie (the kernel's static key)");
+                 "core-scheduling selection (docs/models.md §3.9): v3 = RFC v3 (May 2019), vruntimes normalised per "
+                 "CPU, no tick check (a forced-idle sibling waits for the other side to sleep); v3-corevrt = Aaron "
+                 "Lu's core-wide min_vruntime + the tick check with nr_running 1; v3-fiaccount = Tim Chen v1, "
+                 "forced-idle time added to the idle CPU's min_vruntime (with the same tick check, [U]); v3-allowance "
+                 "= Tim Chen v2, 5 ms idle allowance per CPU; v3-coresched-idle = v3-corevrt + the coresched_idle "
+                 "kthread, whose ticks let the forced-idle side take the core once ahead ([U] its policy); mainline = "
+                 "5.14+ min_vruntime_fi snapshots and task_tick_core(). Core scheduling is active only on SMT "
+                 "topologies and only while some task has a cookie (the kernel's static key)");
   p.defineText("coresched.cookie", "",
                "cookies, as prctl(PR_SCHED_CORE) would set them: rules separated by ';', later ones winning: "
                "per-process (each tgid its own cookie; kernel threads stay untagged), per-thread, none, or "

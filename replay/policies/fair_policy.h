@@ -1,5 +1,6 @@
-// The mainline baseline: CFS as in Linux <= 6.5 and EEVDF as in 6.6+ (SPEC.md
-// §5), with the RT class (FIFO/RR) and a stated, simplified load balancer.
+// The mainline baseline: CFS as in Linux <= 6.5 and EEVDF as in 6.6+
+// (docs/models.md §5), with the RT class (FIFO/RR) and a stated, simplified
+// load balancer.
 // Created by the policy registry; driven by replay::Engine.
 #pragma once
 
@@ -16,7 +17,7 @@ namespace replay::fair {
 enum class Variant { Cfs, Eevdf };
 
 void defineParams(Params& params, Variant variant);
-/// Core scheduling over cfs/eevdf (SPEC.md §3): coresched.variant, coresched.cookie, ...
+/// Core scheduling over cfs/eevdf (docs/models.md §3): coresched.variant, coresched.cookie, ...
 /// The policy runs core-wide selection when these are defined and some task has a cookie.
 void defineCoreschedParams(Params& params);
 std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount);

@@ -16,7 +16,7 @@ namespace replay {
 struct PolicyInfo {
   std::string_view name;    ///< "cfs", "eevdf", "bfs", "gc", "vrq"
   std::string_view title;   ///< one line: what it models
-  std::string_view source;  ///< where the rules come from (SPEC.md section, kernel source)
+  std::string_view source;  ///< where the rules come from (docs/models.md section, kernel source)
   void (*defineParams)(Params& params);
   std::unique_ptr<Policy> (*make)(const Params& params, int cpuCount);
 };
@@ -30,8 +30,8 @@ std::string policyNames();
 /// "cfs", "eevdf+coresched", "cfs+uclamp", "cfs+coresched+uclamp".
 struct ModelSpec {
   const PolicyInfo* base = nullptr;
-  bool coresched = false;  ///< core scheduling (SPEC.md §3): cfs and eevdf only
-  bool uclamp = false;     ///< uclamp + schedutil + energy (SPEC.md §4): cfs and eevdf only
+  bool coresched = false;  ///< core scheduling (docs/models.md §3): cfs and eevdf only
+  bool uclamp = false;     ///< uclamp + schedutil + energy (docs/models.md §4): cfs and eevdf only
   std::string name;        ///< normalised: base, then +coresched, then +uclamp
   std::string title() const;
   std::string source() const;

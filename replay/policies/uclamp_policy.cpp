@@ -8,7 +8,7 @@
 
 namespace replay::uclamp {
 
-// --- Effective clamps (SPEC §4.1, §4.2, §4.6) ---
+// --- Effective clamps (docs/models.md §4.1, §4.2, §4.6) ---
 
 EffectiveClamps effectiveClamps(int requestMin, int requestMax, bool rt, const Sysctls& s) {
   EffectiveClamps e;
@@ -20,7 +20,7 @@ EffectiveClamps effectiveClamps(int requestMin, int requestMax, bool rt, const S
   return e;
 }
 
-// --- Per-rq aggregation (SPEC §4.3) ---
+// --- Per-rq aggregation (docs/models.md §4.3) ---
 
 UclampRq::UclampRq(int buckets) : m_buckets(std::clamp(buckets, 1, kCapacity)), m_delta(bucketDelta(m_buckets)) {
   for (PerId& id : m_ids) id.bucket.assign(static_cast<size_t>(m_buckets), Bucket{});
@@ -116,7 +116,7 @@ void defineParams(Params& p) {
                "take the class default: min 0 (fair) or sysctl.sched_util_clamp_min_rt_default (RT), max 1024. No "
                "cgroups are modelled: the effective clamp is the request capped by sysctl.sched_util_clamp_min/max. "
                "Here uclamp changes frequencies only: placement, preemption and picks stay the base model's "
-               "(uclamp-aware placement, SPEC §4.5, is EAS and capacity fitting on asymmetric CPUs; replay "
+               "(uclamp-aware placement, docs/models.md §4.5, is EAS and capacity fitting on asymmetric CPUs; replay "
                "topologies are symmetric, so it is not modelled)");
   p.defineInt("uclamp.buckets", 5, 5, 20,
               "CONFIG_UCLAMP_BUCKETS_COUNT: clamp buckets per runqueue; bucket delta = round(1024 / buckets) (205 for "
@@ -128,8 +128,8 @@ void defineParams(Params& p) {
                  "machine had used uclamp: RT tasks are boosted only through their uclamp.min");
   p.defineInt("uclamp.rq_update_cost_ns", 0, 0, 1'000'000,
               "CPU time each enqueue and dequeue spends updating the runqueue's clamp buckets while uclamp is in "
-              "use (SPEC §4.7: with the static key on, Qais Yousef measured activate/deactivate_task at 2.3-4.6% "
-              "of cycles against 0.1%, and -2.6% on `perf bench sched pipe`); charged to the CPU doing the "
+              "use (docs/models.md §4.7: with the static key on, Qais Yousef measured activate/deactivate_task at "
+              "2.3-4.6% of cycles against 0.1%, and -2.6% on `perf bench sched pipe`); charged to the CPU doing the "
               "enqueue (the waker's) or the dequeue. 0 = not modelled; about 50-100 ns reproduces that order of "
               "cost on a pipe ping-pong");
   p.defineInt("sysctl.sched_util_clamp_min", kCapacity, 0, kCapacity,
@@ -522,7 +522,7 @@ class UclampPolicy final : public Policy {
     m_moved.clear();
   }
 
-  // sugov_get_util(): CFS + RT utilisation, clamped by the rq (SPEC §4.4).
+  // sugov_get_util(): CFS + RT utilisation, clamped by the rq (docs/models.md §4.4).
   double cpuUtil(int cpu) {
     advanceCpu(cpu);
     const Cpu& c = m_cpus[static_cast<size_t>(cpu)];

@@ -1,4 +1,4 @@
-// uclamp (SPEC.md §4) with PELT utilisation, the schedutil governor and an
+// uclamp (docs/models.md §4) with PELT utilisation, the schedutil governor and an
 // energy estimate, as a decorator around a cfs/eevdf policy (with or without
 // core scheduling): it forwards every decision to that policy unchanged and
 // only sets each CPU's frequency. Created by the policy registry (+uclamp).
@@ -32,14 +32,14 @@ struct EffectiveClamps {
   int max = kCapacity;
 };
 
-/// uclamp_eff_get() without task groups (SPEC §4.2): the request, or the
+/// uclamp_eff_get() without task groups (docs/models.md §4.2): the request, or the
 /// class default when not set (fair: 0/1024; RT min: the RT default), capped
 /// by the system-wide sysctl of that clamp id. -1 = not requested.
 EffectiveClamps effectiveClamps(int requestMin, int requestMax, bool rt, const Sysctls& sysctls);
 
 /// One runqueue's clamp aggregation (struct uclamp_rq x 2 + uclamp_flags),
 /// exactly as uclamp_rq_inc_id / uclamp_rq_dec_id / uclamp_rq_max_value /
-/// uclamp_idle_reset do it (SPEC §4.3), including the accepted "local max"
+/// uclamp_idle_reset do it (docs/models.md §4.3), including the accepted "local max"
 /// over-boost and the MAX value held while the rq is idle.
 class UclampRq {
  public:

@@ -12,7 +12,7 @@ namespace {
 constexpr int32_t kCpuTid = 1001, kMemTid = 1002;
 
 // Two always-runnable tasks, each pinned to one thread of core 0 (sysbench
-// was pinned so in the seed); `together` pins both to CPU 0 (the seed's nosmt).
+// was pinned so in the experiment); `together` pins both to CPU 0 (its nosmt).
 Workload fairnessWorkload(int64_t durationNs, int64_t cpuStart, int64_t memStart, bool withMem, bool together) {
   Workload w;
   w.source = "scenario coresched-fairness";

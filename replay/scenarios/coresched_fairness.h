@@ -1,5 +1,5 @@
-// The seed-001 experiment (core-scheduling fairness, v3 thread, Aug-Sep 2019)
-// as a built-in scenario: one SMT core, a CPU-bound and a memory-bound task
+// The core-scheduling fairness experiment of the v3 thread (Aug-Sep 2019,
+// docs/models.md §6.1) as a built-in scenario: one SMT core, a CPU-bound and a memory-bound task
 // pinned one per thread, every tagging case under every core-scheduling
 // variant, repeated with varied start phases. Used by `schedlab-cli scenario
 // coresched-fairness` and its tests.
@@ -16,7 +16,7 @@ namespace replay::scenario {
 
 struct FairnessOptions {
   int runs = 10;
-  double seconds = 30.0;          ///< per run, as in the seed (10 runs of 30 s)
+  double seconds = 30.0;          ///< per run, as in the experiment (10 runs of 30 s)
   std::string base = "cfs";       ///< cfs or eevdf under +coresched
   std::vector<std::string> params;  ///< extra key=value for every run (e.g. smt.task_factor)
   std::stop_token stop;
@@ -31,7 +31,7 @@ struct FairnessRow {
   std::vector<double> values;
 };
 
-/// The seed's reference: sysbench cpu alone on the core, events/s (to show results in its units).
+/// The experiment's reference: sysbench cpu alone on the core, events/s (to show results in its units).
 inline constexpr double kSeedAloneEventsPerSecond = 1306.90;
 
 inline const std::vector<std::string>& fairnessTaggings() {

@@ -25,9 +25,9 @@ void defineEngineParams(Params& params) {
   params.defineDouble("smt.factor", 0.65, 0.01, 1.0,
                       "SMT contention, on topologies with SMT only: while another thread of its core runs a task, a "
                       "task progresses at this fraction of full speed (a forced-idle sibling does not count). "
-                      "Default from seed 001: sysbench cpu beside sysbench memory on one core did ~850 events/s "
-                      "against 1307 alone. A recording made on an SMT machine already contains its contention in "
-                      "the measured work; replaying it on SMT counts it again");
+                      "Default from docs/models.md §6.1: sysbench cpu beside sysbench memory on one core did ~850 "
+                      "events/s against 1307 alone. A recording made on an SMT machine already contains its "
+                      "contention in the measured work; replaying it on SMT counts it again");
   params.defineText("smt.task_factor", "",
                     "per-task override of smt.factor: rules SELECTOR=F separated by ';' (SELECTOR: comm:REGEX, "
                     "tgid:N, tid:N, all, rt, fair), e.g. comm:^stream$=0.9 for a memory-bound task that loses less");

@@ -33,7 +33,7 @@ fi
 [ -n "$cli" ] && [ -x "$cli" ] || { echo "schedlab-cli not found; build it or pass it as the second argument" >&2; exit 2; }
 command -v babeltrace2 >/dev/null || { echo "the babeltrace2 CLI is not installed" >&2; exit 2; }
 if [ ! -f "$dir/metadata" ] && [ "$dir" = /tmp/bench-ctf/ctf ]; then
-  tool="$root/../shared/tools/record-sched-trace"
+  tool="$root/tools/record-sched-trace"
   [ -x "$tool" ] || { echo "$dir missing and $tool not found" >&2; exit 2; }
   echo "recording $dir (hackbench -g 8 -l 4000, about a minute)..." >&2
   "$tool" /tmp/bench-ctf perf -- hackbench -g 8 -l 4000 >/dev/null

@@ -29,7 +29,7 @@ fi
 command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 2; }
 
 if [ ! -f "$file" ]; then
-  recorder=${RECORDER:-$root/../shared/tools/record-sched-trace}
+  recorder=${RECORDER:-$root/tools/record-sched-trace}
   [ -x "$recorder" ] || { echo "$file missing and no recorder at $recorder" >&2; exit 2; }
   echo "recording $file (hackbench -g 8 -l 4000) ..." >&2
   "$recorder" "$(dirname "$file")" perf -- hackbench -g 8 -l 4000 >/dev/null

@@ -1,7 +1,7 @@
 // Replay cost against import cost of the same trace. The budget: replaying a
 // trace through one policy (workload extraction + simulation + building the
 // replayed model) costs at most 3x importing it. Reference trace (~4M events):
-//   BUFFER_KB=524288 shared/tools/record-sched-trace /tmp/bench-replay tracedat -- hackbench -g 8 -l 15000
+//   BUFFER_KB=524288 tools/record-sched-trace /tmp/bench-replay tracedat -- hackbench -g 8 -l 15000
 // Set SCHEDLAB_REPLAY_BENCH_TRACE to use another file. Each replay benchmark
 // reports "x_import": its time per iteration over one import measured in the
 // same process (also: `schedlab-cli replay FILE --model M --bench`).

@@ -43,7 +43,7 @@ anchor=$build/tests/bench/kshark_load_anchor
 }
 
 if [ ! -f "$file" ]; then
-  recorder=${RECORDER:-$root/../shared/tools/record-sched-trace}
+  recorder=${RECORDER:-$root/tools/record-sched-trace}
   [ -x "$recorder" ] || { echo "$file missing and no recorder at $recorder" >&2; exit 2; }
   echo "recording $file (hackbench -g 8 -l 15000, 512 MB per-CPU buffer) ..." >&2
   BUFFER_KB=524288 "$recorder" "$(dirname "$file")" tracedat -- hackbench -g 8 -l 15000 >/dev/null

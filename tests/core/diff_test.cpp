@@ -65,7 +65,7 @@ TEST(Diff, MatchesTasksByNameAcrossRuns) {
   }
   const auto hog = std::find_if(d.tasks.begin(), d.tasks.end(), [](const auto& t) { return t.comm == "hog"; });
   ASSERT_NE(hog, d.tasks.end());
-  // The seed-002 question: voluntary sleeps in A became preemptions in B.
+  // The question of docs/models.md §6.5: voluntary sleeps in A became preemptions in B.
   EXPECT_EQ(hog->a->switchesVoluntary, 10u);
   EXPECT_EQ(hog->b->switchesVoluntary, 0u);
   EXPECT_EQ(hog->b->switchesInvoluntary, 10u);

@@ -1,7 +1,7 @@
 // Core scheduling, SMT contention and cookie rules in the replay: hand-worked
 // schedules of the core-wide pick for every variant, the untagged identity
-// with the plain baseline, forced idle on a real recording, and the seed-001
-// scenario.
+// with the plain baseline, forced idle on a real recording, and the
+// core-scheduling fairness scenario of docs/models.md §6.1.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -398,7 +398,7 @@ TEST(CoreschedRecording, PerProcessCookiesOnSysbenchMixKeepBothSiblingsBusy) {
   EXPECT_GT(fiSum, stats.forcedIdleNs * 9 / 10);
 }
 
-TEST(Scenario, CoreschedFairnessReproducesTheSeedWhereItShould) {
+TEST(Scenario, CoreschedFairnessReproducesTheExperimentWhereItShould) {
   replay::scenario::FairnessOptions o;
   o.runs = 4;
   o.seconds = 3;
@@ -417,7 +417,7 @@ TEST(Scenario, CoreschedFairnessReproducesTheSeedWhereItShould) {
   }
   for (const std::string v : {"mainline", "v3-coresched-idle"}) {
     const auto r = find(v, "both-tagged");
-    EXPECT_NEAR(r.mean, 0.5, 0.02) << v;  // seed: 653/1307
+    EXPECT_NEAR(r.mean, 0.5, 0.02) << v;  // docs/models.md §6.1: 653/1307
     EXPECT_LT(r.stddev, 0.01) << v;
   }
   // v3's stall: whoever takes the core first keeps it.

@@ -13,7 +13,7 @@ using replay_test::rtapp;
 using replay_test::share;
 using replay_test::twoHogs;
 
-// --- BFS arithmetic (SPEC §1.2 derived table) ---
+// --- BFS arithmetic (docs/models.md §1.2 derived table) ---
 
 TEST(BfsDeadline, PrioRatiosAndOffsetsMatchTheDerivedTable) {
   EXPECT_EQ(replay::bfs::prioRatio(0), 128);     // nice -20
@@ -30,19 +30,19 @@ TEST(BfsDeadline, PrioRatiosAndOffsetsMatchTheDerivedTable) {
   EXPECT_EQ(replay::bfs::timesliceUs(6) << 10, 6'291'456);  // the full slice in ns
 }
 
-// SPEC §1.11: on one CPU, nice 0 gets 80% against nice 5 (it gets one slice
-// per 66.06 - 41.09 ms of the other's deadline lead: 4 slices to 1).
+// docs/models.md §1.11: on one CPU, nice 0 gets 80% against nice 5 (it gets one
+// slice per 66.06 - 41.09 ms of the other's deadline lead: 4 slices to 1).
 TEST(BfsPolicy, NiceZeroGetsEightyPercentAgainstNiceFive) {
   const auto w = rtapp(twoHogs(0, 5, 10));
   const auto r = replayOn(w, "bfs", 1);
   EXPECT_NEAR(share(r, 0), 0.80, 0.01);
 }
 
-// The rest of SPEC §1.11's table assumes slices of exactly 6.29 ms. With a
-// tick, a slice ends at the tick nearest its end (dither): 6 ms at HZ=1000,
-// where the table holds. In steady state the leading task A runs
+// The rest of docs/models.md §1.11's table assumes slices of exactly 6.29 ms.
+// With a tick, a slice ends at the tick nearest its end (dither): 6 ms at
+// HZ=1000, where the table holds. In steady state the leading task A runs
 // n = floor((diff_B - diff_A) / slice) + 1 slices per slice of B.
-TEST(BfsPolicy, OtherDerivedSharesOfSpec111AtHz1000) {
+TEST(BfsPolicy, OtherDerivedSharesOfTheTableAtHz1000) {
   struct Case {
     int other;
     double shareOfNiceZero;
@@ -200,8 +200,8 @@ TEST(VrqPolicy, CpuGoingIdlePullsFromBusyQueue) {
 
 // --- BFS sticky tasks ---
 
-// Three equal hogs on two CPUs. Worked by hand with SPEC §1.4-1.6: whenever a
-// CPU's slice expires its task is requeued as that CPU's sticky task. On the
+// Three equal hogs on two CPUs. Worked by hand with docs/models.md §1.4-1.6:
+// whenever a CPU's slice expires its task is requeued as that CPU's sticky task. On the
 // other CPU a sticky task is keyed deadline << locality (x4 here), which loses
 // to any fresh deadline, so the task alone on CPU 1 always wins its own CPU
 // back, while CPU 0's sticky swap releases the older of its two tasks, which

@@ -1,6 +1,6 @@
 // uclamp + schedutil (+uclamp models): hand-worked bucket aggregation,
 // effective clamps, and replays whose frequencies and energy follow from the
-// default OPP/power tables (SPEC.md §4).
+// default OPP/power tables (docs/models.md §4).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -57,7 +57,7 @@ const char* kFairHog = R"({"global": {"duration": 1}, "tasks": {"hog": {"loop": 
 
 }  // namespace
 
-// --- Effective clamps (SPEC §4.2, §4.6) ---
+// --- Effective clamps (docs/models.md §4.2, §4.6) ---
 
 TEST(UclampEffective, ClassDefaultsRtDefaultAndSysctlCaps) {
   const replay::uclamp::Sysctls def;
@@ -85,7 +85,7 @@ TEST(UclampEffective, ClassDefaultsRtDefaultAndSysctlCaps) {
   EXPECT_EQ(replay::uclamp::effectiveClamps(-1, 300, true, caps).max, 300);
 }
 
-// --- Bucket aggregation (SPEC §4.3) ---
+// --- Bucket aggregation (docs/models.md §4.3) ---
 
 TEST(UclampRq, BucketDeltaAndIds) {
   EXPECT_EQ(UclampRq::bucketDelta(5), 205);
@@ -334,7 +334,7 @@ TEST(UclampReplay, SharedDomainRunsAtTheMaxRequest) {
   EXPECT_EQ(sharedFreqs.begin()->first, kTopKhz);  // the hog's CPU 0 asks for the top
 }
 
-// SPEC §4.7: with uclamp in use every enqueue and dequeue costs the CPU doing
+// docs/models.md §4.7: with uclamp in use every enqueue and dequeue costs the CPU doing
 // it uclamp.rq_update_cost_ns. A 1-in-10 ms periodic task beside a hog on one
 // CPU: each period the wakeup (the timer interrupts the hog) and the sleep
 // (the hog runs next) cost the hog 2 x 10 us of work. One OPP, so no
