@@ -249,9 +249,9 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   const Utid displaced = c.current;
   // It was not running here before the latest event that shows another task
   // current, nor before this CPU's slice began or its own last state change.
-  int64_t lower = std::max(c.sliceStart, c.ctxTsBefore);
-  if (u != kIdleUtid) lower = std::max(lower, m_threads[u.value].lastStateTs);
-  lower = std::min(lower, ts);
+  const int64_t wakeup = u != kIdleUtid ? m_threads[u.value].lastStateTs : INT64_MIN;
+  const int64_t lower = std::min(std::max({c.sliceStart, c.ctxTsBefore, wakeup}), ts);
+  const BoundKind kind = boundKind(c.ctxTsBefore, std::max(wakeup, c.sliceStart));
   char buf[160];
   uint32_t displacedRow = kNoRow;
   if (displaced != kIdleUtid) {
@@ -291,29 +291,52 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
     m_model->diagnostics.add(DiagCode::switch_in_inferred);
   }
   openSlice(c, cpu, u, ts, kSliceStartInferred, false);
-  m_inferred.push_back({cpu, prevSlice, row, displacedRow, lower, ts});
+  m_inferred.push_back({cpu, prevSlice, row, displacedRow, lower, ts, kind});
+}
+
+void SchedBuilder::DelaySamples::add(int64_t delay) {
+  if (kept.size() == kMaxSwitchInDelaySamples) {
+    // Keep every other sample and take half as many from here on: an even
+    // spread over the whole trace in bounded memory.
+    for (size_t k = 0; k < kept.size() / 2; ++k) kept[k] = kept[2 * k];
+    kept.resize(kept.size() / 2);
+    stride *= 2;
+  }
+  if (seen++ % stride == 0) kept.push_back(delay);
+}
+
+int64_t SchedBuilder::DelaySamples::median() {
+  if (kept.empty()) return -1;
+  auto mid = kept.begin() + static_cast<std::ptrdiff_t>(kept.size() / 2);
+  std::nth_element(kept.begin(), mid, kept.end());
+  return *mid;
 }
 
 // Estimator: the median, over this trace's traced switches from idle to a
-// woken task, of the time from the same lower bound (the later of the wakeup,
-// the idle slice's start and the CPU's last event in another context) to the
-// switch. With no such sample the switch-in stays at the first event that
-// shows the task running (a lower bound of its run).
+// woken task whose lower bound is of the same kind, of the time from that
+// bound (the later of the wakeup, the idle slice's start and the CPU's last
+// event in another context) to the switch. With no such sample the switch-in
+// stays at the first event that shows the task running (a lower bound of its run).
 void SchedBuilder::placeInferredSwitchIns() {
   if (m_inferred.empty()) return;
-  int64_t delay = -1;
-  if (!m_switchInDelays.empty()) {
-    auto mid = m_switchInDelays.begin() + static_cast<std::ptrdiff_t>(m_switchInDelays.size() / 2);
-    std::nth_element(m_switchInDelays.begin(), mid, m_switchInDelays.end());
-    delay = *mid;
+  int64_t delay[kBoundKinds];
+  std::string described;
+  for (int k = 0; k < kBoundKinds; ++k) {
+    delay[k] = m_switchInDelays[k].median();
+    if (!described.empty()) described += "; ";
+    described += k == kBoundLocalEvent ? "after an event of the CPU in another context: " : "after a remote wakeup: ";
+    described += delay[k] < 0 ? std::string("none measured (kept at the first event)")
+                              : std::to_string(delay[k]) + " ns, median of " +
+                                    std::to_string(m_switchInDelays[k].seen) + " traced switches from idle";
   }
+  m_model->metadata["switch_in_inferred_delay"] = described;
   auto& states = m_model->threadStates;
   for (const InferredSwitchIn& r : m_inferred) {
-    if (delay < 0) break;
+    if (delay[r.kind] < 0) continue;
     auto& t = m_model->cpuSlices[static_cast<size_t>(r.cpu)];
     const size_t i = r.prevSlice + 1;
     if (i >= t.size() || t.ts[i] != r.firstSeen || !(t.flags[i] & kSliceStartInferred)) continue;
-    const int64_t at = std::clamp(r.lowerBound + delay, r.lowerBound, r.firstSeen);
+    const int64_t at = std::clamp(r.lowerBound + delay[r.kind], r.lowerBound, r.firstSeen);
     if (at == r.firstSeen || at < t.ts[r.prevSlice]) continue;
     t.dur[r.prevSlice] = at - t.ts[r.prevSlice];
     t.dur[i] += r.firstSeen - at;
@@ -325,8 +348,7 @@ void SchedBuilder::placeInferredSwitchIns() {
   }
   m_inferred.clear();
   m_inferred.shrink_to_fit();
-  m_switchInDelays.clear();
-  m_switchInDelays.shrink_to_fit();
+  for (auto& samples : m_switchInDelays) samples = DelaySamples();
 }
 
 void SchedBuilder::onOtherEvent(EventContext ctx) { accept(ctx); }
@@ -481,17 +503,9 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
   if (c.sliceOpen && c.current == kIdleUtid && next != kIdleUtid &&
       isRunnable(m_threads[next.value].state)) {
     // A traced switch from idle to a woken task: a sample for placing inferred ones.
-    const int64_t lower = std::max({c.sliceStart, c.ctxTsBefore, m_threads[next.value].lastStateTs});
-    if (ts >= lower) {
-      if (m_switchInDelays.size() == kMaxSwitchInDelaySamples) {
-        // Keep every other sample and take half as many from here on: an even
-        // spread over the whole trace in bounded memory.
-        for (size_t k = 0; k < m_switchInDelays.size() / 2; ++k) m_switchInDelays[k] = m_switchInDelays[2 * k];
-        m_switchInDelays.resize(m_switchInDelays.size() / 2);
-        m_switchInDelayStride *= 2;
-      }
-      if (m_switchInDelayCount++ % m_switchInDelayStride == 0) m_switchInDelays.push_back(ts - lower);
-    }
+    const int64_t wakeup = std::max(c.sliceStart, m_threads[next.value].lastStateTs);
+    const int64_t lower = std::max(c.ctxTsBefore, wakeup);
+    if (ts >= lower) m_switchInDelays[boundKind(c.ctxTsBefore, wakeup)].add(ts - lower);
   }
   if (!c.sliceOpen && (c.unknownSince < ts || prev != kIdleUtid)) {
     // First switch on this CPU (or first after lost data or a mismatch): prev has

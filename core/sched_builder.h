@@ -127,6 +127,12 @@ class SchedBuilder {
   void placeInferredSwitchIns();
   CpuRt& cpuRt(int cpu);
 
+  // What set an inferred switch-in's lower bound: an event of the CPU in another
+  // task's context (e.g. the wakeup's IPI there), or the wakee's own wakeup.
+  enum BoundKind : uint8_t { kBoundLocalEvent, kBoundWakeup, kBoundKinds };
+  static BoundKind boundKind(int64_t localEventTs, int64_t wakeupTs) {
+    return localEventTs >= wakeupTs ? kBoundLocalEvent : kBoundWakeup;
+  }
   // A switch-in the trace lacks, found at `firstSeen` (the task's first event
   // on that CPU); finalize() moves it back into (lowerBound, firstSeen].
   struct InferredSwitchIn {
@@ -136,12 +142,20 @@ class SchedBuilder {
     uint32_t displacedRow;  // the replaced task's row that ends its run there (task to task)
     int64_t lowerBound;  // the latest event that shows it was not yet running there
     int64_t firstSeen;
+    BoundKind kind;
   };
   std::vector<InferredSwitchIn> m_inferred;
-  std::vector<int64_t> m_switchInDelays;  // traced idle -> woken task switches: switch - lower bound
+  // Traced switches from idle to a woken task: the delay from the same lower
+  // bound, per BoundKind.
+  struct DelaySamples {
+    std::vector<int64_t> kept;  // an even spread over the trace, bounded
+    uint64_t seen = 0;
+    uint64_t stride = 1;
+    void add(int64_t delay);
+    int64_t median();  // -1 without samples
+  };
+  DelaySamples m_switchInDelays[kBoundKinds];
   size_t m_inferredRunningRow = SIZE_MAX;
-  uint64_t m_switchInDelayCount = 0;
-  uint64_t m_switchInDelayStride = 1;
 
   std::shared_ptr<TraceModel> m_model;
   std::vector<ThreadRt> m_threads;
