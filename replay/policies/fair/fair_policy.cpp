@@ -1,0 +1,390 @@
+// The fair-class policy's entry points (the Policy interface the engine
+// calls) and the cfs_rq bookkeeping CFS and EEVDF share; the parameters with
+// their defaults and docs. See fair_sched.h for how the class is split.
+#include <algorithm>
+
+#include "replay/policies/fair/fair_sched.h"
+
+namespace replay::fair {
+
+namespace {
+
+int ilog2(int v) {
+  int r = 0;
+  while (v > 1) v >>= 1, ++r;
+  return r;
+}
+
+}  // namespace
+
+FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_variant(variant) {
+  const std::string& scaling = p.get("tunable_scaling");
+  const int cpus = std::min(cpuCount, 8);
+  m_factor = scaling == "none" ? 1 : scaling == "linear" ? cpus : 1 + ilog2(cpus);
+  m_idleMinGran = p.getInt("idle_min_granularity_ns");
+  m_migrationCost = p.getInt("migration_cost_ns");
+  m_balanceIntervalMs = p.getInt("balance_interval_ms");
+  if (m_balanceIntervalMs == 0) m_balanceIntervalMs = std::max(1, cpuCount);
+  m_busyFactor = p.getInt("busy_factor");
+  m_imbalancePct = p.getInt("imbalance_pct");
+  m_nohzKick = p.getBool("nohz_idle_balance");
+  m_rrTimesliceMs = p.getInt("rr_timeslice_ms");
+  m_wakeupPreemption = p.getBool("wakeup_preemption");
+  if (variant == Variant::Cfs) {
+    m_latency = p.getInt("latency_ns") * m_factor;
+    m_minGran = p.getInt("min_granularity_ns") * m_factor;
+    m_wakeupGran = p.getInt("wakeup_granularity_ns") * m_factor;
+    m_nrLatency = static_cast<int>(p.getInt("nr_latency"));
+    m_gentle = p.getBool("gentle_fair_sleepers");
+    m_startDebit = p.getBool("start_debit");
+    m_nextBuddy = p.getBool("next_buddy");
+    m_lastBuddy = p.getBool("last_buddy");
+  } else {
+    m_baseSlice = p.getInt("base_slice_ns") * m_factor;
+    m_runToParity = p.getBool("run_to_parity");
+    m_placeLag = p.getBool("place_lag");
+    m_placeDeadlineInitial = p.getBool("place_deadline_initial");
+    m_nextBuddy = p.getBool("next_buddy");
+  }
+  if (p.has("coresched.variant")) {
+    m_csConfigured = true;
+    const std::string& v = p.get("coresched.variant");
+    m_csv = v == "v3"               ? CsVariant::V3
+            : v == "v3-corevrt"     ? CsVariant::V3CoreVrt
+            : v == "v3-fiaccount"   ? CsVariant::V3FiAccount
+            : v == "v3-allowance"   ? CsVariant::V3Allowance
+            : v == "v3-coresched-idle" ? CsVariant::V3CoreschedIdle
+                                       : CsVariant::Mainline;
+    m_allowanceNs = p.getInt("coresched.idle_allowance_ns");
+    m_fiBalance = p.getBool("coresched.forceidle_balance");
+  }
+}
+
+void FairPolicy::attach(Engine& engine) {
+  m_e = &engine;
+  m_rqs.assign(static_cast<size_t>(engine.cpuCount()), Rq());
+  m_ents.assign(engine.taskCount(), FairRq::Entity());
+  m_ts.assign(engine.taskCount(), TaskSched());
+  m_rrTicks = std::max<int64_t>(1, m_rrTimesliceMs * engine.hz() / 1000);
+  // The core-scheduling static key: on only while some task has a cookie, and
+  // only where there are SMT siblings to keep apart (prctl needs SMT).
+  m_csActive = false;
+  if (m_csConfigured && engine.topology().hasSmt())
+    for (TaskId t = 0; t < engine.taskCount(); ++t) m_csActive |= engine.attributes(t).cookie != 0;
+  m_coreOf.assign(static_cast<size_t>(engine.cpuCount()), 0);
+  m_cores.clear();
+  for (const auto& cpus : engine.topology().cores()) {
+    CoreState core;
+    for (int c : cpus)
+      if (c >= 0 && c < engine.cpuCount()) core.cpus.push_back(c);
+    if (core.cpus.empty()) continue;
+    for (int c : core.cpus) m_coreOf[static_cast<size_t>(c)] = static_cast<int>(m_cores.size());
+    m_cores.push_back(std::move(core));
+  }
+  for (Rq& r : m_rqs) r.allowance = m_allowanceNs;
+}
+
+void FairPolicy::taskNew(TaskId t, TaskId parent) {
+  FairRq::Entity& e = m_ents[t];
+  const Task& task = m_e->task(t);
+  e = FairRq::Entity();
+  e.idlePolicy = task.policy == SchedPolicy::Idle;
+  e.weight = e.idlePolicy ? kIdleWeight : niceToWeight(task.nice());
+  e.slice = m_baseSlice;
+  m_ts[t].rqCpu = -1;
+  m_ts[t].forkRelative = false;
+  m_ts[t].rrTicksLeft = m_rrTicks;
+  if (m_variant == Variant::Cfs && parent != kNoTask && isFair(t)) {
+    // task_fork_fair(): start from the parent's vruntime, START_DEBIT, then relative.
+    const int pcpu = m_e->taskCpu(parent);
+    Rq& prq = rq(pcpu);
+    updateCurr(pcpu);
+    if (prq.cfs.curr != kNone) e.vruntime = m_ents[prq.cfs.curr].vruntime;
+    int64_t base = prq.cfs.minVruntime;
+    if (m_startDebit) base += calcDeltaFair(schedSlice(prq, t, false), e);
+    e.vruntime = std::max(e.vruntime, base);
+    e.vruntime -= prq.cfs.minVruntime;
+    m_ts[t].forkRelative = true;
+  }
+}
+
+void FairPolicy::enqueue(int cpu, TaskId t, uint32_t flags) {
+  TaskSched& ts = m_ts[t];
+  touchCore(cpu);
+  if (!isFair(t)) {
+    rtInsert(cpu, t);
+    ts.rqCpu = cpu;
+    return;
+  }
+  Rq& r = rq(cpu);
+  syncCoreMinVruntime(cpu);
+  FairRq::Entity& e = m_ents[t];
+  updateCurr(cpu);
+  if (m_variant == Variant::Cfs) {
+    if ((flags & kWakeFork) && ts.forkRelative) {
+      e.vruntime += r.cfs.minVruntime;
+      ts.forkRelative = false;
+    } else if (flags & (kWakeInitial | kWakeFork)) {
+      e.vruntime = r.cfs.minVruntime;
+    } else {
+      if (ts.rqCpu >= 0 && ts.rqCpu != cpu)  // migrated while waking: relative to the new queue
+        e.vruntime = e.vruntime - rq(ts.rqCpu).cfs.minVruntime + r.cfs.minVruntime;
+      placeCfs(r, t);
+    }
+  } else {
+    if (flags & (kWakeInitial | kWakeFork)) e.vlag = 0;
+    placeEevdf(r, t, (flags & kWakeFork) != 0);
+  }
+  addToRq(r, t);
+  ts.rqCpu = cpu;
+}
+
+void FairPolicy::checkPreemptWakeup(int cpu, TaskId t, uint32_t flags) {
+  const TaskId c = m_e->curr(cpu);
+  if (c == kNoTask) {
+    m_e->resched(cpu);
+    return;
+  }
+  if (c == t) return;
+  if (!isFair(t)) {
+    if (isFair(c) || m_e->task(t).prio < m_e->task(c).prio) m_e->resched(cpu);
+    return;
+  }
+  if (!isFair(c) || m_e->needResched(cpu)) return;
+  Rq& r = rq(cpu);
+  FairRq::Entity& ec = m_ents[c];
+  const FairRq::Entity& ep = m_ents[t];
+  if (ec.idlePolicy && !ep.idlePolicy) {
+    m_e->resched(cpu);
+    return;
+  }
+  const SchedPolicy pol = m_e->task(t).policy;
+  if ((pol != SchedPolicy::Normal && pol != SchedPolicy::Iso) || !m_wakeupPreemption) return;
+  if (m_variant == Variant::Cfs) {
+    const bool scale = r.cfs.nrRunning >= m_nrLatency;
+    bool marked = false;
+    if (m_nextBuddy && scale && !(flags & kWakeFork)) {
+      setNextBuddy(r, t);
+      marked = true;
+    }
+    updateCurr(cpu);
+    if (wakeupPreemptEntity(c, t) == 1) {
+      if (!marked) setNextBuddy(r, t);
+      m_e->resched(cpu);
+      if (m_lastBuddy && scale) r.cfs.last = c;
+    }
+  } else {
+    if (m_nextBuddy && !(flags & kWakeFork)) setNextBuddy(r, t);
+    updateCurr(cpu);
+    if (pickEevdf(r, true) == t) m_e->resched(cpu);
+  }
+}
+
+void FairPolicy::dequeue(int cpu, TaskId t, bool /*dying*/) {
+  touchCore(cpu);
+  if (!isFair(t)) {
+    rtErase(cpu, t);
+    return;
+  }
+  Rq& r = rq(cpu);
+  updateCurr(cpu);
+  if (m_variant == Variant::Eevdf) updateEntityLag(r, t);
+  clearBuddies(r, t);
+  m_ents[t].lastRan = m_e->now();
+  if (r.cfs.curr == t)
+    r.cfs.curr = kNone;
+  else
+    r.cfs.treeErase(m_ents, t);
+  removeFromRq(r, t);
+  r.cfs.updateMinVruntime(m_ents);
+}
+
+TaskId FairPolicy::pickNext(int cpu, TaskId prev, bool prevRunnable) {
+  Rq& r = rq(cpu);
+  if (prev != kNoTask && prevRunnable && isFair(prev) && r.cfs.curr == prev) {
+    // put_prev_entity(): back into the tree.
+    updateCurr(cpu);
+    r.cfs.curr = kNone;
+    r.cfs.treeInsert(m_ents, prev);
+    m_ents[prev].lastRan = m_e->now();
+  } else if (prev != kNoTask && prevRunnable && !isFair(prev)) {
+    m_ents[prev].lastRan = m_e->now();
+  }
+  if (m_csActive) return corePickNext(cpu, prev, true);
+  if (r.rt.empty()) pullRt(cpu);
+  if (!r.rt.empty()) return r.rt.begin()->id;
+  if (r.cfs.tree.empty()) idleBalance(cpu);
+  if (r.cfs.tree.empty()) return kNoTask;
+  const uint32_t next = m_variant == Variant::Cfs ? pickCfs(r) : pickEevdfNext(r);
+  setNextEntity(r, next);
+  return next;
+}
+
+void FairPolicy::tick(int cpu, TaskId c) {
+  tickClass(cpu, c);
+  if (m_csActive) coreTick(cpu, c);
+}
+
+void FairPolicy::tickClass(int cpu, TaskId c) {
+  if (!isFair(c)) {
+    if (m_e->task(c).policy != SchedPolicy::RR) return;
+    TaskSched& ts = m_ts[c];
+    if (--ts.rrTicksLeft > 0) return;
+    ts.rrTicksLeft = m_rrTicks;
+    // Round robin only among tasks of the same priority.
+    Rq& r = rq(cpu);
+    const int prio = m_e->task(c).prio;
+    int same = 0;
+    for (const RtKey& k : r.rt) same += k.prio == prio;
+    if (same > 1) {
+      rtErase(cpu, c);
+      rtInsert(cpu, c);
+      m_e->resched(cpu);
+    }
+    return;
+  }
+  Rq& r = rq(cpu);
+  updateCurr(cpu);
+  if (m_variant == Variant::Cfs && r.cfs.nrRunning > 1) checkPreemptTick(cpu, c);
+}
+
+int FairPolicy::firstAllowed(TaskId t) const {
+  for (int c = 0; c < m_e->cpuCount(); ++c)
+    if (m_e->allowed(t, c)) return c;
+  return 0;
+}
+
+// available_idle_cpu() || sched_idle_cpu(): nothing runnable, or only SCHED_IDLE tasks.
+bool FairPolicy::availableIdle(int cpu) const {
+  const Rq& r = m_rqs[static_cast<size_t>(cpu)];
+  if (!r.rt.empty()) return false;
+  if (r.cfs.nrRunning == 0) return true;
+  return r.cfs.nrRunning == r.idleTasks;
+}
+
+void FairPolicy::updateCurr(int cpu) {
+  Rq& r = rq(cpu);
+  const uint32_t c = r.cfs.curr;
+  if (c == kNone) return;
+  FairRq::Entity& e = m_ents[c];
+  const int64_t delta = m_e->now() - e.execStart;
+  if (delta <= 0) return;
+  e.execStart = m_e->now();
+  e.sumExec += delta;
+  e.vruntime += calcDeltaFair(delta, e);
+  if (m_variant == Variant::Eevdf) updateDeadline(cpu, c);
+  r.cfs.updateMinVruntime(m_ents);
+}
+
+void FairPolicy::addToRq(Rq& r, uint32_t t) {
+  FairRq::Entity& e = m_ents[t];
+  e.onRq = true;
+  r.cfs.treeInsert(m_ents, t);
+  r.cfs.nrRunning++;
+  r.cfs.load += e.weight;
+  if (e.idlePolicy) r.idleTasks++;
+}
+
+void FairPolicy::removeFromRq(Rq& r, uint32_t t) {
+  FairRq::Entity& e = m_ents[t];
+  e.onRq = false;
+  r.cfs.nrRunning--;
+  r.cfs.load -= e.weight;
+  if (e.idlePolicy) r.idleTasks--;
+}
+
+void FairPolicy::clearBuddies(Rq& r, uint32_t t) {
+  if (r.cfs.next == t) r.cfs.next = kNone;
+  if (r.cfs.last == t) r.cfs.last = kNone;
+}
+
+void FairPolicy::setNextBuddy(Rq& r, uint32_t t) {
+  if (!m_ents[t].idlePolicy) r.cfs.next = t;
+}
+
+// set_next_entity(): `next` leaves the tree and becomes the running entity.
+void FairPolicy::setNextEntity(Rq& r, uint32_t next) {
+  r.cfs.treeErase(m_ents, next);
+  r.cfs.curr = next;
+  FairRq::Entity& e = m_ents[next];
+  e.execStart = m_e->now();
+  e.prevSumExec = e.sumExec;
+  if (m_variant == Variant::Eevdf) e.vlag = e.deadline;  // RUN_TO_PARITY: slice granted at pick
+}
+
+void defineParams(Params& p, Variant variant) {
+  p.defineChoice("tunable_scaling", "log", {"none", "log", "linear"},
+                 "SCHED_TUNABLESCALING: the time tunables below are multiplied by 1 (none), 1+ilog2(min(cpus,8)) "
+                 "(log, the default) or min(cpus,8) (linear)");
+  if (variant == Variant::Cfs) {
+    p.defineInt("latency_ns", 6'000'000, 100'000, 1'000'000'000,
+                "sysctl_sched_latency before scaling: the period in which every runnable task runs once");
+    p.defineInt("min_granularity_ns", 750'000, 100'000, 1'000'000'000,
+                "sysctl_sched_min_granularity before scaling: the shortest slice (period = nr x this when more "
+                "than nr_latency tasks run)");
+    p.defineInt("wakeup_granularity_ns", 1'000'000, 0, 1'000'000'000,
+                "sysctl_sched_wakeup_granularity before scaling: a woken task preempts when its vruntime is this "
+                "much (converted to its weight) behind the current task's");
+    p.defineInt("nr_latency", 8, 1, 1000, "sched_nr_latency: tasks that fit in one latency period");
+    p.defineBool("gentle_fair_sleepers", true, "GENTLE_FAIR_SLEEPERS: sleeper credit is latency/2 instead of latency");
+    p.defineBool("start_debit", true, "START_DEBIT: a forked child starts one virtual slice after min_vruntime");
+    p.defineBool("next_buddy", false, "NEXT_BUDDY: prefer the last woken task at the next pick");
+    p.defineBool("last_buddy", true, "LAST_BUDDY: prefer the preempted task at the next pick (with >= nr_latency tasks)");
+  } else {
+    p.defineInt("base_slice_ns", 750'000, 100'000, 1'000'000'000,
+                "sysctl_sched_base_slice before scaling (0.70 ms from 6.15 on, commit 2ae891b82695)");
+    p.defineBool("run_to_parity", true, "RUN_TO_PARITY: the running task keeps the CPU until it used the slice it "
+                                        "was granted at pick, even when no longer the best choice");
+    p.defineBool("place_lag", true, "PLACE_LAG: a waking task keeps the lag it had when it slept");
+    p.defineBool("place_deadline_initial", true, "PLACE_DEADLINE_INITIAL: a new task's first deadline is half a slice");
+    p.defineBool("next_buddy", false, "NEXT_BUDDY: prefer the last woken task at the next pick if eligible");
+  }
+  p.defineInt("idle_min_granularity_ns", 750'000, 0, 1'000'000'000,
+              "sysctl_sched_idle_min_granularity: shortest slice of a SCHED_IDLE task (not scaled)");
+  p.defineBool("wakeup_preemption", true, "WAKEUP_PREEMPTION: woken SCHED_NORMAL tasks may preempt");
+  p.defineInt("migration_cost_ns", 500'000, 0, 1'000'000'000,
+              "sysctl_sched_migration_cost: a task that ran this recently is cache-hot and not moved by balancing");
+  p.defineInt("balance_interval_ms", 0, 0, 100'000,
+              "periodic balance interval of an idle CPU; 0 = the number of CPUs (sd->balance_interval starts at "
+              "the domain's weight in ms). Balance model: each busy CPU, every interval x busy_factor, pulls the "
+              "coldest non-cache-hot queued fair tasks of the most loaded CPU while that CPU's load (sum of "
+              "runnable weights) exceeds its own by imbalance_pct, moving at most half the difference (a task "
+              "heavier than what is left is skipped, its weight halved per failed attempt); a CPU about to go idle "
+              "pulls one such task from the CPU with most queued tasks; a busy CPU with queued tasks kicks an idle "
+              "CPU at its tick to do that (nohz_idle_balance)");
+  p.defineInt("busy_factor", 16, 1, 1000, "sd->busy_factor: busy CPUs balance this many times less often");
+  p.defineInt("imbalance_pct", 117, 100, 1000, "sd->imbalance_pct of the package (MC) domain");
+  p.defineBool("nohz_idle_balance", true, "a busy CPU with queued tasks kicks an idle CPU at its tick to pull one");
+  p.defineInt("rr_timeslice_ms", 100, 1, 100'000, "sched_rr_timeslice_ms: SCHED_RR round-robin slice");
+}
+
+void defineCoreschedParams(Params& p) {
+  p.defineChoice("coresched.variant", "mainline",
+                 {"v3", "v3-corevrt", "v3-fiaccount", "v3-allowance", "v3-coresched-idle", "mainline"},
+                 "core-scheduling selection (docs/models.md §3.9): v3 = RFC v3 (May 2019), vruntimes normalised per "
+                 "CPU, no tick check (a forced-idle sibling waits for the other side to sleep); v3-corevrt = Aaron "
+                 "Lu's core-wide min_vruntime + the tick check with nr_running 1; v3-fiaccount = Tim Chen v1, "
+                 "forced-idle time added to the idle CPU's min_vruntime (with the same tick check, [U]); v3-allowance "
+                 "= Tim Chen v2, 5 ms idle allowance per CPU; v3-coresched-idle = v3-corevrt + the coresched_idle "
+                 "kthread, whose ticks let the forced-idle side take the core once ahead ([U] its policy); mainline = "
+                 "5.14+ min_vruntime_fi snapshots and task_tick_core(). Core scheduling is active only on SMT "
+                 "topologies and only while some task has a cookie (the kernel's static key)");
+  p.defineText("coresched.cookie", "",
+               "cookies, as prctl(PR_SCHED_CORE) would set them: rules separated by ';', later ones winning: "
+               "per-process (each tgid its own cookie; kernel threads stay untagged), per-thread, none, or "
+               "SELECTOR=NAME with SELECTOR comm:REGEX, tgid:N, tid:N, all, rt or fair (tasks with the same NAME share "
+               "a cookie). Children inherit their parent's cookie; untagged tasks share cookie 0, which is "
+               "incompatible with every tagged one");
+  p.defineInt("coresched.idle_allowance_ns", 5'000'000, 1'000, 1'000'000'000,
+              "v3-allowance: core_idle_allowance of each CPU, spent by running while a sibling is forced idle and "
+              "refilled by this much when every CPU of the core has spent it");
+  p.defineBool("coresched.forceidle_balance", true,
+               "sched_core_balance(): a CPU going forced idle steals a queued task of the core's cookie from another "
+               "CPU (not running, not picked, allowed here, from a core no busier than its own)");
+}
+
+std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount) {
+  return std::make_unique<FairPolicy>(params, variant, cpuCount);
+}
+
+}  // namespace replay::fair

@@ -1,0 +1,188 @@
+// The fair-class policy (CFS or EEVDF, with the RT class and optional core
+// scheduling) split by concern, as kernel/sched splits fair.c, rt.c and
+// core_sched.c: the shared runqueue state and the Policy entry points here and
+// in fair_policy.cpp; cfs.cpp and eevdf.cpp the class's own placement, pick and
+// preemption rules; rt.cpp the RT class; placement.cpp select_task_rq() and
+// load balancing; core_sched.cpp core scheduling. Internal to replay/policies;
+// the public face is replay/policies/fair_policy.h.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "replay/policies/fair_policy.h"
+#include "replay/sim/engine.h"
+
+namespace replay::fair {
+
+inline constexpr int kIdleWeight = 3;  // WEIGHT_IDLEPRIO
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+class FairPolicy final : public Policy {
+ public:
+  FairPolicy(const Params& p, Variant variant, int cpuCount);
+
+  // --- Policy (fair_policy.cpp; selectCpu and balance in placement.cpp) ---
+  std::string_view name() const override { return m_variant == Variant::Cfs ? "cfs" : "eevdf"; }
+  void attach(Engine& engine) override;
+  void taskNew(TaskId t, TaskId parent) override;
+  int selectCpu(TaskId t, uint32_t flags, int wakerCpu) override;
+  void enqueue(int cpu, TaskId t, uint32_t flags) override;
+  void checkPreemptWakeup(int cpu, TaskId t, uint32_t flags) override;
+  void dequeue(int cpu, TaskId t, bool /*dying*/) override;
+  TaskId pickNext(int cpu, TaskId prev, bool prevRunnable) override;
+  bool forcedIdle(int cpu) const override { return m_csActive && m_rqs[static_cast<size_t>(cpu)].pickForced; }
+  void tick(int cpu, TaskId c) override;
+  void balance(int cpu) override;
+
+ private:
+  struct RtKey {
+    int prio;
+    uint64_t seq;
+    uint32_t id;
+    bool operator<(const RtKey& o) const { return prio != o.prio ? prio < o.prio : seq < o.seq; }
+  };
+  struct Rq {
+    FairRq cfs;
+    std::set<RtKey> rt;  // queued and running RT tasks of this CPU
+    int64_t nextBalance = 0;
+    int balanceFailed = 0;
+    int idleTasks = 0;  // SCHED_IDLE entities on the fair queue
+    // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
+    TaskId corePick = kNoTask;
+    bool corePickSet = false;  // a sibling's selection left corePick for this CPU
+    bool pickForced = false;   // the last selection left this CPU forced idle
+    uint64_t coreSchedSeq = 0;
+    int64_t minVruntimeFi = 0;
+    uint64_t fiSeq = 0;
+    int64_t fiSince = -1;      // v3-fiaccount: forced idle since (credited up to here)
+    int64_t allowance = 0;     // v3-allowance: core_idle_allowance
+  };
+  struct CoreState {
+    std::vector<int> cpus;
+    uint64_t taskSeq = 0, pickSeq = 0;  // core_task_seq, core_pick_seq
+    uint32_t cookie = 0;                // core_cookie
+    int forceidleCount = 0;
+    int occupation = 0;
+    uint64_t forceidleSeq = 0;
+    int64_t lastAccount = 0;
+  };
+  enum class CsVariant { V3, V3CoreVrt, V3FiAccount, V3Allowance, V3CoreschedIdle, Mainline };
+  struct TaskSched {
+    int rqCpu = -1;
+    uint64_t rtSeq = 0;
+    int64_t rrTicksLeft = 0;
+    bool forkRelative = false;
+    uint32_t wakeeFlips = 0;
+    int64_t wakeeFlipDecay = 0;  // jiffies
+    TaskId lastWakee = kNoTask;
+  };
+
+  // --- Runqueue bookkeeping shared by the classes (fair_policy.cpp) ---
+  Rq& rq(int cpu) { return m_rqs[static_cast<size_t>(cpu)]; }
+  bool isFair(TaskId t) const { return !isRtPolicy(m_e->task(t).policy); }
+  int nrRunning(int cpu) const {
+    const Rq& r = m_rqs[static_cast<size_t>(cpu)];
+    return static_cast<int>(r.rt.size()) + r.cfs.nrRunning;
+  }
+  int64_t load(int cpu) const { return m_rqs[static_cast<size_t>(cpu)].cfs.load; }
+  int firstAllowed(TaskId t) const;
+  bool availableIdle(int cpu) const;
+  int64_t calcDeltaFair(int64_t delta, const FairRq::Entity& e) const {
+    if (e.weight == 1024 || delta <= 0) return delta;
+    return static_cast<int64_t>(calcDelta(static_cast<uint64_t>(delta), 1024, static_cast<uint64_t>(e.weight), true));
+  }
+  void tickClass(int cpu, TaskId c);
+  void updateCurr(int cpu);
+  void addToRq(Rq& r, uint32_t t);
+  void removeFromRq(Rq& r, uint32_t t);
+  void clearBuddies(Rq& r, uint32_t t);
+  void setNextBuddy(Rq& r, uint32_t t);
+  void setNextEntity(Rq& r, uint32_t next);
+
+  // --- CFS, Linux <= 6.5 (cfs.cpp) ---
+  int64_t schedPeriod(int nr) const { return nr > m_nrLatency ? nr * m_minGran : m_latency; }
+  int64_t schedSlice(const Rq& r, uint32_t t, bool onRq) const;
+  void placeCfs(Rq& r, uint32_t t);
+  int wakeupPreemptEntity(uint32_t curr, uint32_t se) const;
+  uint32_t pickCfs(Rq& r);
+  void checkPreemptTick(int cpu, uint32_t c);
+
+  // --- EEVDF, Linux 6.6+ (eevdf.cpp) ---
+  void updateDeadline(int cpu, uint32_t c);
+  void updateEntityLag(Rq& r, uint32_t t);
+  void placeEevdf(Rq& r, uint32_t t, bool initial);
+  uint32_t pickEevdf(const Rq& r, bool withCurr) const;
+  uint32_t pickEevdfNext(Rq& r);
+
+  // --- RT class (rt.cpp) ---
+  int selectRt(TaskId t, int prev) const;
+  int runningPrio(int cpu) const;
+  void rtInsert(int cpu, TaskId t);
+  void rtErase(int cpu, TaskId t) { rq(cpu).rt.erase({m_e->task(t).prio, m_ts[t].rtSeq, t}); }
+  void pullRt(int cpu);
+
+  // --- Core scheduling (core_sched.cpp) ---
+  uint32_t cookieOf(TaskId t) const { return m_e->attributes(t).cookie; }
+  CoreState& coreOf(int cpu) { return m_cores[static_cast<size_t>(m_coreOf[static_cast<size_t>(cpu)])]; }
+  const CoreState& coreOf(int cpu) const { return m_cores[static_cast<size_t>(m_coreOf[static_cast<size_t>(cpu)])]; }
+  void touchCore(int cpu);
+  void leftForcedIdleCpu(int cpu);
+  bool coreWideVruntime() const { return m_csv == CsVariant::V3CoreVrt || m_csv == CsVariant::V3CoreschedIdle; }
+  void syncCoreMinVruntime(int cpu);
+  // __task_prio(): RT 0..99, every fair task 120 (one level); idle is never asked.
+  int unifiedPrio(TaskId t) const { return isFair(t) ? 120 : m_e->task(t).prio; }
+  bool prioLess(TaskId a, TaskId b) const;
+  bool cfsPrioLess(TaskId a, TaskId b) const;
+  TaskId peekBest(int cpu) const;
+  TaskId coreFind(int cpu, uint32_t cookie) const;
+  void setNext(int cpu, TaskId t, bool samePrev = false);
+  void fiSnapshot(int cpu, bool inForcedIdle, const CoreState& core);
+  void coreAccount(CoreState& core);
+  TaskId corePickNext(int cpu, TaskId prev, bool mayBalance);
+  TaskId coreBalance(int cpu, TaskId prev);
+  bool trySteal(int dst, int src, uint32_t cookie);
+  void coreTick(int cpu, TaskId curr);
+  // sched_cpu_cookie_match(): the core runs this cookie (select_idle_cpu's scan).
+  bool cpuCookieMatch(int cpu, TaskId t) const { return !m_csActive || coreOf(cpu).cookie == cookieOf(t); }
+  bool coreCookieMatch(int cpu, TaskId t) const;
+
+  // --- Wakeup placement and load balancing (placement.cpp) ---
+  int findIdlest(TaskId t, int parentCpu) const;
+  void recordWakee(TaskId waker, TaskId wakee);
+  bool wakeWide(TaskId waker, TaskId wakee) const;
+  int llcSize(int cpu) const;
+  int wakeAffine(TaskId t, int self, int prev, bool sync) const;
+  int selectIdleSibling(TaskId t, int prev, int target) const;
+  bool hasMovableFor(int from, int to) const;
+  void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true);
+  bool cacheHot(uint32_t t, int dst) const;
+  std::vector<uint32_t> movable(int src, int dst) const;
+  void idleBalance(int cpu);
+  void loadBalance(int cpu);
+
+  Engine* m_e = nullptr;
+  Variant m_variant;
+  int m_factor = 1;
+  int64_t m_latency = 0, m_minGran = 0, m_wakeupGran = 0, m_idleMinGran = 0, m_baseSlice = 0;
+  int m_nrLatency = 8;
+  int64_t m_migrationCost = 0, m_balanceIntervalMs = 0, m_busyFactor = 1, m_imbalancePct = 117;
+  int64_t m_rrTimesliceMs = 100, m_rrTicks = 25;
+  bool m_nohzKick = true, m_wakeupPreemption = true;
+  bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
+  bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;
+  uint64_t m_rtSeq = 0;
+  bool m_csConfigured = false, m_csActive = false, m_fiBalance = true;
+  CsVariant m_csv = CsVariant::Mainline;
+  int64_t m_allowanceNs = 5'000'000;
+  std::vector<CoreState> m_cores;
+  std::vector<int> m_coreOf;
+  std::vector<TaskId> m_picks;  // scratch for the core-wide selection
+  std::vector<Rq> m_rqs;
+  std::vector<FairRq::Entity> m_ents;
+  std::vector<TaskSched> m_ts;
+};
+
+}  // namespace replay::fair
