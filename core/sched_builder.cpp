@@ -249,9 +249,11 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   const Utid displaced = c.current;
   // It was not running here before the latest event that shows another task
   // current, nor before this CPU's slice began or its own last state change.
+  // The slice start is a switch event on this CPU, so a bound of the local kind too.
+  const int64_t local = std::max(c.sliceStart, c.ctxTsBefore);
   const int64_t wakeup = u != kIdleUtid ? m_threads[u.value].lastStateTs : INT64_MIN;
-  const int64_t lower = std::min(std::max({c.sliceStart, c.ctxTsBefore, wakeup}), ts);
-  const BoundKind kind = boundKind(c.ctxTsBefore, std::max(wakeup, c.sliceStart));
+  const int64_t lower = std::min(std::max(local, wakeup), ts);
+  const BoundKind kind = boundKind(local, wakeup);
   char buf[160];
   uint32_t displacedRow = kNoRow;
   if (displaced != kIdleUtid) {
@@ -503,9 +505,10 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
   if (c.sliceOpen && c.current == kIdleUtid && next != kIdleUtid &&
       isRunnable(m_threads[next.value].state)) {
     // A traced switch from idle to a woken task: a sample for placing inferred ones.
-    const int64_t wakeup = std::max(c.sliceStart, m_threads[next.value].lastStateTs);
-    const int64_t lower = std::max(c.ctxTsBefore, wakeup);
-    if (ts >= lower) m_switchInDelays[boundKind(c.ctxTsBefore, wakeup)].add(ts - lower);
+    const int64_t local = std::max(c.sliceStart, c.ctxTsBefore);
+    const int64_t wakeup = m_threads[next.value].lastStateTs;
+    const int64_t lower = std::max(local, wakeup);
+    if (ts >= lower) m_switchInDelays[boundKind(local, wakeup)].add(ts - lower);
   }
   if (!c.sliceOpen && (c.unknownSince < ts || prev != kIdleUtid)) {
     // First switch on this CPU (or first after lost data or a mismatch): prev has
@@ -542,7 +545,14 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
   auto& w = m_model->wakeups;
   const CpuId target = static_cast<CpuId>(a.targetCpu >= 0 && a.targetCpu < kMaxCpus ? a.targetCpu : ctx.cpu);
 
-  if (const uint32_t pending = m_threads[u.value].pendingWaking; !isWaking && pending != kNoRow) {
+  const uint32_t pending = m_threads[u.value].pendingWaking;
+  const TaskState before = m_threads[u.value].state;
+  // A waking that raced with the wakee's own switch-out (try_to_wake_up() found
+  // it still on its CPU) had no effect then; its sched_wakeup, after the block,
+  // is the wakeup that makes it runnable.
+  const bool racedWithBlock = pending != kNoRow && (w.flags[pending] & kWakeupNoEffect) &&
+                              before != TaskState::Running && !isRunnable(before);
+  if (!isWaking && pending != kNoRow && !racedWithBlock) {
     // The sched_wakeup that completes an earlier sched_waking: one wakeup, not two.
     w.flags[pending] |= kWakeupHadWakeup;
     w.targetCpu[pending] = target;

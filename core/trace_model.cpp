@@ -96,4 +96,19 @@ size_t TraceModel::memoryBytes() const {
   return n;
 }
 
+std::string TraceModel::kernelRelease() const {
+  if (auto it = metadata.find("osrelease"); it != metadata.end() && !it->second.empty()) return it->second;
+  // trace.dat keeps `uname -a`'s first fields: "Linux HOST RELEASE MACHINE".
+  if (auto it = metadata.find("kernel"); it != metadata.end()) {
+    const std::string& u = it->second;
+    size_t pos = 0;
+    for (int field = 0; field < 2 && pos != std::string::npos; ++field) pos = u.find(' ', pos == 0 ? 0 : pos + 1);
+    if (pos != std::string::npos && u.rfind("Linux ", 0) == 0) {
+      const size_t end = u.find(' ', pos + 1);
+      return u.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    }
+  }
+  return {};
+}
+
 }  // namespace core

@@ -165,6 +165,7 @@ struct ReplayParam {
   std::string key;
   std::string value;
   std::string doc;
+  std::string origin;  ///< "default", "user", or how the replay resolved it (measured, from the kernel release)
 };
 struct ReplayInfo {
   std::string model;
@@ -219,6 +220,9 @@ class TraceModel {
   uint64_t sliceCount() const;
   /// Bytes held by all tables (capacity, i.e. what the process really uses).
   size_t memoryBytes() const;
+  /// The recording kernel's release ("6.18.44-fc-v857"), from the trace's
+  /// osrelease or uname metadata; empty when the format does not record it.
+  std::string kernelRelease() const;
 };
 
 using TraceModelPtr = std::shared_ptr<const TraceModel>;

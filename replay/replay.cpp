@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "replay/policies/fair_policy.h"
 #include "replay/policies/registry.h"
 #include "replay/policies/uclamp_policy.h"
 
@@ -75,8 +76,11 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   if (options.hz)
     if (auto st = params.set("hz", std::to_string(*options.hz)); !st) return core::Error(st.message());
   if (workload.tasks.empty()) return core::Error("the workload has no tasks");
+  if (auto st = fair::resolveEevdfRelease(params, workload.kernelRelease); !st) return core::Error(st.message());
   if (params.getInt("idle_wakeup_ns") < 0)  // resolve "from the recording" so the stored value is the one used
-    (void)params.set("idle_wakeup_ns", std::to_string(std::max<int64_t>(0, workload.idleWakeupLatencyNs)));
+    (void)params.resolve("idle_wakeup_ns", std::to_string(std::max<int64_t>(0, workload.idleWakeupLatencyNs)),
+                         workload.idleWakeupLatencyNs >= 0 ? "measured from the recording (median)"
+                                                           : "no recording to measure: 0");
 
   ReplayResult result;
   result.topology = options.topology ? *options.topology : defaultTopology(workload);
@@ -107,6 +111,8 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
       return core::Error(st.message());
   if (spec.uclamp)
     if (auto st = resolveUclamp(w, params.get("uclamp.clamp"), attrs); !st) return core::Error(st.message());
+  if (params.has("task_slice"))
+    if (auto st = resolveSlices(w, params.get("task_slice"), attrs); !st) return core::Error(st.message());
   if (spec.uclamp)
     if (auto st = uclamp::validateParams(params); !st) return core::Error(st.message());
   attrs.resize(w.tasks.size());

@@ -502,7 +502,11 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
       << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")\n";
   out << "Parameters:\n";
-  for (const auto& p : result->params) out << "  " << p.key << " = " << p.value << "\n";
+  for (const auto& p : result->params) {
+    out << "  " << p.key << " = " << p.value;
+    if (p.origin != "default") out << "   (" << p.origin << ")";
+    out << "\n";
+  }
   if (!options.outTrace.empty()) out << "Wrote:       " << options.outTrace << " (ftrace text)\n";
   out << "\n";
   printSideBySide(out, recStats ? &*recStats : nullptr, repStats, top);

@@ -4,8 +4,12 @@
 // Created by the policy registry; driven by replay::Engine.
 #pragma once
 
+#include <compare>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,7 +20,25 @@ namespace replay::fair {
 
 enum class Variant { Cfs, Eevdf };
 
+/// A kernel release as far as the scheduler's behaviour goes: 6.18.44 from "6.18.44-fc-v857".
+struct KernelVersion {
+  int major = 0, minor = 0, patch = 0;
+  auto operator<=>(const KernelVersion&) const = default;
+  std::string text() const;
+};
+/// "6.6", "6.12.3", "6.18.44-fc-v857" (what follows the numbers is ignored); nullopt if it does not start so.
+std::optional<KernelVersion> parseKernelVersion(std::string_view text);
+/// The newest release whose EEVDF the model follows (docs/models.md §5.3).
+inline constexpr KernelVersion kNewestEevdf{6, 18, 44};
+
 void defineParams(Params& params, Variant variant);
+/// EEVDF's release-dependent parameters: `release=auto` becomes the recording
+/// kernel's release (`recordedRelease`, e.g. the trace's osrelease), or the
+/// newest modelled one when the trace does not say; then every switch left at
+/// "release" (delay_dequeue, preempt_short, ...) and base_slice_ns=-1 take that
+/// release's behaviour. Each resolved value says where it came from. Errors: an
+/// unparsable release, or one before EEVDF (6.6).
+core::Status resolveEevdfRelease(Params& params, std::string_view recordedRelease);
 /// Core scheduling over cfs/eevdf (docs/models.md §3): coresched.variant, coresched.cookie, ...
 /// The policy runs core-wide selection when these are defined and some task has a cookie.
 void defineCoreschedParams(Params& params);
@@ -44,6 +66,12 @@ class FairRq {
     int weight = 1024;
     bool onRq = false;
     bool idlePolicy = false;
+    // Linux 6.12+ (DELAY_DEQUEUE, PLACE_REL_DEADLINE) and 6.17+ (the protected slice).
+    bool delayed = false;        ///< slept with negative lag: still queued until picked or woken (sched_delayed)
+    bool hasRelDeadline = false; ///< dequeued without sleeping (migrated): the deadline is kept relative
+    int64_t relDeadline = 0;
+    int64_t vprot = 0;           ///< protected (RUN_TO_PARITY) while vruntime < vprot
+    int64_t customSlice = 0;     ///< sched_attr.sched_runtime, 0 = the base slice
   };
   struct Key {
     int64_t vruntime;

@@ -87,6 +87,7 @@ core::Status Params::set(std::string_view key, std::string_view value) {
     return core::Error("unknown parameter '" + std::string(key) + "' (known: " + known + ")");
   }
   const std::string v(value);
+  s->origin = "user";
   switch (s->type) {
     case Type::Int: {
       int64_t x = 0;
@@ -131,6 +132,18 @@ core::Status Params::set(std::string_view key, std::string_view value) {
   return {};
 }
 
+core::Status Params::resolve(std::string_view key, std::string_view value, std::string origin) {
+  if (userSet(key)) return {};
+  if (auto st = set(key, value); !st) return st;
+  find(key)->origin = std::move(origin);
+  return {};
+}
+
+bool Params::userSet(std::string_view key) const {
+  const Spec* s = find(key);
+  return s && s->origin == "user";
+}
+
 core::Status Params::setAssignment(std::string_view assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0)
@@ -152,7 +165,7 @@ double Params::getDouble(std::string_view key) const {
 
 bool Params::getBool(std::string_view key) const {
   const Spec* s = find(key);
-  assert(s && s->type == Type::Bool);
+  assert(s && (s->type == Type::Bool || s->type == Type::Choice));
   return s && s->value == "true";
 }
 
@@ -166,7 +179,7 @@ const std::string& Params::get(std::string_view key) const {
 std::vector<core::ReplayParam> Params::describe() const {
   std::vector<core::ReplayParam> out;
   out.reserve(m_specs.size());
-  for (const Spec& s : m_specs) out.push_back({s.key, s.value, s.doc});
+  for (const Spec& s : m_specs) out.push_back({s.key, s.value, s.doc, s.origin});
   return out;
 }
 

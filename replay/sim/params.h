@@ -22,6 +22,10 @@ class Params {
     Type type = Type::Int;
     std::string value;  ///< current value, as text (starts as the default)
     std::string doc;
+    /// Where the value comes from: "default" (the doc says whose), "user"
+    /// (--param), or how it was resolved ("measured from the recording: ...",
+    /// "release 6.18.44: ...").
+    std::string origin = "default";
     int64_t minInt = INT64_MIN, maxInt = INT64_MAX;
     double minDouble = -1e300, maxDouble = 1e300;
     std::vector<std::string> choices;
@@ -34,14 +38,20 @@ class Params {
   /// Free text validated by its user (e.g. a list of CPU speeds).
   void defineText(std::string key, std::string value, std::string doc);
 
-  /// Sets `key` from text. Errors name the key and say what is allowed.
+  /// Sets `key` from text (origin "user"). Errors name the key and say what is allowed.
   core::Status set(std::string_view key, std::string_view value);
+  /// Sets a value the replay derived itself (from the recording or the kernel
+  /// release) and says how, unless the user set it.
+  core::Status resolve(std::string_view key, std::string_view value, std::string origin);
+  bool userSet(std::string_view key) const;
   /// "key=value"
   core::Status setAssignment(std::string_view assignment);
 
   bool has(std::string_view key) const { return find(key) != nullptr; }
   int64_t getInt(std::string_view key) const;
   double getDouble(std::string_view key) const;
+  /// Bool parameters, and Choice parameters whose value is "true" or "false"
+  /// (switches whose default depends on the kernel release, once resolved).
   bool getBool(std::string_view key) const;
   const std::string& get(std::string_view key) const;
 

@@ -192,6 +192,23 @@ core::Status resolveUclamp(const Workload& w, std::string_view rules, std::vecto
   return {};
 }
 
+core::Status resolveSlices(const Workload& w, std::string_view rules, std::vector<TaskAttributes>& attrs) {
+  attrs.resize(w.tasks.size());
+  std::vector<bool> set(w.tasks.size(), false);
+  for (std::string_view rule : splitRules(rules)) {
+    auto sv = selectorAndValue(rule, "task_slice");
+    if (!sv) return core::Error(sv.error().message());
+    const auto ns = parseNumber<int64_t>(sv->second);
+    if (!ns || *ns < 100'000 || *ns > 100'000'000)
+      return core::Error("task_slice rule '" + std::string(rule) +
+                         "': expected SELECTOR=NS with NS from 100000 to 100000000 (0.1 to 100 ms)");
+    for (TaskId t : sv->first.match(w)) attrs[t].sliceNs = *ns, set[t] = true;
+  }
+  inheritFromParents(w, set, [&](TaskId p) { return attrs[p].sliceNs; },
+                     [&](size_t t, int64_t v) { attrs[t].sliceNs = v; });
+  return {};
+}
+
 core::Status resolveSmtFactors(const Workload& w, std::string_view rules, std::vector<TaskAttributes>& attrs) {
   attrs.resize(w.tasks.size());
   for (std::string_view rule : splitRules(rules)) {

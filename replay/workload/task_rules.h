@@ -37,6 +37,7 @@ struct TaskAttributes {
   int16_t uclampMin = -1;      ///< requested uclamp.min (0..1024), -1 = not set (policy default)
   int16_t uclampMax = -1;      ///< requested uclamp.max, -1 = not set
   double smtFactor = -1;       ///< own work rate while an SMT sibling is busy, -1 = smt.factor
+  int64_t sliceNs = 0;         ///< EEVDF custom slice (sched_attr.sched_runtime), 0 = the base slice
 };
 
 /// Cookies from `coresched.cookie`: rules separated by ';', each one of
@@ -52,6 +53,11 @@ core::Status resolveCookies(const Workload& workload, std::string_view rules, st
 /// ';' (either side may be empty: not set); later rules win; children inherit
 /// (sched_reset_on_fork aside, clamps are inherited across fork).
 core::Status resolveUclamp(const Workload& workload, std::string_view rules, std::vector<TaskAttributes>& attrs);
+
+/// EEVDF custom slices from `task_slice`: `SELECTOR=NS` rules separated by ';',
+/// NS in [100000, 100000000] (sched_setattr() clamps sched_runtime to 0.1..100 ms);
+/// later rules win; children inherit (sched_fork() copies custom_slice).
+core::Status resolveSlices(const Workload& workload, std::string_view rules, std::vector<TaskAttributes>& attrs);
 
 /// SMT factors from `smt.task_factor`: `SELECTOR=F` rules separated by ';',
 /// F in (0, 1]; later rules win; not inherited (it describes the code a task runs).

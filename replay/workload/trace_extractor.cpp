@@ -145,6 +145,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.source = m.sourceFiles.empty() ? std::string() : m.sourceFiles.front();
   w.originTs = m.firstTs;
   w.recordedTopology = m.topology;
+  w.kernelRelease = m.kernelRelease();
   w.unmodelled.lostEventRanges = m.dataLoss.size();
   w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
   w.idleWakeupLatencyNs = medianIdleWakeupLatency(m);

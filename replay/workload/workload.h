@@ -117,6 +117,7 @@ struct Workload {
   int64_t originTs = 0;    ///< absolute time the replay starts (the recording's first event)
   int64_t durationNs = 0;  ///< rt-app global.duration; 0 = run until every task is done
   std::optional<core::Topology> recordedTopology;
+  std::string kernelRelease;  ///< the recording kernel's release ("6.18.44-fc-v857"), empty if unknown
   Unmodelled unmodelled;
   /// From the first burst's start to the last burst's end of the makespan tasks
   /// (Task::inMakespan), in the recording; -1 when not recorded.

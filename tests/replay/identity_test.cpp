@@ -77,6 +77,9 @@ TEST(ReplayIdentity, BaselineConservesWorkAndMakespan) {
       // Every task's CPU time in the replayed model is exactly its work.
       EXPECT_EQ(runtimeByTid(*r->model), workByTid);
       ASSERT_GT(v.makespanRecordedNs, 0);
+      // The makespan bound is the identity replay's: these recordings come from
+      // Linux 6.18, whose model is eevdf (release auto); cfs only conserves work.
+      if (std::string(model) != "eevdf") continue;
       EXPECT_GE(v.makespanRatio(), 0.90) << v.makespanReplayNs << " vs " << v.makespanRecordedNs;
       EXPECT_LE(v.makespanRatio(), 1.10) << v.makespanReplayNs << " vs " << v.makespanRecordedNs;
       ++checked;

@@ -118,7 +118,9 @@ TaskId FairPolicy::coreFind(int cpu, uint32_t cookie) const {
     if (cookieOf(k.id) == cookie) return k.id;
   TaskId best = kNoTask;
   auto consider = [&](uint32_t id) {
-    if (cookieOf(id) == cookie && (best == kNoTask || m_ents[id].vruntime < m_ents[best].vruntime)) best = id;
+    if (cookieOf(id) == cookie && !m_ents[id].delayed &&
+        (best == kNoTask || m_ents[id].vruntime < m_ents[best].vruntime))
+      best = id;
   };
   if (r.cfs.curr != kNone && m_ents[r.cfs.curr].onRq) consider(r.cfs.curr);
   for (const auto& k : r.cfs.tree) consider(k.id);
@@ -193,6 +195,7 @@ TaskId FairPolicy::corePickNext(int cpu, TaskId prev, bool mayBalance) {
   // put_prev_task_balance(): RT pull and newidle balance before the pick.
   if (r.rt.empty()) pullRt(cpu);
   if (r.rt.empty() && r.cfs.tree.empty()) idleBalance(cpu);
+  for (int c : core.cpus) dropDelayedPicks(c);  // what each sibling would pick must be able to run
   coreAccount(core);
   bool needSync = core.cookie != 0;
   bool fiBefore = false;
@@ -297,7 +300,7 @@ TaskId FairPolicy::coreBalance(int cpu, TaskId prev) {
 bool FairPolicy::trySteal(int dst, int src, uint32_t cookie) {
   const Rq& s = rq(src);
   auto stealable = [&](TaskId t) {
-    return cookieOf(t) == cookie && !m_e->isRunning(t) && !(s.corePickSet && s.corePick == t) && m_e->allowed(t, dst);
+    return cookieOf(t) == cookie && m_e->isQueued(t) && !(s.corePickSet && s.corePick == t) && m_e->allowed(t, dst);
   };
   for (const RtKey& k : s.rt) {
     if (!stealable(k.id)) continue;

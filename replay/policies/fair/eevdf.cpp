@@ -1,17 +1,92 @@
-// EEVDF (docs/models.md §5.3): lag, eligibility, virtual deadlines and the pick.
+// EEVDF (docs/models.md §5.3) as kernel/sched/fair.c has it from 6.6 to 6.18.y:
+// lag, eligibility, virtual deadlines and the pick; from 6.12 delayed dequeue,
+// relative deadlines and PREEMPT_SHORT; from 6.17 the protected slice (vprot).
+// The release (m_release) selects the code paths that changed without a switch.
 #include <algorithm>
+#include <climits>
 
 #include "replay/policies/fair/fair_sched.h"
 
 namespace replay::fair {
 
+int64_t FairPolicy::sliceOf(uint32_t t) const {
+  // Custom slices came with 6.12; before, place_entity()/update_deadline() always take the base slice.
+  const int64_t custom = m_ents[t].customSlice;
+  return custom > 0 && m_release >= KernelVersion{6, 12, 0} ? custom : m_baseSlice;
+}
+
+// Slice extremes over the queued entities (cfs_rq_min_slice/max_slice); every
+// entity has the base slice unless custom slices are in use.
+int64_t FairPolicy::queuedSliceBound(const Rq& r, bool wantMax, uint32_t except) const {
+  int64_t best = wantMax ? 0 : INT64_MAX;
+  const auto take = [&](uint32_t id) {
+    if (id == except) return;
+    const int64_t s = m_ents[id].slice;
+    best = wantMax ? std::max(best, s) : std::min(best, s);
+  };
+  if (m_customSlices == 0) {
+    const bool any = !r.cfs.tree.empty() || (r.cfs.curr != kNone && r.cfs.curr != except && m_ents[r.cfs.curr].onRq);
+    return any ? m_baseSlice : best;
+  }
+  for (const auto& k : r.cfs.tree) take(k.id);
+  if (r.cfs.curr != kNone && m_ents[r.cfs.curr].onRq) take(r.cfs.curr);
+  return best;
+}
+
+bool FairPolicy::protectedSlice(uint32_t c) const {
+  const FairRq::Entity& e = m_ents[c];
+  return protectedSliceVprot() ? e.vruntime - e.vprot < 0 : e.vlag == e.deadline;
+}
+
+void FairPolicy::cancelProtectedSlice(uint32_t c) {
+  FairRq::Entity& e = m_ents[c];
+  if (!protectedSlice(c)) return;
+  if (protectedSliceVprot())
+    e.vprot = e.vruntime;
+  else
+    e.vlag = e.deadline + 1;
+}
+
+// set_protect_slice() (6.17+), or the 6.6-6.16 RUN_TO_PARITY hack that keeps
+// the deadline granted at pick in vlag.
+void FairPolicy::protectSliceAtPick(Rq& r, uint32_t next) {
+  FairRq::Entity& e = m_ents[next];
+  if (!protectedSliceVprot()) {
+    e.vlag = e.deadline;
+    return;
+  }
+  const int64_t normalized = m_factor > 0 ? m_baseSlice / m_factor : m_baseSlice;
+  int64_t slice = m_runToParity ? queuedSliceBound(r, false, next) : normalized;
+  slice = std::min(slice, e.slice);
+  e.vprot = slice == e.slice ? e.deadline : std::min(e.deadline, e.vruntime + calcDeltaFair(slice, e));
+}
+
+// update_protect_slice(): a shorter-slice wakee that did not preempt shortens the protection.
+void FairPolicy::shortenProtectedSlice(Rq& r, uint32_t c) {
+  FairRq::Entity& e = m_ents[c];
+  const int64_t slice = queuedSliceBound(r, false, c);
+  if (slice == INT64_MAX) return;
+  e.vprot = std::min(e.vprot, e.vruntime + calcDeltaFair(slice, e));
+}
+
 void FairPolicy::updateDeadline(int cpu, uint32_t c) {
   FairRq::Entity& e = m_ents[c];
-  if (e.vruntime - e.deadline < 0) return;
-  e.slice = m_baseSlice;
-  e.deadline = e.vruntime + calcDeltaFair(e.slice, e);
+  const bool expired = e.vruntime - e.deadline >= 0;
+  if (expired) {
+    e.slice = sliceOf(c);
+    e.deadline = e.vruntime + calcDeltaFair(e.slice, e);
+  }
   Rq& r = rq(cpu);
-  if (r.cfs.nrRunning > 1) {
+  // update_curr(): 6.6 reschedules only on a new deadline; 6.12 also once a
+  // cancelled protection meets an ineligible task (did_preempt_short); 6.17+
+  // whenever the protected slice is over. A single queued entity never is.
+  if (r.cfs.nrRunning <= 1) return;
+  bool resched = expired;
+  if (m_release >= KernelVersion{6, 17, 0})
+    resched |= !protectedSlice(c);
+  else if (m_release >= KernelVersion{6, 12, 0})
+    resched |= m_preemptShort && e.vlag != e.deadline && !r.cfs.eligible(m_ents, c);
+  if (resched) {
     m_e->resched(cpu);
     clearBuddies(r, c);
   }
@@ -20,7 +95,10 @@ void FairPolicy::updateDeadline(int cpu, uint32_t c) {
 void FairPolicy::updateEntityLag(Rq& r, uint32_t t) {
   FairRq::Entity& e = m_ents[t];
   const int64_t lag = r.cfs.avgVruntimeOf(m_ents) - e.vruntime;
-  const int64_t limit = calcDeltaFair(std::max<int64_t>(2 * e.slice, m_e->tickNs()), e);
+  // 6.18.17 bounds the lag by the largest queued slice plus a tick, before by two own slices or a tick.
+  const int64_t span = lagLimitFromMaxSlice() ? std::max(queuedSliceBound(r, true, kNone), e.slice) + m_e->tickNs()
+                                              : std::max<int64_t>(2 * e.slice, m_e->tickNs());
+  const int64_t limit = calcDeltaFair(span, e);
   e.vlag = std::clamp(lag, -limit, limit);
 }
 
@@ -28,7 +106,7 @@ void FairPolicy::placeEevdf(Rq& r, uint32_t t, bool initial) {
   FairRq::Entity& e = m_ents[t];
   const int64_t v = r.cfs.avgVruntimeOf(m_ents);
   int64_t lag = 0;
-  e.slice = m_baseSlice;
+  e.slice = sliceOf(t);
   int64_t vslice = calcDeltaFair(e.slice, e);
   if (m_placeLag && r.cfs.nrRunning) {
     int64_t ld = r.cfs.avgLoad;
@@ -38,30 +116,94 @@ void FairPolicy::placeEevdf(Rq& r, uint32_t t, bool initial) {
     lag /= ld;
   }
   e.vruntime = v - lag;
-  if (m_placeDeadlineInitial && initial) vslice /= 2;
+  if (e.hasRelDeadline) {  // PLACE_REL_DEADLINE: moved, not slept - keep what was left of the request
+    e.deadline = e.vruntime + e.relDeadline;
+    e.hasRelDeadline = false;
+    return;
+  }
+  if (initial && initialDeadlineHalved()) vslice /= 2;
   e.deadline = e.vruntime + vslice;
 }
 
-uint32_t FairPolicy::pickEevdf(const Rq& r, bool withCurr) const {
+uint32_t FairPolicy::pickEevdf(const Rq& r, bool withCurr, bool protect) const {
   uint32_t c = withCurr ? r.cfs.curr : kNone;
   if (c != kNone && !m_ents[c].onRq) c = kNone;
   if (r.cfs.nrRunning == 1) return c != kNone ? c : (r.cfs.tree.empty() ? kNone : r.cfs.tree.begin()->id);
   if (c != kNone && !r.cfs.eligible(m_ents, c)) c = kNone;
-  if (m_runToParity && c != kNone && m_ents[c].vlag == m_ents[c].deadline) return c;
+  if (m_runToParity && protect && c != kNone && protectedSlice(c)) return c;
   uint32_t best = r.cfs.earliestEligible(m_ents);
   if (best == kNone || (c != kNone && m_ents[c].deadline < m_ents[best].deadline)) best = c;
   return best;
 }
 
-uint32_t FairPolicy::pickEevdfNext(Rq& r) {
-  if (m_nextBuddy && r.cfs.next != kNone && r.cfs.eligible(m_ents, r.cfs.next)) {
-    const uint32_t n = r.cfs.next;
-    clearBuddies(r, n);
-    return n;
+uint32_t FairPolicy::pickEevdfNext(int cpu) {
+  Rq& r = rq(cpu);
+  while (!r.cfs.tree.empty()) {
+    uint32_t next = kNone;
+    if (m_nextBuddy && r.cfs.next != kNone && r.cfs.eligible(m_ents, r.cfs.next)) {
+      next = r.cfs.next;
+      clearBuddies(r, next);
+    } else {
+      next = pickEevdf(r, false);
+      if (next == kNone) next = r.cfs.tree.begin()->id;  // cannot happen with a non-empty tree
+    }
+    if (!m_ents[next].delayed) return next;
+    finishDelayedDequeue(cpu, next);  // picked while delayed: it leaves now, and the pick starts over
   }
-  uint32_t best = pickEevdf(r, false);
-  if (best == kNone) best = r.cfs.tree.begin()->id;  // cannot happen with a non-empty tree
-  return best;
+  return kNone;
+}
+
+// A delayed task leaves the queue for good (dequeue_entities() with
+// DEQUEUE_DELAYED): no tracepoint, it stays asleep as far as the engine knows.
+void FairPolicy::finishDelayedDequeue(int cpu, uint32_t t) {
+  Rq& r = rq(cpu);
+  FairRq::Entity& e = m_ents[t];
+  updateEntityLag(r, t);
+  if (r.cfs.curr == t)
+    r.cfs.curr = kNone;
+  else
+    r.cfs.treeErase(m_ents, t);
+  removeFromRq(r, t);
+  e.delayed = false;
+  --r.delayed;
+  if (m_delayZero && e.vlag > 0) e.vlag = 0;
+  r.cfs.updateMinVruntime(m_ents);
+}
+
+// Delayed entities the EEVDF pick would choose are dequeued first, as
+// pick_task_fair() does: what remains is what can run (core scheduling peeks
+// at siblings' picks without side effects).
+void FairPolicy::dropDelayedPicks(int cpu) {
+  if (m_variant != Variant::Eevdf) return;
+  Rq& r = rq(cpu);
+  while (r.delayed > 0) {
+    const uint32_t p = pickEevdf(r, true);
+    if (p == kNone || !m_ents[p].delayed) return;
+    finishDelayedDequeue(cpu, p);
+  }
+}
+
+// requeue_delayed_entity(): woken while still queued. With DELAY_ZERO a task
+// that became eligible while asleep is placed anew at V with no lag; one still
+// behind keeps its vruntime and its old deadline.
+void FairPolicy::requeueDelayed(int cpu, uint32_t t) {
+  Rq& r = rq(cpu);
+  FairRq::Entity& e = m_ents[t];
+  updateCurr(cpu);
+  if (m_delayZero) {
+    updateEntityLag(r, t);
+    if (e.vlag > 0) {
+      const bool inTree = r.cfs.curr != t;
+      if (inTree) r.cfs.treeErase(m_ents, t);
+      --r.cfs.nrRunning;
+      e.vlag = 0;
+      placeEevdf(r, t, false);
+      ++r.cfs.nrRunning;
+      if (inTree) r.cfs.treeInsert(m_ents, t);
+    }
+  }
+  e.delayed = false;
+  --r.delayed;
 }
 
 }  // namespace replay::fair

@@ -40,11 +40,24 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
     m_nextBuddy = p.getBool("next_buddy");
     m_lastBuddy = p.getBool("last_buddy");
   } else {
-    m_baseSlice = p.getInt("base_slice_ns") * m_factor;
+    // Unresolved ("auto", "release") when a caller built the policy without
+    // resolveEevdfRelease(): the newest modelled release.
+    m_release = parseKernelVersion(p.get("release")).value_or(kNewestEevdf);
+    const auto flag = [&](const char* key, KernelVersion since) {
+      return p.get(key) == "release" ? m_release >= since : p.getBool(key);
+    };
+    const int64_t baseSlice = p.getInt("base_slice_ns");
+    m_baseSlice = (baseSlice >= 0 ? baseSlice : m_release >= KernelVersion{6, 15, 0} ? 700'000 : 750'000) * m_factor;
     m_runToParity = p.getBool("run_to_parity");
     m_placeLag = p.getBool("place_lag");
     m_placeDeadlineInitial = p.getBool("place_deadline_initial");
     m_nextBuddy = p.getBool("next_buddy");
+    m_delayDequeue = flag("delay_dequeue", {6, 12, 0});
+    m_delayZero = flag("delay_zero", {6, 12, 0});
+    m_preemptShort = flag("preempt_short", {6, 12, 0});
+    m_placeRelDeadline = flag("place_rel_deadline", {6, 12, 0});
+    m_forkPreempt = p.get("wakeup_preempt_fork") == "release" ? m_release < KernelVersion{6, 18, 33}
+                                                              : p.getBool("wakeup_preempt_fork");
   }
   if (p.has("coresched.variant")) {
     m_csConfigured = true;
@@ -82,6 +95,8 @@ void FairPolicy::attach(Engine& engine) {
     m_cores.push_back(std::move(core));
   }
   for (Rq& r : m_rqs) r.allowance = m_allowanceNs;
+  m_customSlices = 0;
+  for (TaskId t = 0; t < engine.taskCount(); ++t) m_customSlices += engine.attributes(t).sliceNs > 0;
 }
 
 void FairPolicy::taskNew(TaskId t, TaskId parent) {
@@ -90,7 +105,8 @@ void FairPolicy::taskNew(TaskId t, TaskId parent) {
   e = FairRq::Entity();
   e.idlePolicy = task.policy == SchedPolicy::Idle;
   e.weight = e.idlePolicy ? kIdleWeight : niceToWeight(task.nice());
-  e.slice = m_baseSlice;
+  e.customSlice = m_e->attributes(t).sliceNs;
+  e.slice = m_variant == Variant::Eevdf ? sliceOf(t) : m_baseSlice;
   m_ts[t].rqCpu = -1;
   m_ts[t].forkRelative = false;
   m_ts[t].rrTicksLeft = m_rrTicks;
@@ -119,6 +135,11 @@ void FairPolicy::enqueue(int cpu, TaskId t, uint32_t flags) {
   Rq& r = rq(cpu);
   syncCoreMinVruntime(cpu);
   FairRq::Entity& e = m_ents[t];
+  if (e.delayed) {  // ttwu_runnable(): still queued here (selectCpu kept its CPU)
+    requeueDelayed(cpu, t);
+    ts.rqCpu = cpu;
+    return;
+  }
   updateCurr(cpu);
   if (m_variant == Variant::Cfs) {
     if ((flags & kWakeFork) && ts.forkRelative) {
@@ -176,11 +197,25 @@ void FairPolicy::checkPreemptWakeup(int cpu, TaskId t, uint32_t flags) {
   } else {
     if (m_nextBuddy && !(flags & kWakeFork)) setNextBuddy(r, t);
     updateCurr(cpu);
-    if (pickEevdf(r, true) == t) m_e->resched(cpu);
+    const bool shorter = m_preemptShort && ep.slice < ec.slice;
+    if ((flags & kWakeFork) && !m_forkPreempt && !shorter) return;
+    bool protect = true;
+    if (m_release >= KernelVersion{6, 17, 0}) {
+      protect = !shorter;  // a shorter-slice wakee ignores the protection for this pick
+    } else if (shorter && r.cfs.eligible(m_ents, t) &&
+               (ep.deadline < ec.deadline || !r.cfs.eligible(m_ents, c))) {
+      cancelProtectedSlice(c);  // 6.12's do_preempt_short(): the cut stays even if the wakee loses now
+    }
+    if (pickEevdf(r, true, protect) == t) {
+      if (shorter && m_release >= KernelVersion{6, 17, 0}) cancelProtectedSlice(c);
+      m_e->resched(cpu);
+    } else if (m_runToParity && shorter && protectedSliceVprot()) {
+      shortenProtectedSlice(r, c);
+    }
   }
 }
 
-void FairPolicy::dequeue(int cpu, TaskId t, bool /*dying*/) {
+void FairPolicy::dequeue(int cpu, TaskId t, bool dying) {
   touchCore(cpu);
   if (!isFair(t)) {
     rtErase(cpu, t);
@@ -188,9 +223,16 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool /*dying*/) {
   }
   Rq& r = rq(cpu);
   updateCurr(cpu);
-  if (m_variant == Variant::Eevdf) updateEntityLag(r, t);
   clearBuddies(r, t);
   m_ents[t].lastRan = m_e->now();
+  if (m_variant == Variant::Eevdf && m_delayDequeue && !dying && !r.cfs.eligible(m_ents, t)) {
+    // DELAY_DEQUEUE: it sleeps behind its fair share, so it stays queued (in the
+    // load and in V) until the pick reaches it or a wakeup comes first.
+    m_ents[t].delayed = true;
+    ++r.delayed;
+    return;
+  }
+  if (m_variant == Variant::Eevdf) updateEntityLag(r, t);
   if (r.cfs.curr == t)
     r.cfs.curr = kNone;
   else
@@ -201,23 +243,26 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool /*dying*/) {
 
 TaskId FairPolicy::pickNext(int cpu, TaskId prev, bool prevRunnable) {
   Rq& r = rq(cpu);
-  if (prev != kNoTask && prevRunnable && isFair(prev) && r.cfs.curr == prev) {
-    // put_prev_entity(): back into the tree.
+  if (prev != kNoTask && isFair(prev) && r.cfs.curr == prev && (prevRunnable || m_ents[prev].delayed)) {
+    // put_prev_entity(): back into the tree (a delayed sleeper too: it is still queued).
     updateCurr(cpu);
     r.cfs.curr = kNone;
     r.cfs.treeInsert(m_ents, prev);
-    m_ents[prev].lastRan = m_e->now();
+    if (prevRunnable) m_ents[prev].lastRan = m_e->now();
   } else if (prev != kNoTask && prevRunnable && !isFair(prev)) {
     m_ents[prev].lastRan = m_e->now();
   }
   if (m_csActive) return corePickNext(cpu, prev, true);
   if (r.rt.empty()) pullRt(cpu);
   if (!r.rt.empty()) return r.rt.begin()->id;
-  if (r.cfs.tree.empty()) idleBalance(cpu);
-  if (r.cfs.tree.empty()) return kNoTask;
-  const uint32_t next = m_variant == Variant::Cfs ? pickCfs(r) : pickEevdfNext(r);
-  setNextEntity(r, next);
-  return next;
+  for (;;) {
+    if (r.cfs.tree.empty()) idleBalance(cpu);
+    if (r.cfs.tree.empty()) return kNoTask;
+    const uint32_t next = m_variant == Variant::Cfs ? pickCfs(r) : pickEevdfNext(cpu);
+    if (next == kNone) continue;  // only delayed entities were left: they are gone now
+    setNextEntity(r, next);
+    return next;
+  }
 }
 
 void FairPolicy::tick(int cpu, TaskId c) {
@@ -309,7 +354,7 @@ void FairPolicy::setNextEntity(Rq& r, uint32_t next) {
   FairRq::Entity& e = m_ents[next];
   e.execStart = m_e->now();
   e.prevSumExec = e.sumExec;
-  if (m_variant == Variant::Eevdf) e.vlag = e.deadline;  // RUN_TO_PARITY: slice granted at pick
+  if (m_variant == Variant::Eevdf) protectSliceAtPick(r, next);
 }
 
 void defineParams(Params& p, Variant variant) {
@@ -331,13 +376,42 @@ void defineParams(Params& p, Variant variant) {
     p.defineBool("next_buddy", false, "NEXT_BUDDY: prefer the last woken task at the next pick");
     p.defineBool("last_buddy", true, "LAST_BUDDY: prefer the preempted task at the next pick (with >= nr_latency tasks)");
   } else {
-    p.defineInt("base_slice_ns", 750'000, 100'000, 1'000'000'000,
-                "sysctl_sched_base_slice before scaling (0.70 ms from 6.15 on, commit 2ae891b82695)");
-    p.defineBool("run_to_parity", true, "RUN_TO_PARITY: the running task keeps the CPU until it used the slice it "
-                                        "was granted at pick, even when no longer the best choice");
+    p.defineText("release", "auto",
+                 "the kernel release whose EEVDF to follow (docs/models.md §5.3): 6.6 ... 6.18.44, or auto = the "
+                 "recording kernel's release (perf.data osrelease, trace.dat uname, CTF env), else the newest "
+                 "modelled (" + kNewestEevdf.text() + "). It sets every switch below left at 'release'");
+    p.defineInt("base_slice_ns", -1, -1, 1'000'000'000,
+                "sysctl_sched_base_slice before scaling; -1 = the release's: 0.75 ms up to 6.14, 0.70 ms from 6.15 "
+                "(commit 2ae891b82695, 'Reduce the default slice to avoid tasks getting an extra tick')");
+    const std::vector<std::string> sw = {"release", "true", "false"};
+    p.defineChoice("delay_dequeue", "release", sw,
+                   "DELAY_DEQUEUE (6.12+): a task that sleeps with negative lag stays queued (counted in the load and "
+                   "in V) until it is picked, then leaves, or is woken, then stays on its CPU");
+    p.defineChoice("delay_zero", "release", sw,
+                   "DELAY_ZERO (6.12+): a delayed task leaves with no positive lag; woken after it became eligible, "
+                   "it is placed anew at V");
+    p.defineChoice("preempt_short", "release", sw,
+                   "PREEMPT_SHORT (6.12+): a woken task with a shorter slice (task_slice) cuts the running task's "
+                   "protected slice");
+    p.defineChoice("place_rel_deadline", "release", sw,
+                   "PLACE_REL_DEADLINE (6.12+): a task moved by load balancing keeps its deadline relative to its "
+                   "vruntime instead of a fresh slice");
+    p.defineChoice("wakeup_preempt_fork", "release", sw,
+                   "whether a forked child may preempt its parent at wake_up_new_task(): yes up to 6.18.32, no from "
+                   "6.18.33 (e837456fdca8 'Reimplement NEXT_BUDDY to align with EEVDF goals' returns early on "
+                   "WF_FORK unless the child's slice is shorter)");
+    p.defineBool("run_to_parity", true,
+                 "RUN_TO_PARITY: an eligible running task keeps the CPU until the deadline it was granted at pick "
+                 "(from 6.17: or until it ran the shortest slice of the queued tasks, if that ends first)");
     p.defineBool("place_lag", true, "PLACE_LAG: a waking task keeps the lag it had when it slept");
-    p.defineBool("place_deadline_initial", true, "PLACE_DEADLINE_INITIAL: a new task's first deadline is half a slice");
+    p.defineBool("place_deadline_initial", true,
+                 "PLACE_DEADLINE_INITIAL: a new task's first deadline is half a slice (in effect from 6.11: in 6.6 "
+                 "the child is placed again at its first enqueue, with a full slice)");
     p.defineBool("next_buddy", false, "NEXT_BUDDY: prefer the last woken task at the next pick if eligible");
+    p.defineText("task_slice", "",
+                 "custom slices (sched_attr.sched_runtime, 6.12+): rules SELECTOR=NS separated by ';' (SELECTOR: "
+                 "comm:REGEX, tgid:N, tid:N, all, rt, fair), NS from 100000 to 100000000; children inherit");
+
   }
   p.defineInt("idle_min_granularity_ns", 750'000, 0, 1'000'000'000,
               "sysctl_sched_idle_min_granularity: shortest slice of a SCHED_IDLE task (not scaled)");
@@ -381,6 +455,67 @@ void defineCoreschedParams(Params& p) {
   p.defineBool("coresched.forceidle_balance", true,
                "sched_core_balance(): a CPU going forced idle steals a queued task of the core's cookie from another "
                "CPU (not running, not picked, allowed here, from a core no busier than its own)");
+}
+
+std::string KernelVersion::text() const {
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+std::optional<KernelVersion> parseKernelVersion(std::string_view text) {
+  KernelVersion v;
+  int* parts[3] = {&v.major, &v.minor, &v.patch};
+  size_t pos = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) {
+      if (pos >= text.size() || text[pos] != '.') {
+        if (i == 2) break;  // "6.18": no patch level
+        return std::nullopt;
+      }
+      ++pos;
+    }
+    const size_t start = pos;
+    int n = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9' && pos - start < 6) n = n * 10 + (text[pos++] - '0');
+    if (pos == start) return std::nullopt;
+    *parts[i] = n;
+  }
+  return v;
+}
+
+core::Status resolveEevdfRelease(Params& p, std::string_view recordedRelease) {
+  if (!p.has("release")) return {};
+  KernelVersion v = kNewestEevdf;
+  const std::string requested = p.get("release");
+  if (requested == "auto") {
+    std::string origin;
+    const auto recorded = parseKernelVersion(recordedRelease);
+    if (recorded && *recorded >= KernelVersion{6, 6, 0}) {
+      v = *recorded;
+      origin = "the recording's kernel (" + std::string(recordedRelease) + ")";
+    } else if (recorded) {
+      origin = "the recording's kernel (" + std::string(recordedRelease) +
+               ") predates EEVDF (6.6): the newest modelled release instead";
+    } else {
+      origin = "the recording does not say its kernel: the newest modelled release";
+    }
+    if (auto st = p.resolve("release", v.text(), origin); !st) return st;
+  } else {
+    const auto given = parseKernelVersion(requested);
+    if (!given) return core::Error("parameter release=" + requested + ": expected auto or a kernel release such as 6.12");
+    if (*given < KernelVersion{6, 6, 0})
+      return core::Error("parameter release=" + requested + ": EEVDF starts with 6.6 (earlier kernels: --model cfs)");
+    v = *given;
+  }
+  const std::string why = "release " + v.text();
+  for (const char* key : {"delay_dequeue", "delay_zero", "preempt_short", "place_rel_deadline"})
+    if (p.get(key) == "release")
+      if (auto st = p.resolve(key, v >= KernelVersion{6, 12, 0} ? "true" : "false", why); !st) return st;
+  if (p.get("wakeup_preempt_fork") == "release")
+    if (auto st = p.resolve("wakeup_preempt_fork", v >= KernelVersion{6, 18, 33} ? "false" : "true", why); !st)
+      return st;
+  if (p.getInt("base_slice_ns") < 0)
+    if (auto st = p.resolve("base_slice_ns", v >= KernelVersion{6, 15, 0} ? "700000" : "750000", why); !st) return st;
+  return {};
 }
 
 std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount) {

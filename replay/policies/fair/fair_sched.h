@@ -50,6 +50,7 @@ class FairPolicy final : public Policy {
     int64_t nextBalance = 0;
     int balanceFailed = 0;
     int idleTasks = 0;  // SCHED_IDLE entities on the fair queue
+    int delayed = 0;    // entities kept queued by DELAY_DEQUEUE (in cfs.nrRunning, not runnable)
     // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
     TaskId corePick = kNoTask;
     bool corePickSet = false;  // a sibling's selection left corePick for this CPU
@@ -114,8 +115,19 @@ class FairPolicy final : public Policy {
   void updateDeadline(int cpu, uint32_t c);
   void updateEntityLag(Rq& r, uint32_t t);
   void placeEevdf(Rq& r, uint32_t t, bool initial);
-  uint32_t pickEevdf(const Rq& r, bool withCurr) const;
-  uint32_t pickEevdfNext(Rq& r);
+  /// pick_eevdf(); `protect` = false ignores the running task's protected slice (PREEMPT_SHORT).
+  uint32_t pickEevdf(const Rq& r, bool withCurr, bool protect = true) const;
+  /// The next fair task to run on `cpu`, dequeuing delayed entities it would pick; kNone if none is left.
+  uint32_t pickEevdfNext(int cpu);
+  int64_t sliceOf(uint32_t t) const;
+  int64_t queuedSliceBound(const Rq& r, bool wantMax, uint32_t except) const;
+  bool protectedSlice(uint32_t c) const;
+  void cancelProtectedSlice(uint32_t c);
+  void protectSliceAtPick(Rq& r, uint32_t next);
+  void shortenProtectedSlice(Rq& r, uint32_t c);
+  void finishDelayedDequeue(int cpu, uint32_t t);
+  void dropDelayedPicks(int cpu);
+  void requeueDelayed(int cpu, uint32_t t);
 
   // --- RT class (rt.cpp) ---
   int selectRt(TaskId t, int prev) const;
@@ -173,6 +185,16 @@ class FairPolicy final : public Policy {
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;
+  // EEVDF by release (docs/models.md §5.3): switches from the parameters, and
+  // code paths that changed without a switch, from the release itself.
+  KernelVersion m_release = kNewestEevdf;
+  int m_customSlices = 0;  // tasks with task_slice set
+  bool m_delayDequeue = false, m_delayZero = false, m_preemptShort = false, m_placeRelDeadline = false;
+  bool m_forkPreempt = true;
+  bool initialDeadlineHalved() const { return m_placeDeadlineInitial && m_release >= KernelVersion{6, 11, 0}; }
+  bool protectedSliceVprot() const { return m_release >= KernelVersion{6, 17, 0}; }  // vprot, min queued slice
+  bool lagLimitFromMaxSlice() const { return m_release >= KernelVersion{6, 18, 17}; }
+  bool syncAffineIgnoresDelayed() const { return m_release >= KernelVersion{6, 18, 0}; }
   uint64_t m_rtSeq = 0;
   bool m_csConfigured = false, m_csActive = false, m_fiBalance = true;
   CsVariant m_csv = CsVariant::Mainline;

@@ -32,6 +32,8 @@ namespace replay::fair {
 
 int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
   const int prev = m_e->taskCpu(t);
+  // A delayed task is still queued: try_to_wake_up() takes ttwu_runnable() on its CPU, no select_task_rq().
+  if (isFair(t) && m_ents[t].delayed) return m_ts[t].rqCpu;
   if (flags & kWakeInitial) return m_e->allowed(t, prev) ? prev : firstAllowed(t);
   if (!isFair(t)) return selectRt(t, prev);
   if (flags & kWakeFork) return findIdlest(t, wakerCpu);
@@ -126,7 +128,8 @@ int FairPolicy::llcSize(int cpu) const {
 
 int FairPolicy::wakeAffine(TaskId t, int self, int prev, bool sync) const {
   if (availableIdle(self)) return availableIdle(prev) ? prev : self;
-  if (sync && nrRunning(self) == 1) return self;
+  // The waker alone on its CPU (6.18 does not count delayed tasks).
+  if (sync && nrRunning(self) - (syncAffineIgnoresDelayed() ? m_rqs[static_cast<size_t>(self)].delayed : 0) == 1) return self;
   if (availableIdle(prev)) return prev;
   // wake_affine_weight() with instantaneous loads.
   const int64_t taskLoad = m_ents[t].weight;
@@ -169,7 +172,7 @@ int FairPolicy::selectIdleSibling(TaskId t, int prev, int target) const {
 bool FairPolicy::hasMovableFor(int from, int to) const {
   const Rq& r = m_rqs[static_cast<size_t>(from)];
   for (const auto& k : r.cfs.tree)
-    if (m_e->allowed(k.id, to)) return true;
+    if (!m_ents[k.id].delayed && m_e->allowed(k.id, to)) return true;
   for (const RtKey& k : r.rt)
     if (!m_e->isRunning(k.id) && m_e->allowed(k.id, to)) return true;
   return false;
@@ -183,11 +186,17 @@ void FairPolicy::moveFair(int src, int dst, uint32_t t, bool checkPreempt) {
   touchCore(src);
   touchCore(dst);
   updateCurr(src);
-  if (m_variant == Variant::Eevdf) updateEntityLag(s, t);
+  FairRq::Entity& e = m_ents[t];
+  if (m_variant == Variant::Eevdf) {
+    updateEntityLag(s, t);
+    if (m_placeRelDeadline) {  // a dequeue that is not a sleep keeps the request relative
+      e.relDeadline = e.deadline - e.vruntime;
+      e.hasRelDeadline = true;
+    }
+  }
   clearBuddies(s, t);
   s.cfs.treeErase(m_ents, t);
   removeFromRq(s, t);
-  FairRq::Entity& e = m_ents[t];
   if (m_variant == Variant::Cfs) e.vruntime -= s.cfs.minVruntime;
   s.cfs.updateMinVruntime(m_ents);
   m_e->moveQueued(t, dst);
@@ -211,8 +220,9 @@ bool FairPolicy::cacheHot(uint32_t t, int dst) const {
 // Queued fair tasks of `src` that may run on `dst`, coldest first.
 std::vector<uint32_t> FairPolicy::movable(int src, int dst) const {
   std::vector<uint32_t> out;
+  // Delayed tasks sleep as far as the engine knows; 6.14+ balancing leaves them too.
   for (const auto& k : m_rqs[static_cast<size_t>(src)].cfs.tree)
-    if (m_e->allowed(k.id, dst)) out.push_back(k.id);
+    if (!m_ents[k.id].delayed && m_e->allowed(k.id, dst)) out.push_back(k.id);
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
     return m_ents[a].lastRan != m_ents[b].lastRan ? m_ents[a].lastRan < m_ents[b].lastRan : a < b;
   });
