@@ -107,7 +107,7 @@ struct SchedBuilder::CpuRt {
   bool sliceOpen = false;
   Utid current;
   int64_t sliceStart = 0;
-  int16_t slicePrio = -1;
+  int16_t slicePrio = kPrioUnknown;
   uint8_t sliceFlags = 0;
   bool sliceForcedIdle = false;
   int64_t lastTs = 0;
@@ -362,7 +362,7 @@ Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
   t.tgid.push_back(-1);
   t.upid.push_back(Upid());
   t.comm.push_back(StringId(0));
-  t.prio.push_back(-1);
+  t.prio.push_back(kPrioUnknown);
   t.startTs.push_back(ts);
   t.endTs.push_back(ts);
   t.parent.push_back(Utid());
@@ -370,6 +370,8 @@ Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
   t.cookie.push_back(0);
   t.uclampMin.push_back(-1);
   t.uclampMax.push_back(-1);
+  t.policy.push_back(TaskPolicy::Unknown);
+  t.affinity.emplace_back();
   m_threads.emplace_back();
   if (tid >= 0 && tid < kDenseTidLimit) {
     if (static_cast<size_t>(tid) >= m_tidToUtid.size())
@@ -418,8 +420,10 @@ void SchedBuilder::noteComm(Utid u, std::string_view comm, int64_t ts) {
   current = id;
 }
 
+// -1 is a real prio (SCHED_DEADLINE tasks: MAX_DL_PRIO - 1), not "unknown".
 void SchedBuilder::notePrio(Utid u, int32_t prio) {
-  if (prio >= 0 && prio < 200 && u != kIdleUtid) m_model->threads.prio[u.value] = static_cast<int16_t>(prio);
+  if (prio >= kPrioDeadline && prio < 140 && u != kIdleUtid)
+    m_model->threads.prio[u.value] = static_cast<int16_t>(prio);
 }
 
 void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
@@ -634,6 +638,8 @@ void SchedBuilder::onFork(EventContext ctx, int32_t parentTid, std::string_view 
   t.cookie[child.value] = t.cookie[parent.value];  // prctl cookies are inherited across fork
   t.uclampMin[child.value] = t.uclampMin[parent.value];
   t.uclampMax[child.value] = t.uclampMax[parent.value];
+  t.policy[child.value] = t.policy[parent.value];  // fork keeps policy and cpus_allowed
+  t.affinity[child.value] = t.affinity[parent.value];
   if (childTgid >= 0) t.tgid[child.value] = childTgid;
   noteComm(child, childComm.empty() ? m_model->strings.get(t.comm[parent.value]) : childComm, ts);
   m_threads[child.value].cpu = static_cast<int16_t>(ctx.cpu);
@@ -729,7 +735,7 @@ void SchedBuilder::onDataLoss(int32_t cpu, int64_t ts, int64_t count) {
     t.ts.push_back(begin);
     t.dur.push_back(end - begin);
     t.utid.push_back(kIdleUtid);
-    t.prio.push_back(-1);
+    t.prio.push_back(kPrioUnknown);
     t.endState.push_back(TaskState::Unknown);
     t.endReason.push_back(SliceEnd::DataLoss);
     t.kind.push_back(SliceKind::Lost);
@@ -771,6 +777,12 @@ void SchedBuilder::setTaskAttributes(int32_t tid, uint32_t cookie, int16_t uclam
   t.cookie[u.value] = cookie;
   t.uclampMin[u.value] = uclampMin;
   t.uclampMax[u.value] = uclampMax;
+}
+
+void SchedBuilder::setTaskPolicy(int32_t tid, TaskPolicy policy, std::vector<CpuId> affinity) {
+  const Utid u = threadFor(tid, {}, m_eventsSeen ? m_lastTs : 0);
+  m_model->threads.policy[u.value] = policy;
+  m_model->threads.affinity[u.value] = std::move(affinity);
 }
 
 std::shared_ptr<TraceModel> SchedBuilder::finalize() {

@@ -28,21 +28,22 @@ struct EventContext {
 };
 enum IrqContext : uint8_t { kCtxHardIrq = 1, kCtxSoftIrq = 2, kCtxNmi = 4 };
 
+// Prios are the kernel's (-1 for SCHED_DEADLINE); kPrioUnknown when the format has no such field.
 struct SwitchArgs {
   int32_t prevTid = 0;
   std::string_view prevComm;
-  int32_t prevPrio = -1;
+  int32_t prevPrio = kPrioUnknown;
   TaskState prevState = TaskState::Unknown;
   int32_t nextTid = 0;
   std::string_view nextComm;
-  int32_t nextPrio = -1;
+  int32_t nextPrio = kPrioUnknown;
   bool forcedIdle = false;  ///< replay: the CPU goes idle because core scheduling forces it
 };
 
 struct WakeArgs {
   int32_t tid = 0;
   std::string_view comm;
-  int32_t prio = -1;
+  int32_t prio = kPrioUnknown;
   int32_t targetCpu = -1;
 };
 
@@ -103,6 +104,8 @@ class SchedBuilder {
   /// so without a context switch; splits its idle slice there.
   void onIdleKind(EventContext ctx, bool forcedIdle);
   void setTaskAttributes(int32_t tid, uint32_t cookie, int16_t uclampMin, int16_t uclampMax);
+  /// Replay: the policy and CPU affinity (empty: every CPU) the workload gave the task.
+  void setTaskPolicy(int32_t tid, TaskPolicy policy, std::vector<CpuId> affinity);
 
   uint64_t eventsSeen() const { return m_eventsSeen; }
   bool empty() const { return m_eventsSeen == 0; }

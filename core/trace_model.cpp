@@ -26,6 +26,32 @@ std::string_view toString(SliceEnd end) {
   return "?";
 }
 
+SchedClass schedClassOf(int prio, TaskPolicy policy) {
+  switch (policy) {
+    case TaskPolicy::Deadline: return SchedClass::Deadline;
+    case TaskPolicy::Fifo:
+    case TaskPolicy::RR: return SchedClass::RealTime;
+    case TaskPolicy::Idle: return SchedClass::Idle;
+    case TaskPolicy::Normal:
+    case TaskPolicy::Batch:
+    case TaskPolicy::Iso: return SchedClass::Fair;  // a known policy outlasts a PI boost seen in the prio
+    case TaskPolicy::Unknown: break;
+  }
+  if (prio == kPrioUnknown) return SchedClass::Fair;
+  if (prio < 0) return SchedClass::Deadline;
+  return prio < 100 ? SchedClass::RealTime : SchedClass::Fair;
+}
+
+std::string_view toString(SchedClass c) {
+  switch (c) {
+    case SchedClass::Deadline: return "deadline";
+    case SchedClass::RealTime: return "rt";
+    case SchedClass::Fair: return "fair";
+    case SchedClass::Idle: return "idle";
+  }
+  return "?";
+}
+
 std::string_view toString(CounterKind kind) {
   switch (kind) {
     case CounterKind::CpuFrequencyKhz: return "cpu_frequency_khz";
@@ -90,7 +116,9 @@ size_t TraceModel::memoryBytes() const {
   n += bytes(counters.tracks) + bytes(counters.rowsBegin) + bytes(counters.ts) + bytes(counters.value);
   n += bytes(threads.tid) + bytes(threads.tgid) + bytes(threads.upid) + bytes(threads.comm) + bytes(threads.prio) +
        bytes(threads.startTs) + bytes(threads.endTs) + bytes(threads.parent) + bytes(threads.flags) +
-       bytes(threads.cookie) + bytes(threads.uclampMin) + bytes(threads.uclampMax);
+       bytes(threads.cookie) + bytes(threads.uclampMin) + bytes(threads.uclampMax) + bytes(threads.policy) +
+       bytes(threads.affinity);
+  for (const auto& cpus : threads.affinity) n += bytes(cpus);
   n += bytes(commChanges.utid) + bytes(commChanges.ts) + bytes(commChanges.comm);
   n += bytes(processes.tgid) + bytes(processes.name);
   return n;

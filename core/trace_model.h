@@ -19,6 +19,24 @@
 
 namespace core {
 
+/// A kernel prio as traces carry it (task_struct::prio): -1 SCHED_DEADLINE,
+/// 0..99 RT (FIFO/RR), 100..139 fair (nice -20..19). kPrioUnknown when no event
+/// said (importers pass it for a format without the field).
+inline constexpr int16_t kPrioUnknown = INT16_MIN;
+inline constexpr int16_t kPrioDeadline = -1;
+
+/// Scheduling policy, where the run says so: replays know it, traces record
+/// only the prio (Unknown there).
+enum class TaskPolicy : uint8_t { Unknown, Normal, Batch, Idle, Fifo, RR, Iso, Deadline };
+
+/// The kernel scheduling class a task runs in: its policy where known, else its
+/// prio (< 0 SCHED_DEADLINE, 0..99 RT, else fair). Fair covers NORMAL, BATCH and
+/// BFS's ISO (whose prio is a nice level); idle is SCHED_IDLE, the fair class at
+/// the idle weight. An unknown prio counts as fair (at nice 0's weight).
+enum class SchedClass : uint8_t { Deadline, RealTime, Fair, Idle };
+SchedClass schedClassOf(int prio, TaskPolicy policy);
+std::string_view toString(SchedClass schedClass);
+
 /// What a CPU slice shows.
 enum class SliceKind : uint8_t { Task, Idle, ForcedIdle, Lost };
 /// How a run slice ended.
@@ -134,7 +152,7 @@ struct ThreadTable {
   std::vector<int32_t> tgid;  ///< -1 when the trace does not say
   std::vector<Upid> upid;
   std::vector<StringId> comm;  ///< the last comm seen
-  std::vector<int16_t> prio;   ///< the last kernel prio seen (0..99 RT, 100..139 nice -20..19), -1 unknown
+  std::vector<int16_t> prio;   ///< the last kernel prio seen (see kPrioUnknown), kPrioUnknown if none
   std::vector<int64_t> startTs;  ///< first seen (fork time when forked in the trace)
   std::vector<int64_t> endTs;    ///< death, or last ts of the trace
   std::vector<Utid> parent;
@@ -143,6 +161,8 @@ struct ThreadTable {
   std::vector<uint32_t> cookie;  ///< core-scheduling cookie, 0 = untagged
   std::vector<int16_t> uclampMin;  ///< requested, -1 unset
   std::vector<int16_t> uclampMax;
+  std::vector<TaskPolicy> policy;  ///< Unknown in traces
+  std::vector<std::vector<CpuId>> affinity;  ///< allowed CPUs (replays); empty: every CPU (traces do not record it)
   size_t size() const { return tid.size(); }
 };
 enum ThreadFlags : uint8_t { kThreadForked = 1, kThreadExited = 2, kThreadIdle = 4 };

@@ -203,7 +203,7 @@ void printSideBySide(std::ostream& out, const core::analysis::RunStats* rec, con
   auto num = [](uint64_t v) { return std::to_string(v); };
   std::snprintf(buf, sizeof buf, "  %-28s %16s %16s\n", "", rec ? "recorded" : "", "replay");
   out << buf;
-  row("span ms", rec ? msText(rec->range.length()) : "", msText(rep.range.length()));
+  row("span ms", rec ? msText(rec->coveredNs) : "", msText(rep.coveredNs));
   row("busy CPU time ms", rec ? msText(rec->busyNs) : "", msText(rep.busyNs));
   row("switches voluntary", rec ? num(rec->switchesVoluntary) : "", num(rep.switchesVoluntary));
   row("switches involuntary", rec ? num(rec->switchesInvoluntary) : "", num(rep.switchesInvoluntary));

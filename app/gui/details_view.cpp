@@ -102,7 +102,9 @@ QString sliceDetailsHtml(const Run& run, const SliceRef& ref) {
           task += QObject::tr(" (%1)").arg(esc(m.strings.get(m.processes.name[m.threads.upid[u.value].value])));
         task += QStringLiteral(" \u2014 <a href='row:%1:%2'>%3</a>").arg(run.id).arg(u.value).arg(QObject::tr("show task row"));
         rows += row(QObject::tr("task"), task);
-        if (s.prio[i] >= 0)
+        if (s.prio[i] < 0 && s.prio[i] != core::kPrioUnknown)
+          rows += row(QObject::tr("prio"), QObject::tr("%1 (SCHED_DEADLINE)").arg(s.prio[i]));
+        else if (s.prio[i] >= 0)
           rows += row(QObject::tr("prio"), s.prio[i] < 100 ? QObject::tr("%1 (RT)").arg(s.prio[i])
                                                            : QObject::tr("%1 (nice %2)").arg(s.prio[i]).arg(s.prio[i] - 120));
         QString ended = esc(core::toString(s.endReason[i]));

@@ -476,7 +476,7 @@ QString TimelinePane::toolTipAt(const QPoint& pos) const {
       case core::SliceKind::Task:
         s = QStringLiteral("<b>%1</b> tid %2").arg(html(m.comm(u))).arg(m.threads.tid[u.value]);
         if (m.threads.tgid[u.value] >= 0) s += tr(" (tgid %1)").arg(m.threads.tgid[u.value]);
-        if (sl.prio[src] >= 0) s += tr(", prio %1").arg(sl.prio[src]);
+        if (sl.prio[src] != core::kPrioUnknown) s += tr(", prio %1").arg(sl.prio[src]);
         break;
       case core::SliceKind::ForcedIdle: s = tr("<b>forced idle</b> (core scheduling)"); break;
       case core::SliceKind::Lost: s = tr("<b>lost data</b>: the tracer dropped events here"); break;

@@ -318,7 +318,7 @@ class Builder {
       for (const auto& r : m_d.runs) cells.emplace_back(value(r));
       t.rows.push_back(std::move(cells));
     };
-    row(QStringLiteral("Analysed span"), [](const RunEntry& r) { return dur(r.stats.range.length()); });
+    row(QStringLiteral("Analysed span"), [](const RunEntry& r) { return dur(r.stats.coveredNs); });
     row(QStringLiteral("CPUs"), [](const RunEntry& r) { return QString::number(r.stats.cpus.size()); });
     row(QStringLiteral("Busy CPU time"), [](const RunEntry& r) { return dur(r.stats.busyNs); });
     row(QStringLiteral("CPU utilisation"), [](const RunEntry& r) { return pct(utilisation(r.stats)); });
@@ -413,7 +413,8 @@ class Builder {
     for (size_t i = 0; i < n; ++i) {
       const TaskStats& s = *rows[i];
       t.rows.push_back({Cell(QString::fromStdString(s.comm), Tone::Normal, render::taskColor(s.comm, s.tid)),
-                        QString::number(s.tid), s.prio >= 0 ? QString::number(s.prio) : QStringLiteral("–"),
+                        QString::number(s.tid),
+                        s.prio != core::kPrioUnknown ? QString::number(s.prio) : QStringLiteral("–"),
                         ms(s.runtimeNs), pct(s.cpuShare), ms(s.waitNs), count(s.switchesVoluntary),
                         count(s.switchesInvoluntary), count(s.migrations),
                         s.wakeupLatency.count ? us(static_cast<double>(s.wakeupLatency.p50)) : QStringLiteral("–"),
@@ -447,10 +448,13 @@ class Builder {
                         dur(r.stats.fairness.gpsLagMeanNs), pct(utilisation(r.stats))});
     m_doc.table(std::move(t));
     m_doc.paragraph(QStringLiteral(
-                        "Jain's index over the weight-normalised service rates (runtime / (weight × (runtime + wait))) "
-                        "of the fair-class tasks that waited at some point: 1 is perfectly weight-fair, 1/n is one "
-                        "task served. GPS lag: the service an ideal weighted-fair processor-sharing scheduler would have "
-                        "given each task minus what it got; per task the largest |lag| over time."),
+                        "Both judge each fair-class task against its ideal service: what a fluid weighted-fair "
+                        "scheduler would have given it, sharing the CPUs that RT and deadline tasks leave by weight "
+                        "among the tasks with work left, within each task's CPU affinity, at most one CPU each, and "
+                        "serving each burst the CPU time it took. Jain's index over the service / ideal service of the "
+                        "competing tasks (those that waited, or got less than a CPU in the ideal): 1 is weight-fair, "
+                        "1/n is one task served. GPS lag: ideal minus received service; per task the largest |lag| "
+                        "over time."),
                     Tone::Muted);
 
     // CPU time of the busiest task names, side by side across the runs.
@@ -591,9 +595,8 @@ class Builder {
         const auto* info = topo.cpu(cs.cpu);
         QStringList sib;
         for (int s : topo.siblingsOf(cs.cpu)) sib << QString::number(s);
-        const double share = r.stats.range.length() > 0
-                                 ? static_cast<double>(cs.forcedIdleNs) / static_cast<double>(r.stats.range.length())
-                                 : 0.0;
+        const double share =
+            r.stats.coveredNs > 0 ? static_cast<double>(cs.forcedIdleNs) / static_cast<double>(r.stats.coveredNs) : 0.0;
         t.rows.push_back({QString::number(cs.cpu), info ? QString::number(info->core) : QStringLiteral("–"),
                           sib.isEmpty() ? QStringLiteral("–") : sib.join(QStringLiteral(", ")), pct(cs.utilisation),
                           Cell(dur(cs.forcedIdleNs), cs.forcedIdleNs > 0 ? Tone::Strong : Tone::Normal), pct(share)});

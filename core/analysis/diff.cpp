@@ -216,7 +216,7 @@ const std::vector<TaskMetricSpec>& diffTaskMetrics() {
   return k;
 }
 
-int64_t diffRangeNs(const RunDiff& d) { return std::max(d.a.stats.range.length(), d.b.stats.range.length()); }
+int64_t diffRangeNs(const RunDiff& d) { return std::max(d.a.stats.coveredNs, d.b.stats.coveredNs); }
 
 bool taskMetricSignificant(const TaskDiff& t, const TaskMetricSpec& spec, int64_t rangeNs) {
   const MetricDelta* m = findMetric(t.metrics, spec.key);

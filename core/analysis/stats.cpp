@@ -5,6 +5,8 @@
 #include <map>
 #include <numeric>
 
+#include "core/analysis/fair_share.h"
+
 namespace core::analysis {
 
 namespace {
@@ -15,7 +17,14 @@ constexpr int kPrioToWeight[40] = {
     3906,  3121,  2501,  1991,  1586,  1277,  1024,  820,   655,   526,   423,   335,  272,  215,
     172,   137,   110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
 
-bool isFairPrio(int prio) { return prio < 0 || prio >= 100; }
+constexpr int kIdleWeight = 3;  // WEIGHT_IDLEPRIO, kernel/sched/sched.h
+
+// Jain's index of x_i: (sum x)^2 / (n sum x^2); 1 when there is nothing to compare.
+double jainIndex(const std::vector<double>& x) {
+  double sum = 0, sum2 = 0;
+  for (double v : x) sum += v, sum2 += v * v;
+  return sum2 > 0 ? sum * sum / (static_cast<double>(x.size()) * sum2) : 1.0;
+}
 
 int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
@@ -35,131 +44,6 @@ void addFreqResidency(const TraceModel& m, CpuStats& c, TimeRange range) {
   }
 }
 
-// GPS lag sweep. Fair tasks that want to run (running or runnable) share the CPUs
-// not taken by running RT tasks in proportion to weight, capped at one CPU each
-// (water-filling). Uncapped tasks all progress at rate weight * lambda; a global
-// virtual clock V = integral of lambda dt makes their ideal service
-// weight * (V(t1) - V(t0)), so an event costs O(1) unless the cap set changes.
-// A task's lag is monotone between its own state changes (its actual rate is
-// constant there and its ideal rate is in [0, 1]), so extremes are found by
-// evaluating lag at those changes only.
-class GpsSweep {
- public:
-  GpsSweep(size_t threads, int cpus) : m_tasks(threads), m_cpus(cpus) {}
-
-  struct Task {
-    bool active = false;
-    bool running = false;
-    bool rt = false;
-    bool capped = false;
-    int weight = 1024;
-    double lag = 0;          // ideal - actual service, ns, at lastFold
-    double vAtFold = 0;      // V when last folded (uncapped mode)
-    int64_t lastFold = 0;
-    double maxAbsLag = 0;
-  };
-
-  // Initial state at the range start; call start() once after all init() calls.
-  void init(size_t u, bool active, bool running, int prio) {
-    Task& k = m_tasks[u];
-    k.rt = !isFairPrio(prio);
-    k.weight = weightOfPrio(prio);
-    k.active = active;
-    k.running = running;
-    if (k.rt) m_rtRunning += running;
-    else if (active) ++m_activeWeights[k.weight];
-  }
-
-  void start(int64_t t) {
-    m_now = t;
-    for (auto& k : m_tasks) k.lastFold = t;
-    recompute(t);
-  }
-
-  void change(size_t u, bool active, bool running, int64_t t) {
-    advance(t);
-    fold(u, t);
-    setStatus(u, active, running, t);
-  }
-
-  void finish(int64_t t) {
-    advance(t);
-    for (size_t u = 0; u < m_tasks.size(); ++u) fold(u, t);
-  }
-
-  double maxAbsLag(size_t u) const { return m_tasks[u].maxAbsLag; }
-
- private:
-  void advance(int64_t t) {
-    if (t > m_now) m_v += m_lambda * static_cast<double>(t - m_now);
-    m_now = std::max(m_now, t);
-  }
-
-  void fold(size_t u, int64_t t) {
-    Task& k = m_tasks[u];
-    if (k.rt) return;
-    double ideal = 0;
-    if (k.active) ideal = k.capped ? static_cast<double>(t - k.lastFold) : k.weight * (m_v - k.vAtFold);
-    const double actual = k.running ? static_cast<double>(t - k.lastFold) : 0.0;
-    k.lag += ideal - actual;
-    k.maxAbsLag = std::max(k.maxAbsLag, std::fabs(k.lag));
-    k.lastFold = t;
-    k.vAtFold = m_v;
-  }
-
-  void setStatus(size_t u, bool active, bool running, int64_t t) {
-    Task& k = m_tasks[u];
-    if (k.rt) {
-      if (k.running != running) m_rtRunning += running ? 1 : -1;
-    } else if (k.active != active) {
-      if (active) ++m_activeWeights[k.weight];
-      else if (--m_activeWeights[k.weight] == 0) m_activeWeights.erase(k.weight);
-    }
-    k.active = active;
-    k.running = running;
-    k.vAtFold = m_v;
-    recompute(t);
-    k.capped = k.active && !k.rt && k.weight >= m_threshold;
-  }
-
-  // Water-filling: the heaviest tasks are capped at one CPU while their
-  // proportional share would exceed it; all tasks of a capped weight are capped.
-  void recompute(int64_t t) {
-    double cpus = std::max(0, m_cpus - m_rtRunning);
-    double weight = 0;
-    for (const auto& [w, n] : m_activeWeights) weight += static_cast<double>(w) * n;
-    int threshold = INT32_MAX;
-    for (auto it = m_activeWeights.rbegin(); it != m_activeWeights.rend() && weight > 0; ++it) {
-      if (static_cast<double>(it->first) * cpus / weight <= 1.0) break;
-      threshold = it->first;
-      cpus -= it->second;
-      weight -= static_cast<double>(it->first) * it->second;
-      if (cpus <= 0) break;
-    }
-    const double lambda = weight > 0 && cpus > 0 ? cpus / weight : 0.0;
-    if (threshold != m_threshold) {
-      // The cap set changed (rare once many tasks compete): fold every active
-      // task under the old regime, then switch regimes.
-      for (size_t u = 0; u < m_tasks.size(); ++u)
-        if (m_tasks[u].active && !m_tasks[u].rt) fold(u, t);
-      m_threshold = threshold;
-      for (auto& k : m_tasks) k.capped = k.active && !k.rt && k.weight >= threshold;
-    }
-    m_lambda = lambda;
-  }
-
-  std::vector<Task> m_tasks;
-  std::map<int, int> m_activeWeights;  // weight -> number of active fair tasks
-  int m_cpus;
-  int m_rtRunning = 0;
-  int m_threshold = INT32_MAX;
-  double m_lambda = 0;
-  double m_v = 0;
-  int64_t m_now = INT64_MIN;
-};
-
-bool wantsCpu(TaskState s) { return s == TaskState::Running || isRunnable(s); }
-
 }  // namespace
 
 int weightOfPrio(int prio) {
@@ -167,9 +51,18 @@ int weightOfPrio(int prio) {
   return kPrioToWeight[prio - 100];
 }
 
-// One past the last timestamp, so that events at the very end (a final switch)
-// fall inside the half-open range.
+int fairWeight(int prio, TaskPolicy policy) { return policy == TaskPolicy::Idle ? kIdleWeight : weightOfPrio(prio); }
+
+// The smallest half-open range that holds every event, the last one included;
+// the nanosecond past the last event is outside what the trace covers, so it
+// never counts in a length (coveredNs).
 TimeRange wholeTrace(const TraceModel& model) { return {model.firstTs, model.lastTs + 1}; }
+
+bool existedIn(const TraceModel& m, Utid u, TimeRange range) {
+  const auto [b, e] = m.stateRowsOf(u);
+  const int64_t start = b < e ? std::min(m.threads.startTs[u.value], m.threadStates.ts[b]) : m.threads.startTs[u.value];
+  return start < range.to && m.threads.endTs[u.value] >= range.from;
+}
 
 Distribution Distribution::of(std::vector<int64_t> values) {
   Distribution d;
@@ -195,13 +88,17 @@ int64_t Distribution::percentile(double p) const {
 RunStats computeStats(const TraceModel& m, TimeRange range) {
   RunStats out;
   out.range = range;
+  out.coveredNs = overlap(range.from, range.to, m.firstTs, m.lastTs);
+  const auto share = [&](int64_t ns) {
+    return out.coveredNs > 0 ? static_cast<double>(ns) / static_cast<double>(out.coveredNs) : 0.0;
+  };
   const size_t threadCount = m.threads.size();
   std::vector<int32_t> taskIndex(threadCount, -1);
   std::vector<std::vector<int64_t>> wakeLat(threadCount), delay(threadCount);
 
   // Tasks that existed in the range.
   for (size_t u = 1; u < threadCount; ++u) {
-    if (m.threads.startTs[u] >= range.to || m.threads.endTs[u] < range.from) continue;
+    if (!existedIn(m, Utid(static_cast<uint32_t>(u)), range)) continue;
     taskIndex[u] = static_cast<int32_t>(out.tasks.size());
     TaskStats t;
     t.utid = Utid(static_cast<uint32_t>(u));
@@ -210,6 +107,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     t.upid = m.threads.upid[u];
     t.comm = std::string(m.comm(t.utid));
     t.prio = m.threads.prio[u];
+    t.schedClass = schedClassOf(t.prio, m.threads.policy[u]);
     out.tasks.push_back(std::move(t));
   }
 
@@ -223,10 +121,13 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     for (size_t i = static_cast<size_t>(first); i < s.size() && s.ts[i] < range.to; ++i) {
       const int64_t o = overlap(s.ts[i], s.end(i), range.from, range.to);
       const int64_t end = s.end(i);
+      // A slice that begins where the CPU's record begins (its first event, the
+      // end of lost data) did not begin at a switch.
+      const bool switchedIn = s.ts[i] >= range.from && !(s.flags[i] & kSliceStartUnknown);
       switch (s.kind[i]) {
         case SliceKind::Task: {
           c.busyNs += o;
-          if (s.ts[i] > range.from && s.ts[i] < range.to) ++c.switches;
+          c.switches += switchedIn;
           const int32_t ti = taskIndex[s.utid[i].value];
           if (ti < 0) break;
           TaskStats& t = out.tasks[static_cast<size_t>(ti)];
@@ -239,16 +140,16 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
         }
         case SliceKind::Idle:
           c.idleNs += o;
-          if (s.ts[i] > range.from && s.ts[i] < range.to) ++c.switches;
+          c.switches += switchedIn;
           break;
         case SliceKind::ForcedIdle:
           c.forcedIdleNs += o;
-          if (s.ts[i] > range.from && s.ts[i] < range.to) ++c.switches;
+          c.switches += switchedIn;
           break;
         case SliceKind::Lost: c.lostNs += o; break;
       }
     }
-    c.utilisation = range.length() > 0 ? static_cast<double>(c.busyNs) / static_cast<double>(range.length()) : 0.0;
+    c.utilisation = share(c.busyNs);
     out.busyNs += c.busyNs;
     out.forcedIdleNs += c.forcedIdleNs;
     addFreqResidency(m, c, range);
@@ -257,25 +158,14 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
 
   // Wait, sleep, blocked time and latencies come from the thread states.
   const auto& st = m.threadStates;
-  const int cpuCount = std::max(1, m.topology.cpuCount());
-  GpsSweep gps(threadCount, cpuCount);
-  struct Change {
-    int64_t ts;
-    uint32_t row;
-    uint32_t utid;
-  };
-  std::vector<Change> changes;
   for (size_t u = 1; u < threadCount; ++u) {
     const int32_t ti = taskIndex[u];
     if (ti < 0) continue;
     TaskStats& t = out.tasks[static_cast<size_t>(ti)];
     const auto [b, e] = m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
-    TaskState atStart = TaskState::Unknown;
     for (uint32_t r = b; r < e; ++r) {
       const int64_t rowEnd = r + 1 < e ? st.ts[r + 1] : std::max(st.ts[r], m.threads.endTs[u]);
-      if (st.ts[r] <= range.from) atStart = st.state[r];
       if (st.ts[r] >= range.to) break;
-      if (st.ts[r] > range.from) changes.push_back({st.ts[r], r, static_cast<uint32_t>(u)});
       const int64_t o = overlap(st.ts[r], rowEnd, range.from, range.to);
       switch (classify(st.state[r])) {
         case StateClass::Runnable: t.waitNs += o; break;
@@ -290,13 +180,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
       }
       if (st.state[r] == TaskState::Runnable && st.ts[r] >= range.from) ++t.wakeups;
     }
-    gps.init(u, wantsCpu(atStart), atStart == TaskState::Running, m.threads.prio[u]);
   }
-  gps.start(range.from);
-  std::sort(changes.begin(), changes.end(),
-            [](const Change& a, const Change& b) { return a.ts != b.ts ? a.ts < b.ts : a.row < b.row; });
-  for (const Change& c : changes) gps.change(c.utid, wantsCpu(st.state[c.row]), st.state[c.row] == TaskState::Running, c.ts);
-  gps.finish(range.to);
 
   // Migrations.
   {
@@ -369,38 +253,43 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   }
 
   // Per-task summaries, run totals, fairness.
+  const auto shares = computeFairShare(m, range);
   std::vector<int64_t> allLat, allDelay;
-  double sumX = 0, sumX2 = 0, lagSum = 0, lagMax = 0;
-  size_t competing = 0;
+  std::vector<double> ratios;
+  double lagSum = 0, lagMax = 0;
   for (TaskStats& t : out.tasks) {
     const size_t u = t.utid.value;
-    t.cpuShare = range.length() > 0 ? static_cast<double>(t.runtimeNs) / static_cast<double>(range.length()) : 0.0;
+    t.cpuShare = share(t.runtimeNs);
     allLat.insert(allLat.end(), wakeLat[u].begin(), wakeLat[u].end());
     allDelay.insert(allDelay.end(), delay[u].begin(), delay[u].end());
     t.wakeupLatency = Distribution::of(std::move(wakeLat[u]));
     t.schedDelay = Distribution::of(std::move(delay[u]));
     out.switchesVoluntary += t.switchesVoluntary;
     out.switchesInvoluntary += t.switchesInvoluntary;
-    if (isFairPrio(t.prio) && t.waitNs > 0 && t.runtimeNs + t.waitNs > 0) {
-      const double x = static_cast<double>(t.runtimeNs) /
-                       (weightOfPrio(t.prio) * static_cast<double>(t.runtimeNs + t.waitNs));
-      sumX += x;
-      sumX2 += x * x;
-      ++competing;
-      lagSum += gps.maxAbsLag(u);
-      lagMax = std::max(lagMax, gps.maxAbsLag(u));
-    }
+    const FairShare& f = shares[u];
+    t.idealNs = std::llround(f.idealNs);
+    t.gpsLagMaxNs = std::llround(f.maxAbsLagNs);
+    t.competing = f.competed && f.idealNs > 0;  // x = S / S* needs an ideal
+    if (!t.competing) continue;
+    ratios.push_back(f.serviceNs / f.idealNs);
+    lagSum += f.maxAbsLagNs;
+    lagMax = std::max(lagMax, f.maxAbsLagNs);
   }
   out.wakeupLatency = Distribution::of(std::move(allLat));
   out.schedDelay = Distribution::of(std::move(allDelay));
+  const size_t competing = ratios.size();
   out.fairness.competingTasks = competing;
-  out.fairness.jain = competing && sumX2 > 0 ? sumX * sumX / (static_cast<double>(competing) * sumX2) : 1.0;
-  out.fairness.gpsLagMaxNs = static_cast<int64_t>(std::llround(lagMax));
-  out.fairness.gpsLagMeanNs = competing ? static_cast<int64_t>(std::llround(lagSum / static_cast<double>(competing))) : 0;
+  out.fairness.jain = jainIndex(ratios);
+  out.fairness.gpsLagMaxNs = std::llround(lagMax);
+  out.fairness.gpsLagMeanNs = competing ? std::llround(lagSum / static_cast<double>(competing)) : 0;
 
-  // Per core-scheduling cookie, when any task has one.
+  // Per core-scheduling cookie, when any task has one. The cookie index judges
+  // each cookie as Jain's index judges a task: the service its competing tasks
+  // got over the ideal's. Untagged tasks (cookie 0) are in it: core scheduling
+  // keeps them off a core running tagged tasks as it keeps any two cookies apart.
   if (std::any_of(m.threads.cookie.begin(), m.threads.cookie.end(), [](uint32_t c) { return c != 0; })) {
     std::map<uint32_t, CookieStats> byCookie;
+    std::map<uint32_t, std::pair<double, double>> service;  // cookie -> (service, ideal) of its competing tasks
     for (const TaskStats& t : out.tasks) {
       const uint32_t cookie = m.threads.cookie[t.utid.value];
       CookieStats& c = byCookie[cookie];
@@ -408,15 +297,20 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
       ++c.tasks;
       c.runtimeNs += t.runtimeNs;
       c.forcedIdleCausedNs += t.forceidleSumNs;
+      if (!t.competing) continue;
+      service[cookie].first += shares[t.utid.value].serviceNs;
+      service[cookie].second += shares[t.utid.value].idealNs;
     }
-    double sum = 0, sum2 = 0;
+    std::vector<double> cookieRatios;
     for (auto& [cookie, c] : byCookie) {
       if (m.replay && cookie < m.replay->cookieNames.size()) c.name = m.replay->cookieNames[cookie];
-      const auto x = static_cast<double>(c.runtimeNs);
-      sum += x, sum2 += x * x;
+      if (auto it = service.find(cookie); it != service.end()) {
+        c.serviceRatio = it->second.first / it->second.second;
+        cookieRatios.push_back(*c.serviceRatio);
+      }
       out.cookies.push_back(std::move(c));
     }
-    out.fairness.jainCookies = sum2 > 0 ? sum * sum / (static_cast<double>(out.cookies.size()) * sum2) : 1.0;
+    out.fairness.jainCookies = jainIndex(cookieRatios);
   }
   return out;
 }
@@ -453,6 +347,7 @@ std::vector<ProcessStats> aggregateByProcess(const RunStats& stats) {
       s.tgid = t.tgid;
       s.upid = t.upid;
       s.prio = t.prio;
+      s.schedClass = t.schedClass;
     }
     s.runtimeNs += t.runtimeNs;
     s.waitNs += t.waitNs;
@@ -464,6 +359,9 @@ std::vector<ProcessStats> aggregateByProcess(const RunStats& stats) {
     s.migrations += t.migrations;
     s.wakeups += t.wakeups;
     s.forceidleSumNs += t.forceidleSumNs;
+    s.idealNs += t.idealNs;
+    s.gpsLagMaxNs = std::max(s.gpsLagMaxNs, t.gpsLagMaxNs);
+    s.competing = s.competing || t.competing;
     lat[idx].insert(lat[idx].end(), t.wakeupLatency.sorted.begin(), t.wakeupLatency.sorted.end());
     delay[idx].insert(delay[idx].end(), t.schedDelay.sorted.begin(), t.schedDelay.sorted.end());
   }

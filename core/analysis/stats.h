@@ -7,7 +7,7 @@
 // - wait: time runnable but not running (woken or preempted, waiting on a runqueue);
 // - sleep: interruptible sleep (S), TASK_IDLE (I), stopped, traced or parked;
 // - blocked: uninterruptible sleep (D);
-// - CPU share: runtime / range length;
+// - CPU share: runtime / covered length (the part of the range the trace covers);
 // - voluntary switches: switched out not runnable (blocked, slept, exited);
 //   involuntary: switched out still runnable (preempted);
 // - migrations: sched_migrate_task rows in the range;
@@ -16,23 +16,32 @@
 //   sleeping task runnable;
 // - scheduling delay: from the start of any runnable interval (after a wakeup or
 //   a preemption) to the switch-in that ends it;
-// - Jain's fairness index over the competing tasks (fair-class tasks that were
-//   runnable-and-waiting at some point in the range): x_i = runtime_i /
-//   (weight_i * (runtime_i + wait_i)), J = (sum x)^2 / (n sum x^2); 1 is
-//   perfectly weight-fair, 1/n is one task served;
-// - GPS lag: the ideal weighted-fair (generalised processor sharing) service of
-//   each fair task over the range — at every instant the CPUs not used by RT
-//   tasks are shared among the fair tasks that want to run (running or
-//   runnable) in proportion to weight, no task getting more than one CPU — minus
-//   the service it got; per task the maximum over time of |lag|; reported as
-//   the maximum and the mean over competing tasks;
-// - CPU utilisation: busy (non-idle) time / range length.
-// Latency samples are attributed to the range by the time the task starts
-// waiting; intervals crossing the range edges are clipped.
+// - switches (per CPU): run slices (task or idle) that begin at a context
+//   switch in the range (not the slice a CPU's record starts with);
+// - fairness, over the fair-class tasks (fair and SCHED_IDLE; RT and DL tasks
+//   only take CPUs away), against the ideal weighted-fair service S*_i each task
+//   could have had (fair_share.h): a fluid schedule that at every instant shares
+//   the CPUs no RT/DL task runs on among the tasks with unserved demand, weighted
+//   max-min fair under their CPU affinities and at most one CPU each, serving
+//   each burst (a stretch of wanting a CPU) the CPU time it took, or without
+//   bound if it still wanted one at the range end. Competing tasks: those that
+//   waited, or that the ideal gave less than a whole CPU, for some time.
+//   Jain's index: x_i = S_i / S*_i, J = (sum x)^2 / (n sum x^2) over competing
+//   tasks; 1 is weight-fair, 1/n is one task served. GPS lag: per task the
+//   maximum over time of |S*_i(t) - S_i(t)|, reported as max and mean over the
+//   competing tasks. Jain's index of cookies: the same over cookies, x_K = sum
+//   of S_i / sum of S*_i of their competing tasks (cookie 0 included);
+// - CPU utilisation: busy (non-idle) time / covered length.
+// Ranges are half-open, [from, to): an interval counts for its overlap with the
+// range, an instantaneous event (a switch, a wakeup, a migration, the start of
+// the wait a latency sample measures) iff from <= its time < to. The whole trace
+// is [first event, last event + 1 ns), the smallest such range holding every
+// event; lengths count only what the trace covers, [first event, last event].
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +55,9 @@ struct TimeRange {
   int64_t length() const { return to - from; }
 };
 TimeRange wholeTrace(const TraceModel& model);
+/// Whether a task existed in the range: from its first state (which can precede
+/// its first mention, when a CPU's first slice is its) through its death, inclusive.
+bool existedIn(const TraceModel& model, Utid utid, TimeRange range);
 
 /// Summary of a set of durations (ns), with the sorted samples for plots.
 struct Distribution {
@@ -64,7 +76,8 @@ struct TaskStats {
   int32_t tgid = -1;
   Upid upid;
   std::string comm;
-  int16_t prio = -1;
+  int16_t prio = kPrioUnknown;
+  SchedClass schedClass = SchedClass::Fair;
   int64_t runtimeNs = 0;
   int64_t waitNs = 0;
   int64_t sleepNs = 0;
@@ -79,13 +92,17 @@ struct TaskStats {
   /// mainline core_forceidle_sum: time it ran while an SMT sibling was forced
   /// idle, scaled by forced-idle siblings / running siblings (1 with two threads per core)
   int64_t forceidleSumNs = 0;
+  // Fair share (fair and idle classes; see fair_share.h).
+  bool competing = false;   ///< counted in Jain's index and the GPS lag
+  int64_t idealNs = 0;      ///< S*: the ideal weighted-fair service
+  int64_t gpsLagMaxNs = 0;  ///< max over the range of |S*(t) - S(t)|
 };
 
 struct ProcessStats {
   int32_t tgid = -1;  ///< -1: a thread whose process is unknown, shown alone
   std::string name;
   size_t threads = 0;
-  TaskStats total;  ///< sums over its threads; distributions merged
+  TaskStats total;  ///< sums over its threads (GPS lag: the largest); distributions merged
 };
 
 struct CpuStats {
@@ -104,7 +121,7 @@ struct CpuStats {
 
 struct Fairness {
   double jain = 1.0;
-  /// Jain's index over the cookies' CPU time (core scheduling; 1 without cookies).
+  /// Jain's index over the cookies' service ratios (CookieStats::serviceRatio; 1 without cookies).
   double jainCookies = 1.0;
   int64_t gpsLagMaxNs = 0;
   int64_t gpsLagMeanNs = 0;
@@ -126,10 +143,15 @@ struct CookieStats {
   size_t tasks = 0;
   int64_t runtimeNs = 0;
   int64_t forcedIdleCausedNs = 0;  ///< sum of its tasks' forceidle_sum: ran while a sibling was forced idle
+  /// Service of its competing tasks over their ideal service (unset when none competed).
+  std::optional<double> serviceRatio;
 };
 
 struct RunStats {
   TimeRange range;
+  /// The part of the range the trace covers, [from, to) ∩ [firstTs, lastTs]: the
+  /// denominator of CPU share and utilisation.
+  int64_t coveredNs = 0;
   std::vector<TaskStats> tasks;  ///< one per task identity that existed in the range (idle excluded)
   std::vector<CpuStats> cpus;
   Fairness fairness;
@@ -146,6 +168,8 @@ struct RunStats {
 
 /// Kernel sched_prio_to_weight for a prio (100..139 -> nice -20..19); RT prios get nice 0's weight.
 int weightOfPrio(int prio);
+/// The weight a task competes with in the fair class: SCHED_IDLE's WEIGHT_IDLEPRIO (3), else its prio's.
+int fairWeight(int prio, TaskPolicy policy);
 
 RunStats computeStats(const TraceModel& model, TimeRange range);
 inline RunStats computeStats(const TraceModel& model) { return computeStats(model, wholeTrace(model)); }

@@ -43,6 +43,7 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
   j.key("range").beginObject();
   j.field("from_ns", stats.range.from);
   j.field("to_ns", stats.range.to);
+  j.field("covered_ns", stats.coveredNs);
   j.endObject();
   if (grouping == StatsGrouping::Task) {
     j.key("tasks").beginArray();
@@ -51,8 +52,13 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
       j.field("tid", static_cast<int64_t>(t.tid));
       writeTgid(j, t.tgid);
       j.field("comm", t.comm);
-      j.field("prio", static_cast<int64_t>(t.prio));
+      if (t.prio == kPrioUnknown) j.nullField("prio");
+      else j.field("prio", static_cast<int64_t>(t.prio));
+      j.field("sched_class", toString(t.schedClass));
       writeTaskFieldsJson(j, t);
+      j.field("competing", t.competing);
+      j.field("ideal_ns", t.idealNs);
+      j.field("gps_lag_max_ns", t.gpsLagMaxNs);
       j.endObject();
     }
     j.endArray();
@@ -109,6 +115,8 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
       j.field("tasks", static_cast<uint64_t>(c.tasks));
       j.field("runtime_ns", c.runtimeNs);
       j.field("forced_idle_caused_ns", c.forcedIdleCausedNs);
+      if (c.serviceRatio) j.field("service_ratio", *c.serviceRatio);
+      else j.nullField("service_ratio");
       j.endObject();
     }
     j.endArray();
@@ -232,7 +240,7 @@ std::string runStatsCsv(const RunStats& stats, StatsGrouping grouping) {
     out = std::string("tid,tgid,comm,prio,") + kTaskCsvColumns;
     for (const TaskStats& t : stats.tasks) {
       out += std::to_string(t.tid) + "," + (t.tgid > 0 ? std::to_string(t.tgid) : "") + "," + csvField(t.comm) + "," +
-             std::to_string(t.prio);
+             (t.prio != kPrioUnknown ? std::to_string(t.prio) : "");
       appendTaskCsv(out, t);
     }
   } else if (grouping == StatsGrouping::Process) {

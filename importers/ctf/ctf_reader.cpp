@@ -1028,8 +1028,8 @@ class EventSink {
   }
 
   static int32_t prio(const ClassInfo& ci, const bt_field* payload, FieldSlot f) {
-    if (!f.present()) return -1;
-    return readI32(payload, f, -1 - ci.trace->prioOffset) + ci.trace->prioOffset;
+    if (!f.present()) return core::kPrioUnknown;
+    return readI32(payload, f, core::kPrioUnknown - ci.trace->prioOffset) + ci.trace->prioOffset;
   }
 
   core::TaskState prevState(const ClassInfo& ci, const bt_field* payload, FieldSlot f) {

@@ -334,7 +334,7 @@ bool parseSwitch(std::string_view s, SwitchFields& out) {
     size_t p = 10;
     if (!stringUntil(s, p, " prev_pid=", out.prevComm)) return false;
     if (!parseIntAt(s, p, out.prevTid)) return false;
-    out.prevPrio = -1;
+    out.prevPrio = core::kPrioUnknown;
     optionalIntField(s, p, " prev_prio=", out.prevPrio);
     if (!startsWithAt(s, p, " prev_state=")) return false;
     p += 12;
@@ -352,7 +352,7 @@ bool parseSwitch(std::string_view s, SwitchFields& out) {
     p += 10;
     if (!stringUntil(s, p, " next_pid=", out.nextComm)) return false;
     if (!parseIntAt(s, p, out.nextTid)) return false;
-    out.nextPrio = -1;
+    out.nextPrio = core::kPrioUnknown;
     optionalIntField(s, p, " next_prio=", out.nextPrio);
     return true;
   }
@@ -369,7 +369,7 @@ bool parseSwitch(std::string_view s, SwitchFields& out) {
 }
 
 bool parseWake(std::string_view s, WakeFields& out) {
-  out.prio = -1;
+  out.prio = core::kPrioUnknown;
   out.targetCpu = -1;
   if (startsWithAt(s, 0, "comm=")) {
     size_t p = 5;
@@ -398,7 +398,7 @@ bool parseMigrate(std::string_view s, MigrateFields& out) {
   size_t p = 5;
   if (!stringUntil(s, p, " pid=", out.comm)) return false;
   if (!parseIntAt(s, p, out.tid)) return false;
-  out.prio = -1;
+  out.prio = core::kPrioUnknown;
   optionalIntField(s, p, " prio=", out.prio);
   if (!optionalIntField(s, p, " orig_cpu=", out.origCpu)) return false;
   return optionalIntField(s, p, " dest_cpu=", out.destCpu);
@@ -439,7 +439,7 @@ bool parseExit(std::string_view s, ExitFields& out) {
   size_t p = 5;
   if (!stringUntil(s, p, " pid=", out.comm)) return false;
   if (!parseIntAt(s, p, out.tid)) return false;
-  out.prio = -1;
+  out.prio = core::kPrioUnknown;
   optionalIntField(s, p, " prio=", out.prio);
   return true;
 }

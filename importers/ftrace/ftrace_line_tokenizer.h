@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/task_state.h"
+#include "core/trace_model.h"
 
 namespace importers::ftrace {
 
@@ -66,12 +67,12 @@ enum class StateForm : uint8_t {
 struct SwitchFields {
   std::string_view prevComm;
   int32_t prevTid = 0;
-  int32_t prevPrio = -1;
+  int32_t prevPrio = core::kPrioUnknown;
   std::string_view prevState;
   StateForm stateForm = StateForm::Letters;
   std::string_view nextComm;
   int32_t nextTid = 0;
-  int32_t nextPrio = -1;
+  int32_t nextPrio = core::kPrioUnknown;
 };
 /// "prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120",
 /// the same without "==>" (raw field style), or the plugin's "a:1 [120] S ==> b:2 [120]".
@@ -85,7 +86,7 @@ std::optional<uint64_t> pluginLettersToRaw(std::string_view text);
 struct WakeFields {
   std::string_view comm;
   int32_t tid = 0;
-  int32_t prio = -1;
+  int32_t prio = core::kPrioUnknown;
   int32_t targetCpu = -1;
 };
 /// sched_waking / sched_wakeup / sched_wakeup_new: "comm=a pid=1 prio=120 [success=1 ]target_cpu=001"
@@ -95,7 +96,7 @@ bool parseWake(std::string_view payload, WakeFields& out);
 struct MigrateFields {
   std::string_view comm;
   int32_t tid = 0;
-  int32_t prio = -1;
+  int32_t prio = core::kPrioUnknown;
   int32_t origCpu = -1;
   int32_t destCpu = -1;
 };
@@ -120,7 +121,7 @@ bool parseExec(std::string_view payload, ExecFields& out);
 struct ExitFields {
   std::string_view comm;
   int32_t tid = 0;
-  int32_t prio = -1;
+  int32_t prio = core::kPrioUnknown;
 };
 /// sched_process_exit / sched_process_free: "comm=a pid=1 prio=120[ group_dead=true]".
 bool parseExit(std::string_view payload, ExitFields& out);

@@ -1034,7 +1034,7 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
                                             : core::taskStateFromRaw(rawState, d.encoding).value_or(core::TaskState::Unknown);
       e.setText(1, str(4));
       e.b = i32(5, 0);
-      e.setHalves(i32(2, -1), i32(6, -1));
+      e.setHalves(i32(2, core::kPrioUnknown), i32(6, core::kPrioUnknown));
       break;
     }
     case SchedKind::Wakeup:
@@ -1044,14 +1044,14 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
       if (d.kind == SchedKind::WakeupNew) e.flags |= kFlagNew;
       e.a = i32(0, 0);
       e.setText(0, str(1));
-      e.setHalves(i32(2, -1), i32(3, -1));
+      e.setHalves(i32(2, core::kPrioUnknown), i32(3, -1));
       break;
     case SchedKind::Migrate:
       e.op = EventOp::Migrate;
       e.a = i32(0, 0);
       e.b = i32(1, -1);
       e.setText(0, str(2));
-      e.setHalves(i32(3, -1), i32(4, -1));
+      e.setHalves(i32(3, core::kPrioUnknown), i32(4, -1));
       break;
     case SchedKind::Fork:
       e.op = EventOp::Fork;
@@ -1064,7 +1064,7 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
       e.op = EventOp::Exit;
       e.a = i32(0, 0);
       e.setText(0, str(1));
-      e.setHalves(i32(2, -1), -1);
+      e.setHalves(i32(2, core::kPrioUnknown), -1);
       break;
     case SchedKind::Exec:
       e.op = EventOp::Exec;

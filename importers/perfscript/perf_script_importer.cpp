@@ -145,11 +145,11 @@ class ScriptReader {
             core::SwitchArgs s;
             s.prevComm = v[0];
             s.prevTid = static_cast<int32_t>(*prevTid);
-            s.prevPrio = toI32(perfscript::toInt(v[2]), -1);
+            s.prevPrio = toI32(perfscript::toInt(v[2]), core::kPrioUnknown);
             s.prevState = perfscript::decodePrevState(state);
             s.nextComm = v[4];
             s.nextTid = static_cast<int32_t>(*nextTid);
-            s.nextPrio = toI32(perfscript::toInt(v[6]), -1);
+            s.nextPrio = toI32(perfscript::toInt(v[6]), core::kPrioUnknown);
             m_b.onSwitch(ctx, s);
             return true;
           }
@@ -163,11 +163,11 @@ class ScriptReader {
         core::SwitchArgs s;
         s.prevComm = *prevComm;
         s.prevTid = static_cast<int32_t>(*prevTid);
-        s.prevPrio = toI32(intValue(a, "prev_prio"), -1);
+        s.prevPrio = toI32(intValue(a, "prev_prio"), core::kPrioUnknown);
         s.prevState = perfscript::decodePrevState(*prevState);
         s.nextComm = *nextComm;
         s.nextTid = static_cast<int32_t>(*nextTid);
-        s.nextPrio = toI32(intValue(a, "next_prio"), -1);
+        s.nextPrio = toI32(intValue(a, "next_prio"), core::kPrioUnknown);
         m_b.onSwitch(ctx, s);
         return true;
       }
@@ -179,7 +179,7 @@ class ScriptReader {
             core::WakeArgs w;
             w.tid = static_cast<int32_t>(*tid);
             w.comm = v[0];
-            w.prio = toI32(perfscript::toInt(v[2]), -1);
+            w.prio = toI32(perfscript::toInt(v[2]), core::kPrioUnknown);
             w.targetCpu = toI32(perfscript::toInt(v[3]), -1);
             if (k.kind == Kind::Waking)
               m_b.onWaking(ctx, w);
@@ -193,7 +193,7 @@ class ScriptReader {
         core::WakeArgs w;
         w.tid = static_cast<int32_t>(*tid);
         w.comm = valueBetween(a, "comm", "pid").value_or(std::string_view{});
-        w.prio = toI32(intValue(a, "prio"), -1);
+        w.prio = toI32(intValue(a, "prio"), core::kPrioUnknown);
         w.targetCpu = toI32(intValue(a, "target_cpu"), -1);
         if (k.kind == Kind::Waking)
           m_b.onWaking(ctx, w);
@@ -206,7 +206,7 @@ class ScriptReader {
           const auto tid = perfscript::toInt(v[1]);
           const auto dest = perfscript::toInt(v[4]);
           if (tid && dest) {
-            m_b.onMigrate(ctx, static_cast<int32_t>(*tid), v[0], toI32(perfscript::toInt(v[2]), -1),
+            m_b.onMigrate(ctx, static_cast<int32_t>(*tid), v[0], toI32(perfscript::toInt(v[2]), core::kPrioUnknown),
                           toI32(perfscript::toInt(v[3]), -1), static_cast<int32_t>(*dest));
             return true;
           }
@@ -215,7 +215,8 @@ class ScriptReader {
         const auto dest = intValue(a, "dest_cpu");
         if (!tid || !dest) return bad(k, lineNo);
         m_b.onMigrate(ctx, static_cast<int32_t>(*tid), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
-                      toI32(intValue(a, "prio"), -1), toI32(intValue(a, "orig_cpu"), -1), static_cast<int32_t>(*dest));
+                      toI32(intValue(a, "prio"), core::kPrioUnknown), toI32(intValue(a, "orig_cpu"), -1),
+                      static_cast<int32_t>(*dest));
         return true;
       }
       case Kind::Fork: {
@@ -230,7 +231,7 @@ class ScriptReader {
         const auto tid = intValue(a, "pid");
         if (!tid) return bad(k, lineNo);
         m_b.onExit(ctx, static_cast<int32_t>(*tid), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
-                   toI32(intValue(a, "prio"), -1));
+                   toI32(intValue(a, "prio"), core::kPrioUnknown));
         return true;
       }
       case Kind::Exec: {

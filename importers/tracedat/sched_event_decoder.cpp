@@ -518,6 +518,8 @@ __attribute__((always_inline)) inline uint8_t EventDecoderTable::copyComm(const 
 
 namespace {
 int32_t clampTid(int64_t v) { return v < INT32_MIN || v > INT32_MAX ? -1 : static_cast<int32_t>(v); }
+// -1 is a prio (SCHED_DEADLINE), so a value that cannot be one is unknown, not -1.
+int32_t prioOf(int64_t v) { return v < INT16_MIN || v > INT16_MAX ? core::kPrioUnknown : static_cast<int32_t>(v); }
 }  // namespace
 
 void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t rawTs, DecodedEvent& out,
@@ -555,8 +557,8 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
     case EventKind::Switch:
       out.tid = clampTid(readInt(rec, d->tid));
       out.otherTid = clampTid(readInt(rec, d->otherTid));
-      out.prio = d->prio.size ? clampTid(readInt(rec, d->prio)) : -1;
-      out.otherPrio = d->otherPrio.size ? clampTid(readInt(rec, d->otherPrio)) : -1;
+      out.prio = d->prio.size ? prioOf(readInt(rec, d->prio)) : core::kPrioUnknown;
+      out.otherPrio = d->otherPrio.size ? prioOf(readInt(rec, d->otherPrio)) : core::kPrioUnknown;
       out.prevState = d->prevState.size ? m_prevStates.decode(static_cast<uint64_t>(readInt(rec, d->prevState)))
                                         : core::TaskState::Unknown;
       out.commLen = d->comm.size ? copyComm(rec, d->comm, out.comm) : 0;
@@ -568,7 +570,7 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
     case EventKind::Migrate:
     case EventKind::Exit:
       out.tid = clampTid(readInt(rec, d->tid));
-      out.prio = d->prio.size ? clampTid(readInt(rec, d->prio)) : -1;
+      out.prio = d->prio.size ? prioOf(readInt(rec, d->prio)) : core::kPrioUnknown;
       out.cpuA = d->cpuA.size ? clampTid(readInt(rec, d->cpuA)) : -1;
       out.cpuB = d->cpuB.size ? clampTid(readInt(rec, d->cpuB)) : -1;
       out.commLen = d->comm.size ? copyComm(rec, d->comm, out.comm) : 0;

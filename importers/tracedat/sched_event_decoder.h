@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/task_state.h"
+#include "core/trace_model.h"
 #include "importers/tracedat/event_format.h"
 
 namespace importers::tracedat {
@@ -50,8 +51,8 @@ struct DecodedEvent {
   int32_t ctxTid = -1;      ///< common_pid
   int32_t tid = 0;
   int32_t otherTid = 0;
-  int32_t prio = -1;
-  int32_t otherPrio = -1;
+  int32_t prio = core::kPrioUnknown;
+  int32_t otherPrio = core::kPrioUnknown;
   int32_t cpuA = -1;
   int32_t cpuB = -1;
   uint16_t eventId = 0;

@@ -35,6 +35,19 @@ void BuilderSink::onSwitch(int64_t ts, int cpu, TaskId prev, core::TaskState pre
   noteAttributes(next);
 }
 
+void BuilderSink::notePolicy(const Task& task) {
+  core::TaskPolicy policy = core::TaskPolicy::Normal;
+  switch (task.policy) {
+    case SchedPolicy::Normal: policy = core::TaskPolicy::Normal; break;
+    case SchedPolicy::Batch: policy = core::TaskPolicy::Batch; break;
+    case SchedPolicy::Idle: policy = core::TaskPolicy::Idle; break;
+    case SchedPolicy::Fifo: policy = core::TaskPolicy::Fifo; break;
+    case SchedPolicy::RR: policy = core::TaskPolicy::RR; break;
+    case SchedPolicy::Iso: policy = core::TaskPolicy::Iso; break;
+  }
+  m_b.setTaskPolicy(task.tid, policy, std::vector<core::CpuId>(task.affinity.begin(), task.affinity.end()));
+}
+
 void BuilderSink::onIdleKind(int64_t ts, int cpu, bool forcedIdle) { m_b.onIdleKind({ts, cpu, 0, 0}, forcedIdle); }
 
 void BuilderSink::onCounter(int64_t ts, core::CounterKind kind, int32_t index, double value) {

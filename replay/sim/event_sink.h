@@ -58,7 +58,10 @@ class BuilderSink final : public EventSink {
     const TaskAttributes& a = m_attrs[t];
     if (a.cookie || a.uclampMin >= 0 || a.uclampMax >= 0)
       m_b.setTaskAttributes(m_workload.tasks[t].tid, a.cookie, a.uclampMin, a.uclampMax);
+    notePolicy(m_workload.tasks[t]);
   }
+  // The fairness statistics judge a replay against the policy and affinity its workload gave each task.
+  void notePolicy(const Task& task);
   core::SchedBuilder& m_b;
   const Workload& m_workload;
   std::vector<TaskAttributes> m_attrs;

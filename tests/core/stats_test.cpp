@@ -27,8 +27,11 @@ std::shared_ptr<core::TraceModel> preemption() {
 TEST(Stats, TimesSwitchesAndLatencies) {
   auto m = preemption();
   const auto s = computeStats(*m);
+  // The whole trace is [0, 2001), the smallest half-open range holding the last
+  // event at 2000; it covers [0, 2000], 2000 ns.
   EXPECT_EQ(s.range.from, 0);
   EXPECT_EQ(s.range.to, 2001);
+  EXPECT_EQ(s.coveredNs, 2000);
   const auto& a = task(s, 1);
   const auto& b = task(s, 2);
   EXPECT_EQ(a.runtimeNs, 1500);
@@ -45,21 +48,29 @@ TEST(Stats, TimesSwitchesAndLatencies) {
   EXPECT_EQ(b.wakeups, 1u);
   EXPECT_EQ(b.wakeupLatency.count, 1u);
   EXPECT_EQ(b.wakeupLatency.p50, 500);
-  EXPECT_DOUBLE_EQ(a.cpuShare, 1500.0 / 2001.0);
+  // A ran [0, 1000) and [1500, 2000) of the 2000 ns; the CPU was never idle.
+  EXPECT_DOUBLE_EQ(a.cpuShare, 1500.0 / 2000.0);
   ASSERT_EQ(s.cpus.size(), 1u);
   EXPECT_EQ(s.cpus[0].busyNs, 2000);
-  EXPECT_DOUBLE_EQ(s.cpus[0].utilisation, 2000.0 / 2001.0);
+  EXPECT_DOUBLE_EQ(s.cpus[0].utilisation, 1.0);
+  // Switches at 1000 and 1500; A's slice at 0 starts with the CPU's record, not at a switch.
+  EXPECT_EQ(s.cpus[0].switches, 2u);
 }
 
 TEST(Stats, FairnessByHand) {
   auto m = preemption();
   const auto s = computeStats(*m);
-  // x_A = 1500/(1024*2000), x_B = 500/(1024*1000): J = (0.75+0.5)^2 / (2*(0.5625+0.25)).
-  EXPECT_NEAR(s.fairness.jain, 1.5625 / 1.625, 1e-9);
-  EXPECT_EQ(s.fairness.competingTasks, 2u);
-  // GPS on one CPU: A alone until 500; both share at 1/2 until 1500; A alone after.
-  // A: at 1000 ideal 750 (500 + 250), got 1000 -> lag -250; at 1500 ideal 1000, got 1000 -> 0.
-  // B: at 1000 ideal 250, got 0 -> +250; at 1500 ideal 500, got 500 -> 0.
+  // Demand: A wants the CPU throughout (still running at the end: unbounded); B
+  // wants it from its wakeup at 500 and took 500 ns before sleeping.
+  // Ideal on one CPU: A alone on [0, 500); A and B at 1/2 each from 500 until B's
+  // 500 ns are served at 1500; A alone after. S*_A = 500 + 500 + 500 = 1500,
+  // S*_B = 500; they got S_A = 1500, S_B = 500: x = 1, 1 and J = 1.
+  EXPECT_DOUBLE_EQ(s.fairness.jain, 1.0);
+  EXPECT_EQ(s.fairness.competingTasks, 2u);  // both waited
+  EXPECT_EQ(task(s, 1).idealNs, 1500);
+  EXPECT_EQ(task(s, 2).idealNs, 500);
+  // Lag: A at 1000 ideal 750, got 1000 -> -250; at 1500 ideal 1000, got 1000 -> 0.
+  // B at 1000 ideal 250, got 0 -> +250; at 1500 ideal 500, got 500 -> 0.
   EXPECT_EQ(s.fairness.gpsLagMaxNs, 250);
   EXPECT_EQ(s.fairness.gpsLagMeanNs, 250);
 }
@@ -76,6 +87,76 @@ TEST(Stats, RangeClipsIntervals) {
   // B's wakeup at 500 began before the range: its latency belongs to the earlier range.
   EXPECT_EQ(b.wakeupLatency.count, 0u);
   EXPECT_EQ(a.switchesInvoluntary, 1u);
+}
+
+// Range edges are one rule, [from, to). preemption() has switches at 1000 and
+// 1500 (its slice at 0 begins with the CPU's record, not at a switch).
+TEST(Stats, SwitchAtRangeStartCountsPerCpuAndPerTask) {
+  auto m = preemption();
+  const auto s = computeStats(*m, {1000, 2000});
+  EXPECT_EQ(s.cpus[0].switches, 2u);              // at 1000 and 1500
+  EXPECT_EQ(task(s, 1).switchesInvoluntary, 1u);  // A preempted at 1000
+  EXPECT_EQ(task(s, 2).switchesVoluntary, 1u);    // B slept at 1500
+}
+
+TEST(Stats, SwitchAtRangeEndCountsNowhere) {
+  auto m = preemption();
+  const auto s = computeStats(*m, {0, 1000});
+  EXPECT_EQ(s.cpus[0].switches, 0u);
+  EXPECT_EQ(task(s, 1).switchesInvoluntary, 0u);
+  // B's wakeup at 500 is inside: its wakeup, its wait [500, 1000) and its latency
+  // sample (which belongs to the range in which the wait started).
+  EXPECT_EQ(task(s, 2).wakeups, 1u);
+  EXPECT_EQ(task(s, 2).waitNs, 500);
+  EXPECT_EQ(task(s, 2).wakeupLatency.count, 1u);
+  const auto after = computeStats(*m, {500, 2001});
+  EXPECT_EQ(task(after, 2).wakeupLatency.count, 1u);  // the wait starts at 500: inside
+  const auto later = computeStats(*m, {501, 2001});
+  EXPECT_EQ(task(later, 2).wakeupLatency.count, 0u);
+  EXPECT_EQ(task(later, 2).wakeups, 0u);
+}
+
+// Because every edge is half-open, splitting a range anywhere partitions it:
+// each count and time of the whole is the sum of the two parts.
+TEST(Stats, AdjacentRangesAddUpToTheWhole) {
+  TraceBuilder t;
+  t.other(0, 0, 1).waking(500, 0, 1, 2, 0).sw(1000, 0, 1, "R+", 2).migrate(1200, 0, 1, 0, 1);
+  t.sw(1500, 0, 2, "S", 1).sw(2000, 0, 1, "S", 0);
+  auto m = t.build();
+  const auto whole = computeStats(*m);
+  for (int64_t x : {1, 499, 500, 501, 1000, 1200, 1500, 1999, 2000}) {
+    const auto a = computeStats(*m, {whole.range.from, x});
+    const auto b = computeStats(*m, {x, whole.range.to});
+    EXPECT_EQ(a.coveredNs + b.coveredNs, whole.coveredNs) << x;
+    EXPECT_EQ(a.cpus[0].switches + b.cpus[0].switches, whole.cpus[0].switches) << x;
+    EXPECT_EQ(a.cpus[0].busyNs + b.cpus[0].busyNs, whole.cpus[0].busyNs) << x;
+    EXPECT_EQ(a.migrations + b.migrations, whole.migrations) << x;
+    for (int tid : {1, 2}) {
+      const auto& w = task(whole, tid);
+      auto sum = [&](auto field) {
+        auto part = [&](const core::analysis::RunStats& r) -> uint64_t {
+          for (const auto& k : r.tasks)
+            if (k.tid == tid) return static_cast<uint64_t>(field(k));
+          return 0;  // did not exist in that part
+        };
+        return part(a) + part(b);
+      };
+      EXPECT_EQ(sum([](const auto& k) { return k.runtimeNs; }), static_cast<uint64_t>(w.runtimeNs)) << x;
+      EXPECT_EQ(sum([](const auto& k) { return k.waitNs; }), static_cast<uint64_t>(w.waitNs)) << x;
+      EXPECT_EQ(sum([](const auto& k) { return k.sleepNs; }), static_cast<uint64_t>(w.sleepNs)) << x;
+      EXPECT_EQ(sum([](const auto& k) { return k.switchesVoluntary + k.switchesInvoluntary; }),
+                w.switchesVoluntary + w.switchesInvoluntary) << x;
+      EXPECT_EQ(sum([](const auto& k) { return k.wakeups; }), w.wakeups) << x;
+      EXPECT_EQ(sum([](const auto& k) { return k.schedDelay.count; }), w.schedDelay.count) << x;
+    }
+  }
+  // The whole trace holds every event, the last one (A sleeping at 2000) too, and
+  // its length is the span: a CPU busy throughout is 100% utilised.
+  EXPECT_EQ(whole.range.to, 2001);
+  EXPECT_EQ(task(whole, 1).switchesVoluntary, 1u);
+  EXPECT_EQ(whole.cpus[0].switches, 3u);
+  EXPECT_EQ(whole.migrations, 1u);
+  EXPECT_DOUBLE_EQ(whole.cpus[0].utilisation, 1.0);
 }
 
 TEST(Stats, WeightedShareOfTwoHogs) {
@@ -111,10 +192,15 @@ TEST(Stats, UnfairShareShowsInJain) {
   }
   auto m = t.build();
   const auto s = computeStats(*m);
-  // x = 0.9, 0.1 (per unit weight): J = 1 / (2 * (0.81 + 0.01)).
-  EXPECT_NEAR(s.fairness.jain, 1.0 / (2 * 0.82), 1e-3);
-  // Over 100 periods task 2 falls behind by 0.4 of each 1000 ns period.
-  EXPECT_NEAR(static_cast<double>(s.fairness.gpsLagMaxNs), 40000.0, 600.0);
+  // Range [0, 100000). Task 2 is first seen at its switch-in at 900, so the ideal
+  // gives task 1 the CPU alone on [0, 900) and half of it after:
+  // S*_1 = 900 + 99100 / 2 = 50450, S*_2 = 49550; S_1 = 100 * 900, S_2 = 100 * 100.
+  const double x1 = 90000.0 / 50450.0, x2 = 10000.0 / 49550.0;
+  EXPECT_NEAR(s.fairness.jain, (x1 + x2) * (x1 + x2) / (2 * (x1 * x1 + x2 * x2)), 1e-9);
+  // Task 2 falls behind by 0.4 of each 1000 ns period: lag 400 k just before its
+  // k-th switch-in at 1000 k + 900, largest at k = 99 (t = 99900): 39600. Task 1
+  // is ahead by as much at the same instants.
+  EXPECT_EQ(s.fairness.gpsLagMaxNs, 39600);
 }
 
 TEST(Stats, DistributionPercentilesAreNearestRank) {

@@ -214,6 +214,25 @@ TEST(FtracePayload, SwitchPluginStyle) {
   EXPECT_FALSE(parseSwitch("[FAILED TO PARSE] prev_comm=x", s));
 }
 
+// A SCHED_DEADLINE task's prio is -1 (MAX_DL_PRIO - 1) in every event that
+// carries one, so "no prio field" must be told apart from it.
+TEST(FtracePayload, DeadlinePrioIsKeptAndAMissingOneIsUnknown) {
+  SwitchFields s;
+  ASSERT_TRUE(
+      parseSwitch("prev_comm=dl prev_pid=7 prev_prio=-1 prev_state=S ==> next_comm=b next_pid=8 next_prio=120", s));
+  EXPECT_EQ(s.prevPrio, -1);
+  ASSERT_TRUE(parseSwitch("dl:7 [-1] S ==> b:8 [120]", s));
+  EXPECT_EQ(s.prevPrio, -1);
+  ASSERT_TRUE(parseSwitch("prev_comm=a prev_pid=7 prev_state=S ==> next_comm=b next_pid=8", s));
+  EXPECT_EQ(s.prevPrio, core::kPrioUnknown);
+  EXPECT_EQ(s.nextPrio, core::kPrioUnknown);
+  WakeFields w;
+  ASSERT_TRUE(parseWake("comm=dl pid=7 prio=-1 target_cpu=000", w));
+  EXPECT_EQ(w.prio, -1);
+  ASSERT_TRUE(parseWake("comm=a pid=7 target_cpu=000", w));
+  EXPECT_EQ(w.prio, core::kPrioUnknown);
+}
+
 TEST(FtracePayload, Wakeups) {
   WakeFields w;
   ASSERT_TRUE(parseWake("comm=sh pid=1642 prio=120 success=1 target_cpu=2", w));
