@@ -71,12 +71,7 @@ void EventSorter::push(const DecodedEvent& in) {
     m_maxReorderNs = std::max(m_maxReorderNs, static_cast<int64_t>(std::min<uint64_t>(gap(m_maxTs, e.ts), INT64_MAX)));
     note(DiagCode::reordered_events, e, e.ts, m_maxTs);
   }
-  for (int k = 0; k < 2; ++k) {
-    if (!(e.externalText & (1u << k))) continue;
-    uint32_t slot = 0;
-    e.setText(k, m_texts.store(e.textAt(k), slot));
-    e.setExternalTag(k, slot);
-  }
+  if (e.externalText) keepTexts(e);
   q.lastTs = e.ts;
   ++q.tail;
   ++m_queued;
@@ -116,6 +111,7 @@ void EventSorter::flush(int64_t limit, size_t keepAtMost) {
     bool done = false;
     do {
       DecodedEvent& e = q.at(q.head);
+      __builtin_prefetch(&q.at(q.head + 4));  // the ring was written long ago: fetch ahead
       if (e.ts > limit && m_queued <= keepAtMost) {
         done = true;
         break;
@@ -144,8 +140,18 @@ void EventSorter::deliver(DecodedEvent& e) {
   m_horizon = e.ts;  // the merge delivers in time order
   setPosition(e);
   applyEvent(m_builder, e);
-  for (int k = 0; k < 2; ++k)
-    if (e.externalText & (1u << k)) m_texts.free.push_back(e.externalTag(k));
+  if (e.externalText)
+    for (int k = 0; k < 2; ++k)
+      if (e.externalText & (1u << k)) m_texts.free.push_back(e.externalTag(k));
+}
+
+void EventSorter::keepTexts(DecodedEvent& e) {
+  for (int k = 0; k < 2; ++k) {
+    if (!(e.externalText & (1u << k))) continue;
+    uint32_t slot = 0;
+    e.setText(k, m_texts.store(e.textAt(k), slot));
+    e.setExternalTag(k, slot);
+  }
 }
 
 void EventSorter::note(DiagCode code, const DecodedEvent& e, int64_t from, int64_t to) {

@@ -82,6 +82,7 @@ class EventSorter {
   void flush(int64_t limit, size_t keepAtMost);
   void deliver(DecodedEvent& e);
   void setPosition(const DecodedEvent& e);
+  void keepTexts(DecodedEvent& e);
   void note(DiagCode code, const DecodedEvent& e, int64_t from, int64_t to);
   static bool earlier(const DecodedEvent& a, const DecodedEvent& b) {
     return a.ts != b.ts ? a.ts < b.ts : a.position < b.position;
