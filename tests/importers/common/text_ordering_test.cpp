@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -135,6 +136,8 @@ struct Case {
   const char* format;  ///< the importer that must read it
   int64_t window;      ///< how far lines are moved, in the file's time unit
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.path; }
 
 class TextOrdering : public testing::TestWithParam<Case> {};
 
