@@ -7,6 +7,8 @@ namespace core {
 
 namespace {
 constexpr size_t kFirstRingSize = 256;  // small traces (tests, fuzzers) stay small
+// With every CPU known, events go out in batches this large: queues stay in cache.
+constexpr size_t kCpuBoundBatch = 64;
 
 // a - b without overflow, for timestamps that may be wild in corrupt input.
 uint64_t gap(int64_t a, int64_t b) { return static_cast<uint64_t>(a) - static_cast<uint64_t>(b); }
@@ -76,14 +78,40 @@ void EventSorter::push(const DecodedEvent& in) {
   ++q.tail;
   ++m_queued;
   m_maxTs = std::max(m_maxTs, e.ts);
+  if (m_cpuCount > 0) {
+    if (in.cpu >= m_cpuCount)
+      m_cpuCount = 0;  // the count was wrong: only the window is safe
+    else if (in.cpu == m_boundCpu)
+      updateCpuBound();
+  }
 
-  // Flushing in steps of an eighth of the window: one merge set-up per step,
-  // not per event.
-  const int64_t limit = m_maxTs < INT64_MIN + m_windowNs ? INT64_MIN : m_maxTs - m_windowNs;
+  // Flushing in steps of an eighth of the window (one merge set-up per step,
+  // not per event), or, while every CPU is read past some time, in batches up to it.
+  const int64_t windowLimit = m_maxTs < INT64_MIN + m_windowNs ? INT64_MIN : m_maxTs - m_windowNs;
+  const int64_t limit = m_cpuCount > 0 ? std::max(windowLimit, m_cpuBound) : windowLimit;
   if (m_queued > m_maxQueued)
     flush(limit, m_maxQueued - m_maxQueued / 4);
-  else if (limit >= m_flushedTo && gap(limit, m_flushedTo) >= static_cast<uint64_t>(m_windowNs / 8))
+  else if (limit >= m_flushedTo && (gap(limit, m_flushedTo) >= static_cast<uint64_t>(m_windowNs / 8) ||
+                                    (limit > m_flushedTo && m_queued >= kCpuBoundBatch)))
     flush(limit, m_maxQueued);
+}
+
+void EventSorter::setCpuCount(int cpus) {
+  if (cpus <= 0 || cpus > SchedBuilder::kMaxCpus) return;
+  m_cpuCount = cpus;
+  if (m_queues.size() < static_cast<size_t>(cpus)) m_queues.resize(static_cast<size_t>(cpus));
+  updateCpuBound();
+}
+
+void EventSorter::updateCpuBound() {
+  m_cpuBound = INT64_MAX;
+  for (int cpu = 0; cpu < m_cpuCount; ++cpu) {
+    const int64_t last = m_queues[static_cast<size_t>(cpu)].lastTs;
+    if (last < m_cpuBound) {
+      m_cpuBound = last;
+      m_boundCpu = cpu;
+    }
+  }
 }
 
 void EventSorter::finish() {

@@ -47,6 +47,11 @@ class EventSorter {
   /// the window lets go. Events on a CPU outside [0, SchedBuilder::kMaxCpus) go
   /// to the builder at once, which counts and drops them.
   void push(const DecodedEvent& e);
+  /// Every CPU the trace has is known (a header's CPU count): an event then
+  /// goes out as soon as every CPU has been read up to its time (each CPU's own
+  /// order is kept, so nothing earlier can follow), not a window later. An event
+  /// on a CPU beyond the count falls back to the window alone.
+  void setCpuCount(int cpus);
   /// Hands the builder everything still queued. Call at the end of the input,
   /// also when it ended in an error (what was read is kept).
   void finish();
@@ -83,6 +88,7 @@ class EventSorter {
   void deliver(DecodedEvent& e);
   void setPosition(const DecodedEvent& e);
   void keepTexts(DecodedEvent& e);
+  void updateCpuBound();
   void note(DiagCode code, const DecodedEvent& e, int64_t from, int64_t to);
   static bool earlier(const DecodedEvent& a, const DecodedEvent& b) {
     return a.ts != b.ts ? a.ts < b.ts : a.position < b.position;
@@ -99,6 +105,9 @@ class EventSorter {
   int64_t m_maxTs = INT64_MIN;    // latest time pushed
   int64_t m_horizon = INT64_MIN;  // time of the last event delivered
   int64_t m_flushedTo = INT64_MIN;
+  int m_cpuCount = 0;               // 0: not known
+  int64_t m_cpuBound = INT64_MIN;   // every known CPU has been read up to here
+  int m_boundCpu = 0;               // the CPU read least far
   uint64_t m_reordered = 0;
   uint64_t m_late = 0;
   uint64_t m_cpuRegressions = 0;

@@ -302,7 +302,7 @@ void FtraceTextReader::processHeaderComment(std::string_view t) {
   if (const size_t p = t.find("#P:"); p != std::string_view::npos) {
     int cpus = 0;
     auto [ptr, ec] = std::from_chars(t.data() + p + 3, t.data() + t.size(), cpus);
-    if (ec == std::errc() && cpus > 0) m_headerCpus = cpus;
+    if (ec == std::errc() && cpus > 0) noteHeaderCpus(cpus);
   }
   if (const size_t p = t.find("entries-in-buffer/entries-written: "); p != std::string_view::npos) {
     // "A/B": B > A means the ring buffer overwrote its oldest B-A events.
@@ -344,11 +344,17 @@ bool FtraceTextReader::processOtherText(std::string_view t) {
   int cpus = 0;
   if (isTraceCmdHeader(t, &cpus)) {
     m_haveHeader = true;
-    if (cpus > 0) m_headerCpus = cpus;
+    if (cpus > 0) noteHeaderCpus(cpus);
     if (startsWith(t, "version = ")) m_builder.setMetadata("trace_cmd_file_version", std::string(t.substr(10)));
     return true;
   }
   return false;
+}
+
+void FtraceTextReader::noteHeaderCpus(int cpus) {
+  m_headerCpus = cpus;
+  // Before the first event, the count tells the sorter every CPU there is to wait for.
+  if (m_events == 0) m_sorter.setCpuCount(cpus);
 }
 
 void FtraceTextReader::flushLoss(int32_t cpu, int64_t ts) {

@@ -60,6 +60,7 @@ class FtraceTextReader {
   bool decodeSchedEvent(Kind kind, const LineFields& f, core::DecodedEvent& e);
   const TypeInfo& typeFor(const LineFields& f);
   core::TaskState decodeState(const SwitchFields& sw);
+  void noteHeaderCpus(int cpus);
   void flushLoss(int32_t cpu, int64_t ts);
   void noteMalformed(std::string_view line, bool truncated);
   void noteUnsupported(const LineFields& f);

@@ -202,3 +202,31 @@ TEST(EventSorter, KeepsItsOwnCopyOfTextsLongerThanAComm) {
   ASSERT_EQ(m->taskEvents.size(), 1u);
   EXPECT_EQ(m->strings.get(m->taskEvents.text[0]), "/usr/lib/x86_64-linux-gnu/some/long/path/to/a/program");
 }
+
+TEST(EventSorter, WithEveryCpuKnownEventsGoOutOnceEachCpuIsReadPastThem) {
+  // A window far wider than the trace: without a CPU count nothing reaches the
+  // builder before finish(). With both CPUs known, an event goes out once both
+  // have been read up to its time; a late line is then a regression of its own
+  // CPU (it cannot be placed before what that CPU already had).
+  core::SchedBuilder withCount;
+  core::SchedBuilder withoutCount;
+  EventSorter known(withCount, EventSorter::Position::Line, kWideWindow * 1000);
+  EventSorter unknown(withoutCount, EventSorter::Position::Line, kWideWindow * 1000);
+  known.setCpuCount(2);
+  for (int i = 0; i < 200; ++i) {
+    known.push(other(100 * i, i % 2, static_cast<uint64_t>(i + 1)));
+    unknown.push(other(100 * i, i % 2, static_cast<uint64_t>(i + 1)));
+  }
+  EXPECT_GT(withCount.eventsSeen(), 100u);
+  EXPECT_EQ(withoutCount.eventsSeen(), 0u);
+  known.push(other(50, 0, 201));
+  EXPECT_EQ(known.cpuRegressions(), 1u);
+  EXPECT_EQ(known.late(), 0u);
+  // A CPU beyond the count: the count was wrong, only the window holds events back.
+  const uint64_t before = withCount.eventsSeen();
+  known.push(other(20000, 2, 202));
+  for (int i = 0; i < 200; ++i) known.push(other(20100 + 100 * i, i % 3, static_cast<uint64_t>(203 + i)));
+  EXPECT_EQ(withCount.eventsSeen(), before);
+  known.finish();
+  unknown.finish();
+}
