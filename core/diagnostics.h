@@ -23,7 +23,10 @@ std::string_view toString(Severity severity);
   X(switch_in_inferred, DataLoss,                                                                                 \
     "a task ran on a CPU (an event in its context) that no traced sched_switch put it on; switch-in inferred")   \
   X(unknown_prev_state, Error, "prev_state value not recognised; the task was treated as sleeping")              \
-  X(out_of_order_timestamp, Error, "event timestamp earlier than the previous one; clamped to it")                \
+  X(out_of_order_timestamp, Error, "event timestamp earlier than the previous event on its CPU; clamped to it")   \
+  X(reordered_events, Info, "events read after a later event of another CPU; moved back into time order")        \
+  X(sort_window_exceeded, Error, "events later than the sort window allows; placed at the window's edge")        \
+  X(unsorted_input, Error, "event earlier than one already built on another CPU (input not merged by time); clamped") \
   X(wakeup_unknown_task, Info, "wakeup of a task never seen before")                                             \
   X(wakeup_of_running_task, Info, "wakeup of a task that was running or runnable (no state change)")             \
   X(switch_in_not_runnable, Info, "task switched in without a wakeup seen (state before it was not runnable)")   \

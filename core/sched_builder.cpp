@@ -209,25 +209,23 @@ bool SchedBuilder::accept(EventContext& ctx) {
     return false;
   }
   ++m_eventsSeen;
-  int64_t ts = ctx.ts;
-  if (ts < m_lastTs) {
-    if (m_model->diagnostics.count(DiagCode::out_of_order_timestamp) < Diagnostics::kRecordsKeptPerCode) {
-      char buf[96];
-      // Unsigned difference: a corrupt timestamp can be INT64_MIN-ish.
-      std::snprintf(buf, sizeof buf, "timestamp %lld is %llu ns before the previous event",
-                    static_cast<long long>(ts),
-                    static_cast<unsigned long long>(static_cast<uint64_t>(m_lastTs) - static_cast<uint64_t>(ts)));
-      recordDiagnostic(DiagCode::out_of_order_timestamp, buf, ctx.cpu, ts);
-    } else {
-      m_model->diagnostics.add(DiagCode::out_of_order_timestamp);
-    }
-    // The state machine needs one time order; clamping keeps every interval non-negative.
-    ctx.ts = m_lastTs;
-    ts = m_lastTs;
-  }
-  if (m_eventsSeen == 1) m_model->firstTs = ts;
-  m_lastTs = ts;
   CpuRt& c = cpuRt(ctx.cpu);
+  // The importer's ordering stage (core::EventSorter, or a merge of per-CPU
+  // streams) delivers in time order and clamps a CPU whose own clock runs
+  // backwards against that CPU. What still runs backwards here is clamped too,
+  // named by whether its own CPU or only another CPU was ahead: the state
+  // machine and the tables need one time order.
+  const bool cpuRegressed = c.seen && ctx.ts < c.lastTs;
+  if (cpuRegressed) noteClamped(DiagCode::out_of_order_timestamp, ctx, c.lastTs);
+  if (ctx.ts < m_lastTs) {
+    if (cpuRegressed)
+      ctx.ts = m_lastTs;
+    else
+      noteClamped(DiagCode::unsorted_input, ctx, m_lastTs);
+  }
+  const int64_t ts = ctx.ts;
+  if (m_eventsSeen == 1) m_model->firstTs = ts;
+  m_lastTs = std::max(m_lastTs, ts);
   if (!c.seen) {
     c.seen = true;
     c.unknownSince = ts;
@@ -351,6 +349,19 @@ void SchedBuilder::placeInferredSwitchIns() {
   m_inferred.clear();
   m_inferred.shrink_to_fit();
   for (auto& samples : m_switchInDelays) samples = DelaySamples();
+void SchedBuilder::noteClamped(DiagCode code, EventContext& ctx, int64_t to) {
+  if (m_model->diagnostics.count(code) < Diagnostics::kRecordsKeptPerCode) {
+    char buf[112];
+    // Unsigned difference: a corrupt timestamp can be INT64_MIN-ish.
+    std::snprintf(buf, sizeof buf, "timestamp %lld is %llu ns before the previous event%s; clamped to it",
+                  static_cast<long long>(ctx.ts),
+                  static_cast<unsigned long long>(static_cast<uint64_t>(to) - static_cast<uint64_t>(ctx.ts)),
+                  code == DiagCode::out_of_order_timestamp ? " on its CPU" : " (on another CPU)");
+    recordDiagnostic(code, buf, ctx.cpu, ctx.ts);
+  } else {
+    m_model->diagnostics.add(code);
+  }
+  ctx.ts = to;
 }
 
 void SchedBuilder::onOtherEvent(EventContext ctx) { accept(ctx); }

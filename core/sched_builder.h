@@ -117,6 +117,7 @@ class SchedBuilder {
   struct ThreadRt;
   struct CpuRt;
   bool accept(EventContext& ctx);
+  void noteClamped(DiagCode code, EventContext& ctx, int64_t to);
   Utid threadFor(int32_t tid, std::string_view comm, int64_t ts, bool* created = nullptr);
   Utid newThread(int32_t tid, int64_t ts);
   void noteComm(Utid u, std::string_view comm, int64_t ts);

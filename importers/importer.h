@@ -50,6 +50,9 @@ class Importer {
   /// builder.setPartial() and returns an error naming the file and the line or
   /// byte offset. Never throws.
   virtual core::Status read(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options) = 0;
+  /// When `path` is a folder holding traces of several unrelated recordings
+  /// (which read() refuses), the path of each, to be opened as a run of its own.
+  virtual std::vector<std::string> separateRuns(const std::string& /*path*/) const { return {}; }
 };
 
 /// Every importer built into this binary, best-first for probing ties.
@@ -57,6 +60,10 @@ const std::vector<std::unique_ptr<Importer>>& allImporters();
 
 /// The importer that claims `path` most confidently, or an error saying why none does.
 core::Result<Importer*> pickImporter(const std::string& path);
+
+/// The unrelated recordings a folder holds, each a path that opens as a run
+/// of its own; empty when `path` is one recording (or none).
+std::vector<std::string> separateRunsIn(const std::string& path);
 
 /// Outcome of importing one file: the model (possibly partial) and, if the
 /// input was bad part-way, the error that stopped the read.

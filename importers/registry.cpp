@@ -59,6 +59,12 @@ core::Result<Importer*> pickImporter(const std::string& path) {
   return best;
 }
 
+std::vector<std::string> separateRunsIn(const std::string& path) {
+  auto picked = pickImporter(path);
+  if (!picked) return {};
+  return picked.value()->separateRuns(path);
+}
+
 core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options) {
   auto picked = pickImporter(path);
   if (!picked) return picked.error();

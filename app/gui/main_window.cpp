@@ -21,6 +21,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -62,6 +63,7 @@ struct BuiltRun {
   std::shared_ptr<render::RunRenderData> render;
   QString error;
   QString warning;
+  QStringList separateRuns;  // a folder of unrelated recordings: each of them
   bool cancelled = false;
   double workMs = 0;
   double indexMs = 0;
@@ -448,6 +450,7 @@ int MainWindow::openFile(const QString& path, std::optional<core::Topology> topo
         }
         if (!result) {
           out->error = QString::fromStdString(result.error().message());
+          for (const auto& run : importers::separateRunsIn(abs.toStdString())) out->separateRuns << QString::fromStdString(run);
           return out;
         }
         out->model = result->model;
@@ -460,6 +463,10 @@ int MainWindow::openFile(const QString& path, std::optional<core::Topology> topo
       [this, abs, opened, order](std::shared_ptr<BuiltRun>& built) {
         if (built->cancelled) {
           statusBar()->showMessage(tr("Opening %1 cancelled").arg(abs), 5000);
+          return;
+        }
+        if (!built->separateRuns.isEmpty()) {
+          offerSeparateRuns(abs, built->error, built->separateRuns);
           return;
         }
         if (!built->error.isEmpty()) {
@@ -695,6 +702,25 @@ void MainWindow::reportError(const QString& title, const QString& message) {
   emit jobFailed(message);
   statusBar()->showMessage(message, 10000);
   if (m_interactive) QMessageBox::critical(this, title, message);
+}
+
+void MainWindow::offerSeparateRuns(const QString& folder, const QString& message, const QStringList& runs) {
+  m_errors << message;
+  statusBar()->showMessage(tr("%1 holds %n unrelated recordings", nullptr, static_cast<int>(runs.size())).arg(folder), 10000);
+  emit separateRunsFound(folder, runs);
+  if (!m_interactive) return;
+  QMessageBox box(QMessageBox::Question, tr("Several recordings in one folder"),
+                  tr("%1 holds traces of %n unrelated recordings; read together they would make one run of "
+                     "events that never ran together.",
+                     nullptr, static_cast<int>(runs.size()))
+                      .arg(folder),
+                  QMessageBox::NoButton, this);
+  box.setInformativeText(tr("Open each as a run of its own?"));
+  box.setDetailedText(message);
+  QPushButton* openEach = box.addButton(tr("Open %n runs", nullptr, static_cast<int>(runs.size())), QMessageBox::AcceptRole);
+  box.addButton(QMessageBox::Cancel);
+  box.exec();
+  if (box.clickedButton() == openEach) openFiles(runs);
 }
 
 void MainWindow::showBanner(const QString& text) {

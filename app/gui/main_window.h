@@ -110,6 +110,9 @@ class MainWindow : public QMainWindow {
   void idleChanged();
   void runOpened(int runId);
   void jobFailed(const QString& message);
+  /// A folder held traces of several unrelated recordings: not opened; `runs`
+  /// are the paths that open each as a run of its own (the user is asked).
+  void separateRunsFound(const QString& folder, const QStringList& runs);
   /// A report export ended: written, failed or cancelled.
   void reportExported(const QString& path, bool ok);
 
@@ -125,6 +128,7 @@ class MainWindow : public QMainWindow {
   void addJob(Job* job);
   void updateJobStatus();
   void reportError(const QString& title, const QString& message);
+  void offerSeparateRuns(const QString& folder, const QString& message, const QStringList& runs);
   void showBanner(const QString& text);
   void scheduleStats();
   void recomputeStats();

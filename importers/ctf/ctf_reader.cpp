@@ -24,6 +24,7 @@
 #include "importers/ctf/ctf_event_pipe.h"
 #include "importers/ctf/ctf_packet_check.h"
 #include "importers/ctf/ctf_stream_repair.h"
+#include "importers/ctf/ctf_trace_finder.h"
 
 namespace importers::ctf {
 
@@ -1380,22 +1381,6 @@ bool metadataOpens(const Plugins& plugins, const std::string& dir) {
   const bool ok = static_cast<bool>(buildGraph(plugins, PathMap{{mirror->dir()}, {dir}}, nullptr, &ignored));
   bt_current_thread_clear_error();
   return ok;
-}
-
-/// The files src.ctf.fs takes for stream files: every regular file of the
-/// folder but `metadata` and hidden ones, sorted.
-std::vector<std::string> streamFileNames(const std::string& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  for (const fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    std::error_code entryEc;
-    if (!it->is_regular_file(entryEc) || name == "metadata" || name.front() == '.') continue;
-    names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 /// The first stream file (not yet cut) that babeltrace2 cannot open on its own,

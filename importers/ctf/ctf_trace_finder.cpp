@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "importers/ctf/ctf_metadata.h"
+
 namespace importers::ctf {
 
 namespace fs = std::filesystem;
@@ -71,6 +73,183 @@ std::vector<std::string> findCtfTraceDirs(const std::string& path, int maxDepth)
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+std::vector<std::string> streamFileNames(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (const fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code entryEc;
+    if (!it->is_regular_file(entryEc) || name == "metadata" || name.front() == '.') continue;
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+// The statement `env { key = value; ... };` at the top level of the metadata
+// (an `env` inside another block is something else).
+void readEnv(const std::vector<Token>& t, CtfTraceIdentity& out) {
+  const auto punct = [&](size_t k, std::string_view p) { return t[k].kind == Token::Punct && t[k].text == p; };
+  int depth = 0;
+  bool inEnv = false;
+  for (size_t i = 0; t[i].kind != Token::End; ++i) {
+    if (punct(i, "{")) {
+      if (depth++ == 0) inEnv = i > 0 && t[i - 1].kind == Token::Ident && t[i - 1].text == "env";
+    } else if (punct(i, "}")) {
+      if (depth > 0 && --depth == 0) inEnv = false;
+    } else if (inEnv && depth == 1 && t[i].kind == Token::Ident && punct(i + 1, "=") &&
+               (t[i + 2].kind == Token::String || t[i + 2].kind == Token::Number || t[i + 2].kind == Token::Ident)) {
+      out.env[t[i].text] = t[i + 2].text;
+      i += 2;
+    }
+  }
+}
+
+std::string envOr(const CtfTraceIdentity& t, const std::string& key) {
+  const auto it = t.env.find(key);
+  return it == t.env.end() ? std::string() : it->second;
+}
+
+std::string hostOf(const CtfTraceIdentity& t) {
+  std::string host = envOr(t, "hostname");
+  return host.empty() ? envOr(t, "host") : host;  // perf data convert writes "host"
+}
+
+// The LTTng session folder a trace folder lies in: the parent of `kernel/`,
+// or the folder above `ust/` (ust/uid/1000/64-bit, ust/pid/app-123-.../); for
+// the chunks of a rotated session (archives/CHUNK/kernel), the folder above
+// `archives/`. Empty when the folder is not laid out as a session.
+std::string lttngSessionFolder(const std::string& dir) {
+  const fs::path p = fs::path(dir).lexically_normal();
+  fs::path folder;
+  if (p.filename() == "kernel") {
+    folder = p.parent_path();
+  } else {
+    fs::path above;
+    for (const auto& part : p) {
+      if (part == "ust") {
+        folder = above;
+        break;
+      }
+      above /= part;
+    }
+  }
+  if (folder.parent_path().filename() == "archives") folder = folder.parent_path().parent_path();
+  return folder.string();
+}
+
+bool isWithin(const std::string& path, const std::string& folder) {
+  const fs::path rel = fs::path(path).lexically_normal().lexically_relative(fs::path(folder).lexically_normal());
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+std::string commonFolder(const std::vector<std::string>& paths) {
+  fs::path common = fs::path(paths.front()).lexically_normal();
+  for (const auto& other : paths) {
+    const fs::path p = fs::path(other).lexically_normal();
+    fs::path shared;
+    for (auto a = common.begin(), b = p.begin(); a != common.end() && b != p.end() && *a == *b; ++a, ++b) shared /= *a;
+    common = shared;
+  }
+  std::string out = common.string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+CtfTraceIdentity readCtfTraceIdentity(const std::string& dir) {
+  CtfTraceIdentity id;
+  id.dir = dir;
+  if (auto text = metadataText((fs::path(dir) / "metadata").string())) readEnv(tokenize(*text), id);
+  return id;
+}
+
+std::string CtfTraceIdentity::describe() const {
+  std::string out = envOr(*this, "tracer_name");
+  if (out.empty()) out = "CTF";
+  if (const std::string major = envOr(*this, "tracer_major"); !major.empty())
+    out += " " + major + (envOr(*this, "tracer_minor").empty() ? "" : "." + envOr(*this, "tracer_minor"));
+  if (const std::string domain = envOr(*this, "domain"); !domain.empty()) out += " " + domain;
+  out += " trace";
+  if (const std::string host = hostOf(*this); !host.empty()) out += ", host " + host;
+  if (const std::string session = envOr(*this, "trace_name"); !session.empty()) {
+    out += ", session '" + session + "'";
+    if (const std::string created = envOr(*this, "trace_creation_datetime"); !created.empty())
+      out += " created " + created;
+  }
+  return out;
+}
+
+std::vector<CtfRecording> groupCtfTraces(const std::vector<std::string>& dirs) {
+  struct Member {
+    std::string key;
+    std::string folder;  // the folder the recording is kept in
+    CtfTraceIdentity id;
+  };
+  std::vector<Member> members;
+  for (const auto& dir : dirs) {
+    Member m{{}, dir, readCtfTraceIdentity(dir)};
+    const std::string session = envOr(m.id, "trace_name");
+    const std::string created = envOr(m.id, "trace_creation_datetime");
+    const std::string lttngFolder = envOr(m.id, "tracer_name").starts_with("lttng") ? lttngSessionFolder(dir) : "";
+    // Copies of one session in two places are two runs: the folder is part of the key.
+    if (!session.empty() && !created.empty()) {
+      m.folder = lttngFolder.empty() ? fs::path(dir).lexically_normal().parent_path().string() : lttngFolder;
+      m.key = "session\n" + hostOf(m.id) + "\n" + session + "\n" + created + "\n" + m.folder;
+    } else if (!lttngFolder.empty()) {
+      m.folder = lttngFolder;
+      m.key = "lttng session folder\n" + hostOf(m.id) + "\n" + lttngFolder;
+    } else {
+      m.key = "folder\n" + dir;
+    }
+    members.push_back(std::move(m));
+  }
+  std::vector<CtfRecording> out;
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> folders;
+  for (auto& m : members) {
+    size_t g = 0;
+    while (g < keys.size() && keys[g] != m.key) ++g;
+    if (g == keys.size()) {
+      keys.push_back(m.key);
+      folders.emplace_back();
+      out.push_back({{}, {}, m.id.describe()});
+    }
+    out[g].dirs.push_back(m.id.dir);
+    folders[g].push_back(m.folder);
+  }
+  for (size_t g = 0; g < out.size(); ++g) {
+    std::sort(out[g].dirs.begin(), out[g].dirs.end());
+    out[g].root = commonFolder(folders[g]);
+    if (out[g].dirs.size() > 1) {
+      std::string parts;
+      for (const auto& dir : out[g].dirs)
+        parts += (parts.empty() ? "" : ", ") + fs::path(dir).lexically_relative(out[g].root).string();
+      out[g].description += " (" + parts + ")";
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const CtfRecording& a, const CtfRecording& b) { return a.root < b.root; });
+  return out;
+}
+
+std::vector<CtfRecording> findCtfRecordings(const std::string& path) {
+  std::vector<std::string> dirs = findCtfTraceDirs(path);
+  if (isCtfTraceDir(path)) return groupCtfTraces(dirs);  // a trace folder: itself only
+  std::vector<std::string> sessionFolders;
+  for (const auto& dir : dirs)
+    if (std::string folder = lttngSessionFolder(dir); !folder.empty() && isWithin(folder, path))
+      sessionFolders.push_back(std::move(folder));
+  for (const auto& folder : sessionFolders)
+    for (auto& dir : findCtfTraceDirs(folder)) dirs.push_back(std::move(dir));
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  return groupCtfTraces(dirs);
 }
 
 }  // namespace importers::ctf

@@ -152,9 +152,15 @@ int probeFtraceText(std::string_view head) {
 }
 
 FtraceTextReader::FtraceTextReader(core::SchedBuilder& builder, const ImportOptions& options)
-    : m_builder(builder), m_options(options) {}
+    : m_builder(builder), m_options(options), m_sorter(builder, core::EventSorter::Position::Line) {}
 
 core::Status FtraceTextReader::read(const std::string& path) {
+  core::Status status = readLines(path);
+  m_sorter.finish();  // also after an error: what was read is kept
+  return status;
+}
+
+core::Status FtraceTextReader::readLines(const std::string& path) {
   m_path = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return core::Error(path + ": cannot open: " + std::strerror(errno));
@@ -268,7 +274,6 @@ void FtraceTextReader::processLine(std::string_view line, bool lastWithoutNewlin
 
   LineFields f;
   if (tokenizeLine(line, f)) {
-    m_builder.setLine(m_lineNo);
     m_inUnterminatedLine = lastWithoutNewline;
     handleEvent(f);
     m_inUnterminatedLine = false;
@@ -297,7 +302,7 @@ void FtraceTextReader::processHeaderComment(std::string_view t) {
   if (const size_t p = t.find("#P:"); p != std::string_view::npos) {
     int cpus = 0;
     auto [ptr, ec] = std::from_chars(t.data() + p + 3, t.data() + t.size(), cpus);
-    if (ec == std::errc() && cpus > 0) m_headerCpus = cpus;
+    if (ec == std::errc() && cpus > 0) noteHeaderCpus(cpus);
   }
   if (const size_t p = t.find("entries-in-buffer/entries-written: "); p != std::string_view::npos) {
     // "A/B": B > A means the ring buffer overwrote its oldest B-A events.
@@ -339,18 +344,30 @@ bool FtraceTextReader::processOtherText(std::string_view t) {
   int cpus = 0;
   if (isTraceCmdHeader(t, &cpus)) {
     m_haveHeader = true;
-    if (cpus > 0) m_headerCpus = cpus;
+    if (cpus > 0) noteHeaderCpus(cpus);
     if (startsWith(t, "version = ")) m_builder.setMetadata("trace_cmd_file_version", std::string(t.substr(10)));
     return true;
   }
   return false;
 }
 
+void FtraceTextReader::noteHeaderCpus(int cpus) {
+  m_headerCpus = cpus;
+  // Before the first event, the count tells the sorter every CPU there is to wait for.
+  if (m_events == 0) m_sorter.setCpuCount(cpus);
+}
+
 void FtraceTextReader::flushLoss(int32_t cpu, int64_t ts) {
   if (cpu < 0 || static_cast<size_t>(cpu) >= m_pendingLoss.size()) return;
   int64_t& pending = m_pendingLoss[static_cast<size_t>(cpu)];
   if (pending == kNoLoss) return;
-  m_builder.onDataLoss(cpu, ts, pending);
+  core::DecodedEvent e;
+  e.op = core::EventOp::DataLoss;
+  e.ts = ts;
+  e.position = m_lineNo;
+  e.cpu = cpu;
+  e.aux = pending;
+  m_sorter.push(e);
   pending = kNoLoss;
 }
 
@@ -372,6 +389,7 @@ void FtraceTextReader::noteMalformed(std::string_view line, bool truncated) {
 
 void FtraceTextReader::noteUnsupported(const LineFields& f) {
   const std::string_view eventName = f.name;
+  m_builder.setLine(m_lineNo);
   if (m_inUnterminatedLine) {
     // The file stops inside this line: its fields are cut, not unknown.
     m_builder.recordDiagnostic(core::DiagCode::truncated_input,
@@ -457,20 +475,19 @@ core::TaskState FtraceTextReader::decodeState(const SwitchFields& sw) {
   return core::TaskState::Unknown;
 }
 
-bool FtraceTextReader::feedSchedEvent(Kind kind, const LineFields& f, const core::EventContext& ctx) {
+bool FtraceTextReader::decodeSchedEvent(Kind kind, const LineFields& f, core::DecodedEvent& e) {
   switch (kind) {
     case Kind::Switch: {
       SwitchFields sw;
       if (!parseSwitch(f.payload, sw)) return false;
-      core::SwitchArgs a;
-      a.prevTid = sw.prevTid;
-      a.prevComm = sw.prevComm;
-      a.prevPrio = sw.prevPrio;
-      a.prevState = decodeState(sw);
-      a.nextTid = sw.nextTid;
-      a.nextComm = sw.nextComm;
-      a.nextPrio = sw.nextPrio;
-      m_builder.onSwitch(ctx, a);
+      e.op = core::EventOp::Switch;
+      e.tid = sw.prevTid;
+      e.setText(0, sw.prevComm);
+      e.prio = sw.prevPrio;
+      e.state = decodeState(sw);
+      e.otherTid = sw.nextTid;
+      e.setText(1, sw.nextComm);
+      e.otherPrio = sw.nextPrio;
       return true;
     }
     case Kind::Waking:
@@ -478,53 +495,71 @@ bool FtraceTextReader::feedSchedEvent(Kind kind, const LineFields& f, const core
     case Kind::WakeupNew: {
       WakeFields w;
       if (!parseWake(f.payload, w)) return false;
-      const core::WakeArgs a{w.tid, w.comm, w.prio, w.targetCpu};
-      if (kind == Kind::Waking)
-        m_builder.onWaking(ctx, a);
-      else
-        m_builder.onWakeup(ctx, a, kind == Kind::WakeupNew);
+      e.op = kind == Kind::Waking ? core::EventOp::Waking
+             : kind == Kind::Wakeup ? core::EventOp::Wakeup
+                                    : core::EventOp::WakeupNew;
+      e.tid = w.tid;
+      e.setText(0, w.comm);
+      e.prio = w.prio;
+      e.cpuA = w.targetCpu;
       return true;
     }
     case Kind::Migrate: {
       MigrateFields m;
       if (!parseMigrate(f.payload, m)) return false;
-      m_builder.onMigrate(ctx, m.tid, m.comm, m.prio, m.origCpu, m.destCpu);
+      e.op = core::EventOp::Migrate;
+      e.tid = m.tid;
+      e.setText(0, m.comm);
+      e.prio = m.prio;
+      e.cpuA = m.origCpu;
+      e.cpuB = m.destCpu;
       return true;
     }
     case Kind::Fork: {
       ForkFields k;
       if (!parseFork(f.payload, k)) return false;
-      m_builder.onFork(ctx, k.parentTid, k.parentComm, k.childTid, k.childComm);
+      e.op = core::EventOp::Fork;
+      e.tid = k.parentTid;
+      e.setText(0, k.parentComm);
+      e.otherTid = k.childTid;
+      e.setText(1, k.childComm);
       return true;
     }
     case Kind::Exec: {
-      ExecFields e;
-      if (!parseExec(f.payload, e)) return false;
-      m_builder.onExec(ctx, e.tid, e.oldTid, e.filename);
+      ExecFields x;
+      if (!parseExec(f.payload, x)) return false;
+      e.op = core::EventOp::Exec;
+      e.tid = x.tid;
+      e.otherTid = x.oldTid;
+      e.setText(0, x.filename);
       return true;
     }
     case Kind::Exit: {
-      ExitFields e;
-      if (!parseExit(f.payload, e)) return false;
-      m_builder.onExit(ctx, e.tid, e.comm, e.prio);
+      ExitFields x;
+      if (!parseExit(f.payload, x)) return false;
+      e.op = core::EventOp::Exit;
+      e.tid = x.tid;
+      e.setText(0, x.comm);
+      e.prio = x.prio;
       return true;
     }
     case Kind::Rename: {
       RenameFields r;
       if (!parseRename(f.payload, r)) return false;
-      m_builder.onRename(ctx, r.tid, r.newComm);
+      e.op = core::EventOp::Rename;
+      e.tid = r.tid;
+      e.setText(0, r.newComm);
       return true;
     }
     case Kind::Marker:
     case Kind::Free:
-    case Kind::Other: m_builder.onOtherEvent(ctx); return true;
+    case Kind::Other: e.op = core::EventOp::Other; return true;
   }
   return false;
 }
 
 void FtraceTextReader::handleEvent(const LineFields& f) {
   ++m_events;
-  const core::EventContext ctx{f.ts, f.cpu, f.tid, f.irq};
   const TypeInfo& info = typeFor(f);
   m_builder.countEvent(info.type);
   if (m_anyPendingLoss) flushLoss(f.cpu, f.ts);
@@ -535,18 +570,33 @@ void FtraceTextReader::handleEvent(const LineFields& f) {
     m_builder.setMetadata("clock_sync", std::string(trimLeft(f.payload.substr(23))));
     return;
   }
-  if (!feedSchedEvent(info.kind, f, ctx)) {
+  core::DecodedEvent e;
+  e.ts = f.ts;
+  e.position = m_lineNo;
+  e.cpu = f.cpu;
+  e.ctxTid = f.tid;
+  e.irq = f.irq;
+  if (!decodeSchedEvent(info.kind, f, e)) {
     // A sched event whose fields did not read: count it and keep its time.
     noteUnsupported(f);
-    m_builder.onOtherEvent(ctx);
+    e.op = core::EventOp::Other;
   }
+  m_sorter.push(e);
 
   if (f.tgid > 0 && f.tid > 0 && f.tid < kDenseTidLimit) {
     const auto tid = static_cast<size_t>(f.tid);
     if (tid >= m_knownTgid.size()) m_knownTgid.resize(std::max(tid + 1, m_knownTgid.size() * 2), 0);
     if (m_knownTgid[tid] != f.tgid) {
       m_knownTgid[tid] = f.tgid;
-      m_builder.onTaskInfo(f.tid, f.tgid, f.comm);
+      core::DecodedEvent identity;
+      identity.op = core::EventOp::TaskInfo;
+      identity.ts = f.ts;
+      identity.position = m_lineNo;
+      identity.cpu = f.cpu;
+      identity.tid = f.tid;
+      identity.aux = f.tgid;
+      identity.setText(0, f.comm);
+      m_sorter.push(identity);
     }
   }
 }

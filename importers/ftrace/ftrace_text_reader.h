@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/decoded_event.h"
+#include "core/event_sorter.h"
 #include "core/result.h"
 #include "core/sched_builder.h"
 #include "core/task_state.h"
@@ -24,7 +26,9 @@ int probeFtraceText(std::string_view head);
 
 /// One read of one file. Lines that do not parse are counted as malformed_record
 /// (with their line number) and skipped; a file in which nothing parses is an
-/// error "FILE: line N: not an ftrace text trace".
+/// error "FILE: line N: not an ftrace text trace". Events go to the builder
+/// through a core::EventSorter: CPUs interleaved out of order are put back in
+/// time order, and counted.
 class FtraceTextReader {
  public:
   FtraceTextReader(core::SchedBuilder& builder, const ImportOptions& options);
@@ -47,20 +51,23 @@ class FtraceTextReader {
     size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
 
+  core::Status readLines(const std::string& path);
   void processLine(std::string_view line, bool lastWithoutNewline);
   void processHeaderComment(std::string_view line);
   bool processOtherText(std::string_view line);
   void handleEvent(const LineFields& f);
   /// false when the payload of a sched event did not parse.
-  bool feedSchedEvent(Kind kind, const LineFields& f, const core::EventContext& ctx);
+  bool decodeSchedEvent(Kind kind, const LineFields& f, core::DecodedEvent& e);
   const TypeInfo& typeFor(const LineFields& f);
   core::TaskState decodeState(const SwitchFields& sw);
+  void noteHeaderCpus(int cpus);
   void flushLoss(int32_t cpu, int64_t ts);
   void noteMalformed(std::string_view line, bool truncated);
   void noteUnsupported(const LineFields& f);
 
   core::SchedBuilder& m_builder;
   const ImportOptions& m_options;
+  core::EventSorter m_sorter;
   std::string m_path;
 
   // What the file turned out to be, decided from its first lines.

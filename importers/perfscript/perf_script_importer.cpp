@@ -1,9 +1,13 @@
 // The "perf-script" importer: the text `perf script` prints for sched
 // tracepoints (default fields, optionally pid/tid and --ns), line by line into
-// the SchedBuilder. perf script already prints in timestamp order. Registered
-// by importers/builtin.cpp.
+// the SchedBuilder through a core::EventSorter: perf script prints in time
+// order only what perf's own sorting put in order (a perf.data without
+// FINISHED_ROUND records, or read while recording, comes out with CPUs
+// interleaved). Registered by importers/builtin.cpp.
 #include <vector>
 
+#include "core/decoded_event.h"
+#include "core/event_sorter.h"
 #include "core/mapped_file.h"
 #include "importers/importer.h"
 #include "importers/perfscript/perf_script_tokenizer.h"
@@ -47,9 +51,17 @@ int32_t toI32(std::optional<int64_t> v, int32_t fallback) { return v ? static_ca
 
 class ScriptReader {
  public:
-  ScriptReader(const std::string& path, core::SchedBuilder& b, const ImportOptions& o) : m_path(path), m_b(b), m_opt(o) {}
+  ScriptReader(const std::string& path, core::SchedBuilder& b, const ImportOptions& o)
+      : m_path(path), m_b(b), m_opt(o), m_sorter(b, core::EventSorter::Position::Line) {}
 
   core::Status run() {
+    core::Status status = readLines();
+    m_sorter.finish();  // also after an error: what was read is kept
+    return status;
+  }
+
+ private:
+  core::Status readLines() {
     core::MappedFile file;
     if (auto st = file.open(m_path); !st) return st;
     const std::string_view text = file.text();
@@ -82,7 +94,6 @@ class ScriptReader {
           continue;
         case LineKind::Sample: break;
       }
-      m_b.setLine(lineNo);
       if (!handle(sl, lineNo) && lastUnterminated) return errorAt(lineNo, "the file ends inside a line (truncated?)");
     }
     if (m_samples == 0)
@@ -90,7 +101,6 @@ class ScriptReader {
     return core::Status::ok();
   }
 
- private:
   core::Error errorAt(uint64_t line, const std::string& what) const {
     return core::Error(m_path + ": line " + std::to_string(line) + ": " + what);
   }
@@ -122,19 +132,26 @@ class ScriptReader {
     const EventKind& k = kindFor(sl);
     m_b.countEvent(k.type);
     ++m_samples;
-    core::EventContext ctx;
-    ctx.ts = sl.ts;
-    ctx.cpu = sl.cpu;
-    ctx.ctxTid = sl.tid;
-    if (ctx.cpu < 0) {
+    if (sl.cpu < 0) {
       // Without a cpu column the per-CPU schedule cannot be rebuilt; count it once per line.
       diag(core::DiagCode::cpu_out_of_range, lineNo, "no [cpu] column; event dropped");
       return true;
     }
-    const std::string_view a = sl.args;
+    core::DecodedEvent e;
+    e.ts = sl.ts;
+    e.position = lineNo;
+    e.cpu = sl.cpu;
+    e.ctxTid = sl.tid;
+    if (!decode(k, sl.args, e)) return bad(k, lineNo);
+    m_sorter.push(e);
+    return true;
+  }
+
+  bool decode(const EventKind& k, std::string_view a, core::DecodedEvent& e) {
     std::string_view v[7];
     switch (k.kind) {
       case Kind::Switch: {
+        e.op = core::EventOp::Switch;
         if (splitFields(a, {"prev_comm=", " prev_pid=", " prev_prio=", " prev_state=", " next_comm=", " next_pid=", " next_prio="}, v)) {
           // prev_state's value runs up to " next_comm=": "S ==>".
           std::string_view state = v[3];
@@ -142,15 +159,13 @@ class ScriptReader {
           const auto prevTid = perfscript::toInt(v[1]);
           const auto nextTid = perfscript::toInt(v[5]);
           if (prevTid && nextTid) {
-            core::SwitchArgs s;
-            s.prevComm = v[0];
-            s.prevTid = static_cast<int32_t>(*prevTid);
-            s.prevPrio = toI32(perfscript::toInt(v[2]), core::kPrioUnknown);
-            s.prevState = perfscript::decodePrevState(state);
-            s.nextComm = v[4];
-            s.nextTid = static_cast<int32_t>(*nextTid);
-            s.nextPrio = toI32(perfscript::toInt(v[6]), core::kPrioUnknown);
-            m_b.onSwitch(ctx, s);
+            e.setText(0, v[0]);
+            e.tid = static_cast<int32_t>(*prevTid);
+            e.prio = toI32(perfscript::toInt(v[2]), core::kPrioUnknown);
+            e.state = perfscript::decodePrevState(state);
+            e.setText(1, v[4]);
+            e.otherTid = static_cast<int32_t>(*nextTid);
+            e.otherPrio = toI32(perfscript::toInt(v[6]), core::kPrioUnknown);
             return true;
           }
         }
@@ -159,89 +174,94 @@ class ScriptReader {
         const auto prevState = valueBetween(a, "prev_state", {});
         const auto nextComm = valueBetween(a, "next_comm", "next_pid");
         const auto nextTid = intValue(a, "next_pid");
-        if (!prevComm || !prevTid || !prevState || !nextComm || !nextTid) return bad(k, lineNo);
-        core::SwitchArgs s;
-        s.prevComm = *prevComm;
-        s.prevTid = static_cast<int32_t>(*prevTid);
-        s.prevPrio = toI32(intValue(a, "prev_prio"), core::kPrioUnknown);
-        s.prevState = perfscript::decodePrevState(*prevState);
-        s.nextComm = *nextComm;
-        s.nextTid = static_cast<int32_t>(*nextTid);
-        s.nextPrio = toI32(intValue(a, "next_prio"), core::kPrioUnknown);
-        m_b.onSwitch(ctx, s);
+        if (!prevComm || !prevTid || !prevState || !nextComm || !nextTid) return false;
+        e.setText(0, *prevComm);
+        e.tid = static_cast<int32_t>(*prevTid);
+        e.prio = toI32(intValue(a, "prev_prio"), core::kPrioUnknown);
+        e.state = perfscript::decodePrevState(*prevState);
+        e.setText(1, *nextComm);
+        e.otherTid = static_cast<int32_t>(*nextTid);
+        e.otherPrio = toI32(intValue(a, "next_prio"), core::kPrioUnknown);
         return true;
       }
       case Kind::Wakeup:
       case Kind::Waking:
       case Kind::WakeupNew: {
+        e.op = k.kind == Kind::Waking   ? core::EventOp::Waking
+               : k.kind == Kind::Wakeup ? core::EventOp::Wakeup
+                                        : core::EventOp::WakeupNew;
         if (splitFields(a, {"comm=", " pid=", " prio=", " target_cpu="}, v)) {
           if (const auto tid = perfscript::toInt(v[1])) {
-            core::WakeArgs w;
-            w.tid = static_cast<int32_t>(*tid);
-            w.comm = v[0];
-            w.prio = toI32(perfscript::toInt(v[2]), core::kPrioUnknown);
-            w.targetCpu = toI32(perfscript::toInt(v[3]), -1);
-            if (k.kind == Kind::Waking)
-              m_b.onWaking(ctx, w);
-            else
-              m_b.onWakeup(ctx, w, k.kind == Kind::WakeupNew);
+            e.tid = static_cast<int32_t>(*tid);
+            e.setText(0, v[0]);
+            e.prio = toI32(perfscript::toInt(v[2]), core::kPrioUnknown);
+            e.cpuA = toI32(perfscript::toInt(v[3]), -1);
             return true;
           }
         }
         const auto tid = intValue(a, "pid");
-        if (!tid) return bad(k, lineNo);
-        core::WakeArgs w;
-        w.tid = static_cast<int32_t>(*tid);
-        w.comm = valueBetween(a, "comm", "pid").value_or(std::string_view{});
-        w.prio = toI32(intValue(a, "prio"), core::kPrioUnknown);
-        w.targetCpu = toI32(intValue(a, "target_cpu"), -1);
-        if (k.kind == Kind::Waking)
-          m_b.onWaking(ctx, w);
-        else
-          m_b.onWakeup(ctx, w, k.kind == Kind::WakeupNew);
+        if (!tid) return false;
+        e.tid = static_cast<int32_t>(*tid);
+        e.setText(0, valueBetween(a, "comm", "pid").value_or(std::string_view{}));
+        e.prio = toI32(intValue(a, "prio"), core::kPrioUnknown);
+        e.cpuA = toI32(intValue(a, "target_cpu"), -1);
         return true;
       }
       case Kind::Migrate: {
+        e.op = core::EventOp::Migrate;
         if (splitFields(a, {"comm=", " pid=", " prio=", " orig_cpu=", " dest_cpu="}, v)) {
           const auto tid = perfscript::toInt(v[1]);
           const auto dest = perfscript::toInt(v[4]);
           if (tid && dest) {
-            m_b.onMigrate(ctx, static_cast<int32_t>(*tid), v[0], toI32(perfscript::toInt(v[2]), core::kPrioUnknown),
-                          toI32(perfscript::toInt(v[3]), -1), static_cast<int32_t>(*dest));
+            e.tid = static_cast<int32_t>(*tid);
+            e.setText(0, v[0]);
+            e.prio = toI32(perfscript::toInt(v[2]), core::kPrioUnknown);
+            e.cpuA = toI32(perfscript::toInt(v[3]), -1);
+            e.cpuB = static_cast<int32_t>(*dest);
             return true;
           }
         }
         const auto tid = intValue(a, "pid");
         const auto dest = intValue(a, "dest_cpu");
-        if (!tid || !dest) return bad(k, lineNo);
-        m_b.onMigrate(ctx, static_cast<int32_t>(*tid), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
-                      toI32(intValue(a, "prio"), core::kPrioUnknown), toI32(intValue(a, "orig_cpu"), -1),
-                      static_cast<int32_t>(*dest));
+        if (!tid || !dest) return false;
+        e.tid = static_cast<int32_t>(*tid);
+        e.setText(0, valueBetween(a, "comm", "pid").value_or(std::string_view{}));
+        e.prio = toI32(intValue(a, "prio"), core::kPrioUnknown);
+        e.cpuA = toI32(intValue(a, "orig_cpu"), -1);
+        e.cpuB = static_cast<int32_t>(*dest);
         return true;
       }
       case Kind::Fork: {
         const auto parent = intValue(a, "pid");
         const auto child = intValue(a, "child_pid");
-        if (!parent || !child) return bad(k, lineNo);
-        m_b.onFork(ctx, static_cast<int32_t>(*parent), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
-                   static_cast<int32_t>(*child), valueBetween(a, "child_comm", "child_pid").value_or(std::string_view{}));
+        if (!parent || !child) return false;
+        e.op = core::EventOp::Fork;
+        e.tid = static_cast<int32_t>(*parent);
+        e.setText(0, valueBetween(a, "comm", "pid").value_or(std::string_view{}));
+        e.otherTid = static_cast<int32_t>(*child);
+        e.setText(1, valueBetween(a, "child_comm", "child_pid").value_or(std::string_view{}));
         return true;
       }
       case Kind::Exit: {
         const auto tid = intValue(a, "pid");
-        if (!tid) return bad(k, lineNo);
-        m_b.onExit(ctx, static_cast<int32_t>(*tid), valueBetween(a, "comm", "pid").value_or(std::string_view{}),
-                   toI32(intValue(a, "prio"), core::kPrioUnknown));
+        if (!tid) return false;
+        e.op = core::EventOp::Exit;
+        e.tid = static_cast<int32_t>(*tid);
+        e.setText(0, valueBetween(a, "comm", "pid").value_or(std::string_view{}));
+        e.prio = toI32(intValue(a, "prio"), core::kPrioUnknown);
         return true;
       }
       case Kind::Exec: {
         const auto tid = intValue(a, "pid");
         const auto filename = valueBetween(a, "filename", "pid");
-        if (!tid || !filename) return bad(k, lineNo);
-        m_b.onExec(ctx, static_cast<int32_t>(*tid), toI32(intValue(a, "old_pid"), static_cast<int32_t>(*tid)), *filename);
+        if (!tid || !filename) return false;
+        e.op = core::EventOp::Exec;
+        e.tid = static_cast<int32_t>(*tid);
+        e.otherTid = toI32(intValue(a, "old_pid"), static_cast<int32_t>(*tid));
+        e.setText(0, *filename);
         return true;
       }
-      case Kind::Other: m_b.onOtherEvent(ctx); return true;
+      case Kind::Other: e.op = core::EventOp::Other; return true;
     }
     return true;
   }
@@ -256,6 +276,7 @@ class ScriptReader {
   const ImportOptions& m_opt;
   std::vector<EventKind> m_kinds;
   EventKind* m_last = nullptr;
+  core::EventSorter m_sorter;
   uint64_t m_samples = 0;
   uint64_t m_leadingBad = 0;
 };

@@ -794,4 +794,37 @@ TEST(GuiWindow, DroppedFilesOpen) {
   EXPECT_FALSE(refused.isAccepted());
 }
 
+
+TEST(GuiWindow, AFolderOfUnrelatedRecordingsIsOfferedAsOneRunEach) {
+  // Two unrelated CTF traces in one folder: not opened as one run; the window
+  // names the folder's recordings, and opening them gives one run each.
+  ensureApp();
+  QTemporaryDir tmp;
+  ASSERT_TRUE(tmp.isValid());
+  const QString lttng = tmp.filePath(QStringLiteral("a/synthetic-lttng"));
+  const QString perf = tmp.filePath(QStringLiteral("b/ctf"));
+  for (const auto& [from, to] : {std::pair{testData("ctf/synthetic-lttng"), lttng}, std::pair{testData("ctf/perf-sleep/ctf"), perf}}) {
+    std::filesystem::create_directories(to.toStdString());
+    std::filesystem::copy(from.toStdString(), to.toStdString(), std::filesystem::copy_options::recursive);
+  }
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  QSignalSpy offered(&w, &MainWindow::separateRunsFound);
+  w.openFile(tmp.path());
+  ASSERT_TRUE(waitIdle(w));
+  EXPECT_EQ(w.runs()->count(), 0);
+  ASSERT_EQ(offered.count(), 1);
+  EXPECT_EQ(offered.at(0).at(0).toString(), QFileInfo(tmp.path()).absoluteFilePath());
+  const QStringList runs = offered.at(0).at(1).toStringList();
+  EXPECT_EQ(runs, (QStringList{lttng, perf}));
+  ASSERT_EQ(w.errors().size(), 1);
+  EXPECT_TRUE(w.errors().front().contains(QStringLiteral("holds 2 unrelated CTF traces")))
+      << w.errors().front().toStdString();
+  w.openFiles(runs);
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->count(), 2) << w.errors().join(QLatin1Char('\n')).toStdString();
+}
+
 }  // namespace

@@ -4,18 +4,59 @@ shaped like an lttng-modules 2.13 kernel trace, for what the real traces in
 shared/traces do not contain: lttng_statedump_cpu_topology, a statedump with
 per-task CPUs, an enumeration prev_state, a discarded-events counter, a
 big-endian byte order and a clock offset. The expected model is worked out by
-hand in tests/importers/ctf/ctf_synthetic_test.cpp; regenerate with
-`python3 make_synthetic_lttng.py` (deterministic).
+hand in tests/importers/ctf/ctf_synthetic_test.cpp.
+
+Also writes tests/data/ctf/lttng-session/: the same kernel trace as the
+`kernel/` folder of an LTTng 2.13 session, beside the session's user-space
+trace in `ust/uid/1000/64-bit/` (three app:tick events), each with its own
+UUID and the session's env (trace_name, trace_creation_datetime, hostname), as
+lttng-modules and lttng-sessiond write them; tests/importers/ctf/ctf_folder_test.cpp
+opens it. Regenerate with `python3 make_synthetic_lttng.py` (deterministic).
 """
 import os
 import struct
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "synthetic-lttng")
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "synthetic-lttng")
+SESSION_OUT = os.path.join(HERE, "lttng-session")
 UUID = bytes(range(0x10, 0x20))
-UUID_TEXT = "10111213-1415-1617-1819-1a1b1c1d1e1f"
+SESSION_KERNEL_UUID = bytes(range(0x30, 0x40))
+SESSION_UST_UUID = bytes(range(0x50, 0x60))
 BE = ">"
 
-METADATA = """/* CTF 1.8 */
+KERNEL_ENV = """\thostname = "synth";
+\tdomain = "kernel";
+\tsysname = "Linux";
+\tkernel_release = "5.15.0-synthetic";
+\tkernel_version = "#1 SMP synthetic";
+\ttracer_name = "lttng-modules";
+\ttracer_major = 2;
+\ttracer_minor = 13;
+\ttracer_patchlevel = 4;
+"""
+SESSION_ENV = """\ttrace_buffering_scheme = "global";
+\ttrace_name = "sched-session";
+\ttrace_creation_datetime = "20240501T120000+0000";
+"""
+UST_ENV = """\tdomain = "ust";
+\ttracer_name = "lttng-ust";
+\ttracer_major = 2;
+\ttracer_minor = 13;
+\ttracer_buffering_scheme = "uid";
+\ttracer_buffering_id = 1000;
+\tarchitecture_bit_width = 64;
+\ttrace_name = "sched-session";
+\ttrace_creation_datetime = "20240501T120000+0000";
+\thostname = "synth";
+"""
+
+
+def uuid_text(uuid):
+    h = uuid.hex()
+    return "-".join((h[0:8], h[8:12], h[12:16], h[16:20], h[20:32]))
+
+
+COMMON_METADATA = """/* CTF 1.8 */
 
 typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
 typealias integer { size = 16; align = 8; signed = false; } := uint16_t;
@@ -37,16 +78,7 @@ trace {
 };
 
 env {
-\thostname = "synth";
-\tdomain = "kernel";
-\tsysname = "Linux";
-\tkernel_release = "5.15.0-synthetic";
-\tkernel_version = "#1 SMP synthetic";
-\ttracer_name = "lttng-modules";
-\ttracer_major = 2;
-\ttracer_minor = 13;
-\ttracer_patchlevel = 4;
-};
+%s};
 
 clock {
 \tname = "monotonic";
@@ -76,7 +108,8 @@ stream {
 \tevent.header := struct { uint32_t id; uint64_clock_monotonic_t timestamp; };
 \tpacket.context := struct packet_context;
 };
-
+"""
+KERNEL_EVENTS = """
 event {
 \tname = "sched_switch";
 \tid = 0;
@@ -153,7 +186,15 @@ event {
 \tstream_id = 0;
 \tfields := struct { utf8_t _comm[16]; int32_t _tid; int32_t _prio; int32_t _target_cpu; };
 };
-""" % UUID_TEXT
+"""
+UST_EVENTS = """
+event {
+\tname = "app:tick";
+\tid = 0;
+\tstream_id = 0;
+\tfields := struct { int32_t _count; };
+};
+"""
 
 
 def comm(s):
@@ -195,21 +236,25 @@ def fork(pcomm, ptid, ppid, ccomm, ctid, cpid):
     return 4, comm(pcomm) + i32(ptid) + i32(ppid) + comm(ccomm) + i32(ctid) + i32(cpid)
 
 
-def packet(cpu, seq, discarded, events):
+def metadata(uuid, env, events):
+    return COMMON_METADATA % (uuid_text(uuid), env) + events
+
+
+def packet(cpu, seq, discarded, events, uuid=UUID):
     body = b"".join(struct.pack(BE + "IQ", eid, ts) + payload for ts, (eid, payload) in events)
     header_size = 4 + 16 + 4 + 8 * 6 + 4
     content = header_size + len(body)
     size = (content + 7) // 8 * 8
     ts_begin = events[0][0]
     ts_end = events[-1][0]
-    head = struct.pack(BE + "I", 0xC1FC1FC1) + UUID + struct.pack(BE + "I", 0)
+    head = struct.pack(BE + "I", 0xC1FC1FC1) + uuid + struct.pack(BE + "I", 0)
     ctx = struct.pack(BE + "QQQQQQI", ts_begin, ts_end, content * 8, size * 8, seq, discarded, cpu)
     return (head + ctx + body).ljust(size, b"\0")
 
 
 # Timeline (ns after the clock offset), worked through in ctf_synthetic_test.cpp.
 CPU0 = [
-    packet(0, 0, 0, [
+    (0, 0, [
         (1000, statedump(100, 100, "app", 5, 0)),          # WAIT
         (1010, statedump(101, 100, "app-worker", 6, 1)),   # RUN
         (1020, statedump(200, 200, "daemon", 5, 0)),       # WAIT
@@ -221,7 +266,7 @@ CPU0 = [
         (2100, sched_switch("swapper/0", 0, 20, 0, "app", 100, 20)),
         (5000, sched_switch("app", 100, 20, 1, "swapper/0", 0, 20)),     # S
     ]),
-    packet(0, 1, 3, [  # 3 events lost between the packets
+    (1, 3, [  # 3 events lost between the packets
         (9000, (5, i32(19) + cstr("eth0"))),
         (9100, waking("daemon", 200, 20, 0)),                             # in the irq handler
         (9200, (6, i32(19) + i32(1))),
@@ -230,7 +275,7 @@ CPU0 = [
     ]),
 ]
 CPU1 = [
-    packet(1, 0, 0, [
+    (0, 0, [
         (1500, sched_switch("app-worker", 101, 20, 2, "swapper/1", 0, 20)),  # D
         (3000, waking("app-worker", 101, 20, 1)),
         (3050, waking("app-worker", 101, 20, 1, event_id=7)),
@@ -240,11 +285,23 @@ CPU1 = [
         (7000, sched_switch("app-worker", 102, 20, 16, "swapper/1", 0, 20)),      # X
     ]),
 ]
+# The session's user-space trace: app (tid 100) ticks on CPU 0 while it runs.
+UST_CPU0 = [
+    (0, 0, [(2200, (0, i32(1))), (3000, (0, i32(2))), (4000, (0, i32(3)))]),
+]
 
-os.makedirs(OUT, exist_ok=True)
-with open(os.path.join(OUT, "metadata"), "w") as f:
-    f.write(METADATA)
-with open(os.path.join(OUT, "chan_0"), "wb") as f:
-    f.write(b"".join(CPU0))
-with open(os.path.join(OUT, "chan_1"), "wb") as f:
-    f.write(b"".join(CPU1))
+
+def write_trace(folder, meta, streams, uuid):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "metadata"), "w") as f:
+        f.write(meta)
+    for name, (cpu, packets) in streams.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(b"".join(packet(cpu, seq, lost, events, uuid) for seq, lost, events in packets))
+
+
+write_trace(OUT, metadata(UUID, KERNEL_ENV, KERNEL_EVENTS), {"chan_0": (0, CPU0), "chan_1": (1, CPU1)}, UUID)
+write_trace(os.path.join(SESSION_OUT, "kernel"), metadata(SESSION_KERNEL_UUID, KERNEL_ENV + SESSION_ENV, KERNEL_EVENTS),
+            {"channel0_0": (0, CPU0), "channel0_1": (1, CPU1)}, SESSION_KERNEL_UUID)
+write_trace(os.path.join(SESSION_OUT, "ust", "uid", "1000", "64-bit"), metadata(SESSION_UST_UUID, UST_ENV, UST_EVENTS),
+            {"channel0_0": (0, UST_CPU0)}, SESSION_UST_UUID)

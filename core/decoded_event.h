@@ -1,0 +1,132 @@
+// One scheduler event as an importer decodes it, in a format-neutral,
+// self-contained value (comms copied in) that can wait in the EventSorter; and
+// applyEvent(), the one place that turns such a value into a SchedBuilder call.
+// Made by the importers' decoders (ftrace text and perf script today).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "core/sched_builder.h"
+#include "core/task_state.h"
+
+namespace core {
+
+/// Which builder call an event makes, and what its generic fields mean:
+enum class EventOp : uint8_t {
+  Other,      ///< any event without its own builder call: marks its CPU busy at ts
+  Switch,     ///< tid/otherTid = prev/next, prio/otherPrio, text 0/1 = prev/next comm, state = prev_state
+  Waking,     ///< tid, prio, cpuA = target_cpu, text 0 = comm
+  Wakeup,     ///< as Waking
+  WakeupNew,  ///< as Waking
+  Migrate,    ///< tid, prio, cpuA = orig_cpu, cpuB = dest_cpu, text 0 = comm
+  Fork,       ///< tid/text 0 = parent, otherTid/text 1 = child, aux = child tgid (-1 unknown)
+  Exec,       ///< tid, otherTid = old tid, text 0 = file name
+  Exit,       ///< tid, prio, text 0 = comm
+  Rename,     ///< tid, text 0 = new comm
+  TaskInfo,   ///< tid, aux = tgid, text 0 = comm: identity told outside the events (onTaskInfo)
+  DataLoss,   ///< aux = events lost on cpu before ts (-1 unknown)
+};
+
+struct DecodedEvent {
+  static constexpr size_t kInlineText = 16;  ///< TASK_COMM_LEN: every comm fits
+
+  int64_t ts = 0;
+  /// Line (text formats) or byte offset of the event: where the builder's
+  /// diagnostics point, and the order of events with equal timestamps.
+  uint64_t position = 0;
+  int64_t aux = -1;  ///< see EventOp; -1 is "unknown" for each use
+  int32_t cpu = 0;
+  int32_t ctxTid = -1;  ///< common_pid; -1 if the format does not say
+  int32_t tid = 0;
+  int32_t otherTid = 0;
+  int32_t prio = kPrioUnknown;
+  int32_t otherPrio = kPrioUnknown;
+  int32_t cpuA = -1;
+  int32_t cpuB = -1;
+  EventOp op = EventOp::Other;
+  uint8_t irq = 0;  ///< IrqContext bits
+  TaskState state = TaskState::Unknown;
+  uint8_t externalText = 0;  ///< bit k: text k lies outside the event (longer than kInlineText)
+  uint8_t textLen[2] = {};
+  char text[2][kInlineText];
+
+  EventContext context() const { return {ts, cpu, ctxTid, irq}; }
+
+  /// Texts of at most kInlineText bytes are copied in; longer ones are only
+  /// pointed to, valid as long as the caller keeps them (EventSorter::push copies them).
+  void setText(int k, std::string_view s) {
+    const auto bit = static_cast<uint8_t>(1u << k);
+    if (s.size() <= kInlineText) {
+      if (!s.empty()) std::memcpy(text[k], s.data(), s.size());
+      textLen[k] = static_cast<uint8_t>(s.size());
+      externalText = static_cast<uint8_t>(externalText & ~bit);
+      return;
+    }
+    const char* p = s.data();
+    const auto n = static_cast<uint32_t>(std::min<size_t>(s.size(), UINT32_MAX));
+    std::memcpy(text[k], &p, sizeof p);
+    std::memcpy(text[k] + 8, &n, sizeof n);
+    externalText |= bit;
+  }
+  std::string_view textAt(int k) const {
+    if (!(externalText & (1u << k))) return {text[k], textLen[k]};
+    const char* p;
+    uint32_t n;
+    std::memcpy(&p, text[k], sizeof p);
+    std::memcpy(&n, text[k] + 8, sizeof n);
+    return {p, n};
+  }
+  /// Four bytes beside an outside text for whoever keeps it (the sorter's slot number).
+  uint32_t externalTag(int k) const {
+    uint32_t tag;
+    std::memcpy(&tag, text[k] + 12, sizeof tag);
+    return tag;
+  }
+  void setExternalTag(int k, uint32_t tag) { std::memcpy(text[k] + 12, &tag, sizeof tag); }
+};
+static_assert(sizeof(DecodedEvent) == 96);
+
+/// Makes the builder call `e` stands for. Never fails: the builder counts what
+/// it cannot use (see SchedBuilder).
+inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
+  const EventContext ctx = e.context();
+  switch (e.op) {
+    case EventOp::Other: b.onOtherEvent(ctx); break;
+    case EventOp::Switch: {
+      SwitchArgs a;
+      a.prevTid = e.tid;
+      a.prevComm = e.textAt(0);
+      a.prevPrio = e.prio;
+      a.prevState = e.state;
+      a.nextTid = e.otherTid;
+      a.nextComm = e.textAt(1);
+      a.nextPrio = e.otherPrio;
+      b.onSwitch(ctx, a);
+      break;
+    }
+    case EventOp::Waking:
+    case EventOp::Wakeup:
+    case EventOp::WakeupNew: {
+      const WakeArgs a{e.tid, e.textAt(0), e.prio, e.cpuA};
+      if (e.op == EventOp::Waking)
+        b.onWaking(ctx, a);
+      else
+        b.onWakeup(ctx, a, e.op == EventOp::WakeupNew);
+      break;
+    }
+    case EventOp::Migrate: b.onMigrate(ctx, e.tid, e.textAt(0), e.prio, e.cpuA, e.cpuB); break;
+    case EventOp::Fork:
+      b.onFork(ctx, e.tid, e.textAt(0), e.otherTid, e.textAt(1), static_cast<int32_t>(e.aux));
+      break;
+    case EventOp::Exec: b.onExec(ctx, e.tid, e.otherTid, e.textAt(0)); break;
+    case EventOp::Exit: b.onExit(ctx, e.tid, e.textAt(0), e.prio); break;
+    case EventOp::Rename: b.onRename(ctx, e.tid, e.textAt(0)); break;
+    case EventOp::TaskInfo: b.onTaskInfo(e.tid, static_cast<int32_t>(e.aux), e.textAt(0)); break;
+    case EventOp::DataLoss: b.onDataLoss(e.cpu, e.ts, e.aux); break;
+  }
+}
+
+}  // namespace core
