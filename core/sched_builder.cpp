@@ -349,6 +349,8 @@ void SchedBuilder::placeInferredSwitchIns() {
   m_inferred.clear();
   m_inferred.shrink_to_fit();
   for (auto& samples : m_switchInDelays) samples = DelaySamples();
+}
+
 void SchedBuilder::noteClamped(DiagCode code, EventContext& ctx, int64_t to) {
   if (m_model->diagnostics.count(code) < Diagnostics::kRecordsKeptPerCode) {
     char buf[112];

@@ -310,11 +310,11 @@ TEST(FairShare, AffinityAllocationMatchesBruteForceOracle) {
     for (int i = 0; i < n; ++i) {
       const int nice = kNiceOfWeight[std::find(std::begin(weights), std::end(weights), hogs[i].weight) - weights];
       core::WakeArgs a{100 + i, "hog", 120 + nice, 0};
-      t.builder().onWakeup({0, 0, 0, 0}, a, false);
+      t.builder().onWakeup({0, 0, -1, 0}, a, false);  // no context: CPU 0 may run the RT task
       std::vector<core::CpuId> cpus(hogs[i].cpus.begin(), hogs[i].cpus.end());
       t.builder().setTaskPolicy(100 + i, core::TaskPolicy::Normal, cpus);
     }
-    t.other(kMs, 0, 0);
+    t.other(kMs, 0, -1);
     const auto model = t.build();
     const auto shares = computeFairShare(*model, core::analysis::wholeTrace(*model));
     const auto expected = oracleRates(hogs, cpuFree);
