@@ -77,10 +77,24 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
     if (auto st = params.set("hz", std::to_string(*options.hz)); !st) return core::Error(st.message());
   if (workload.tasks.empty()) return core::Error("the workload has no tasks");
   if (auto st = fair::resolveEevdfRelease(params, workload.kernelRelease); !st) return core::Error(st.message());
-  if (params.getInt("idle_wakeup_ns") < 0)  // resolve "from the recording" so the stored value is the one used
-    (void)params.resolve("idle_wakeup_ns", std::to_string(std::max<int64_t>(0, workload.idleWakeupLatencyNs)),
-                         workload.idleWakeupLatencyNs >= 0 ? "measured from the recording (median)"
-                                                           : "no recording to measure: 0");
+  // Delays "from the recording" are resolved here so that what is stored is what was used.
+  constexpr const char* kDelayParams[kWakeupPaths] = {"idle_wakeup_ns", "idle_irq_wakeup_ns", "preempt_ipi_ns",
+                                                       "preempt_wakeup_ns"};
+  std::array<bool, kWakeupPaths> sampled{};
+  const bool drawEach = params.get("wakeup_delay_sampling") == "distribution";
+  for (size_t p = 0; p < kWakeupPaths; ++p) {
+    if (params.getInt(kDelayParams[p]) >= 0) continue;
+    const DelayDistribution& d = workload.wakeupDelays[p];
+    if (d.samples == 0) {
+      (void)params.resolve(kDelayParams[p], "0",
+                           workload.kind == "trace" ? "measured: the recording has no such wakeup" : "no recording: 0");
+      continue;
+    }
+    sampled[p] = drawEach;
+    (void)params.resolve(kDelayParams[p], std::to_string(d.median()),
+                         "measured from the recording: median of " + std::to_string(d.samples) + " wakeups" +
+                             (drawEach ? "; each wakeup draws from their distribution" : ""));
+  }
 
   ReplayResult result;
   result.topology = options.topology ? *options.topology : defaultTopology(workload);
@@ -104,6 +118,8 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   const Workload& w = adjusted ? *adjusted : workload;
   auto config = engineConfigFrom(params, result.topology.cpuLimit());
   if (!config) return config.error();
+  for (size_t p = 0; p < kWakeupPaths; ++p)
+    if (sampled[p]) config->wakeupDelay[p].distribution = &workload.wakeupDelays[p];
   std::vector<TaskAttributes>& attrs = config->taskAttrs;
   if (auto st = resolveSmtFactors(w, params.get("smt.task_factor"), attrs); !st) return core::Error(st.message());
   if (spec.coresched)

@@ -134,9 +134,11 @@ void printUsage(std::ostream& out) {
          "  info FILE [--json]                      format, CPUs, topology, span, events per type, losses, diagnostics\n"
          "  stats FILE [--from T] [--to T] [--by task|process|cpu] [--json|--csv]\n"
          "                                          per-task, per-process or per-CPU scheduling statistics\n"
-         "  replay FILE|WORKLOAD.json --model cfs|eevdf|bfs|gc|vrq[+coresched][+uclamp] [--topology CxT] [--hz N]\n"
-         "         [--param K=V]... [--cookie R]... [--uclamp S=MIN:MAX]... [--sysctl N=V]... [--json] [--out FILE]\n"
-         "                                          the workload replayed through a scheduler model, with validation\n"
+         "  replay FILE|WORKLOAD.json --model baseline|cfs|eevdf|bfs|gc|vrq[+coresched][+uclamp] [--topology CxT]\n"
+         "         [--hz N] [--param K=V]... [--cookie R]... [--uclamp S=MIN:MAX]... [--sysctl N=V]... [--json]\n"
+         "         [--out FILE]                     the workload replayed through a scheduler model, with its fidelity\n"
+         "  fidelity PATH... [--model M] [--formats dat,perf,txt,script] [--json]\n"
+         "                                          identity replays of many recordings: the fidelity table\n"
          "  scenario coresched-fairness [--runs N] [--json]\n"
          "                                          the core-scheduling fairness experiment of docs/models.md §6.1\n"
          "  diff A B [--json]                       two runs compared task by task and as a whole\n"
@@ -165,6 +167,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "info") return infoCommand(rest, out, err);
   if (command == "stats") return statsCommand(rest, out, err);
   if (command == "replay") return replayCommand(rest, out, err);
+  if (command == "fidelity") return fidelityCommand(rest, out, err);
   if (command == "scenario") return scenarioCommand(rest, out, err);
   if (command == "diff") return diffCommand(rest, out, err);
   if (command == "render") return renderCommand(rest, out, err);

@@ -68,6 +68,7 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
 int diffCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

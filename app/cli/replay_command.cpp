@@ -42,6 +42,8 @@ std::string replayHelp() {
       "Models:\n";
   for (const auto& p : replay::allPolicies()) s += "  " + std::string(p.name) + "  " + std::string(p.title) + "\n";
   s +=
+      "  baseline  the model of the kernel that recorded the trace: cfs before Linux 6.6, eevdf (at that\n"
+      "            release) from 6.6 on, eevdf when the trace does not say; baseline+FEATURES too\n"
       "  cfs and eevdf take features: +coresched (core scheduling: cookies, core-wide pick, forced idle;\n"
       "  variants via --param coresched.variant=...) and +uclamp (uclamp, schedutil frequencies, energy),\n"
       "  e.g. --model cfs+coresched, eevdf+coresched+uclamp.\n"
@@ -276,7 +278,10 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     err << "schedlab-cli replay: " << error << " (see --help)\n";
     return kExitUsage;
   }
-  const std::string model = args->value("--model").value_or("");
+  // "baseline" is checked as eevdf until the recording says its kernel.
+  std::string model = args->value("--model").value_or("");
+  const std::string requestedModel = model;
+  model = replay::resolveBaseline(model, "");
   if (args->flag("--help")) {
     out << replayHelp();
     if (!model.empty()) {
@@ -435,6 +440,8 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   } else {
     recorded = loadTrace(path, importArgs, err, inputFailed);
     if (!recorded) return kExitFailure;
+    model = replay::resolveBaseline(requestedModel, recorded->kernelRelease());
+    options.model = model;
     auto w = replay::extractWorkload(*recorded, extract);
     if (!w) {
       err << "error: " << w.error().message() << "\n";
@@ -497,6 +504,9 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
 
   const size_t top = static_cast<size_t>(std::max(1, std::atoi(args->value("--top").value_or("20").c_str())));
   out << "Replay:      " << path << " through " << spec.name << " - " << spec.title() << "\n";
+  if (requestedModel != model)
+    out << "Baseline:    " << spec.name << ", the model of the recording's kernel ("
+        << (recorded && !recorded->kernelRelease().empty() ? recorded->kernelRelease() : "not recorded") << ")\n";
   out << "Source:      " << spec.source() << "\n";
   out << "Topology:    " << result->topology.describe() << "\n";
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
