@@ -19,6 +19,10 @@
 
 namespace core {
 
+namespace analysis {
+struct Fidelity;
+}
+
 /// A kernel prio as traces carry it (task_struct::prio): -1 SCHED_DEADLINE,
 /// 0..99 RT (FIFO/RR), 100..139 fair (nice -20..19). kPrioUnknown when no event
 /// said (importers pass it for a format without the field).
@@ -192,6 +196,9 @@ struct ReplayInfo {
   std::string recordingPath;
   std::vector<ReplayParam> params;
   std::vector<std::string> cookieNames;  ///< core scheduling: name of each cookie value ([0] untagged)
+  /// How faithfully it reproduces its recording, when it was replayed from one
+  /// (core/analysis/fidelity.h); travels with the model to every view.
+  std::shared_ptr<const analysis::Fidelity> fidelity;
 };
 
 class TraceModel {

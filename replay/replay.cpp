@@ -198,6 +198,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
     v.fidelity = core::analysis::computeFidelity(
         *options.recordedStats, *result.runStats,
         {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+    if (result.model->replay) result.model->replay->fidelity = std::make_shared<core::analysis::Fidelity>(*v.fidelity);
   }
   return result;
 }

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "app/gui/diff_view.h"
+#include "app/gui/fidelity_view.h"
 #include "app/gui/main_window.h"
 #include "app/gui/timeline_view.h"
 #include "app/render/time_axis.h"
@@ -72,7 +73,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption fromOpt(QStringLiteral("from"), QStringLiteral("Show from this time (e.g. 10ms)."), QStringLiteral("T"));
   const QCommandLineOption toOpt(QStringLiteral("to"), QStringLiteral("Show up to this time."), QStringLiteral("T"));
   const QCommandLineOption selectOpt(QStringLiteral("select"), QStringLiteral("Select the range FROM:TO (statistics follow it)."), QStringLiteral("FROM:TO"));
-  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details or diff."), QStringLiteral("NAME"));
+  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details, diff or fidelity."), QStringLiteral("NAME"));
   const QCommandLineOption compareOpt(QStringLiteral("compare"),
                                       QStringLiteral("Open A and B (the next argument) as a comparison: side by side, with the Diff tab."),
                                       QStringLiteral("A"));
@@ -244,6 +245,10 @@ int main(int argc, char** argv) {
       if (tab == QLatin1String("diff")) {
         window.tabs()->setCurrentWidget(window.diffView());
         window.setTabsShare(0.55);
+      }
+      if (tab == QLatin1String("fidelity")) {
+        window.tabs()->setCurrentWidget(window.fidelityView());
+        window.setTabsShare(0.62);
       }
       return;
     }

@@ -40,6 +40,7 @@
 #include "app/gui/compare_dialog.h"
 #include "app/gui/details_view.h"
 #include "app/gui/diff_view.h"
+#include "app/gui/fidelity_view.h"
 #include "app/gui/export_dialog.h"
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
@@ -224,6 +225,10 @@ void MainWindow::buildUi() {
   m_tabs->addTab(m_details, tr("Details"));
   m_diffView = new DiffView(this);
   m_tabs->addTab(m_diffView, tr("Diff"));
+  m_fidelityView = new FidelityView(*m_runs, this);
+  m_tabs->addTab(m_fidelityView, tr("Fidelity"));
+  m_tabs->setTabToolTip(m_tabs->indexOf(m_fidelityView),
+                        tr("How faithfully each replay reproduces its recording: every metric against the identity bounds"));
   m_tabs->setTabToolTip(m_tabs->indexOf(m_diffView), tr("What changed from run A to run B, task by task (File \u2192 Compare\u2026)"));
   connect(m_diffView, &DiffView::pairChanged, this, &MainWindow::recomputeDiff);
   connect(m_diffView, &DiffView::highlightRequested, this, &MainWindow::setSearchText);

@@ -33,6 +33,7 @@ class DetailsView;
 class DiffView;
 class RunsModel;
 class StatsView;
+class FidelityView;
 class TaskFilterProxy;
 class TaskTableModel;
 
@@ -76,6 +77,7 @@ class MainWindow : public QMainWindow {
   TimelineArea* timeline() const { return m_area; }
   TaskTableModel* taskModel() const { return m_taskModel; }
   StatsView* statsView() const { return m_statsView; }
+  FidelityView* fidelityView() const { return m_fidelityView; }
   DetailsView* detailsView() const { return m_details; }
   DiffView* diffView() const { return m_diffView; }
   QTabWidget* tabs() const { return m_tabs; }
@@ -155,6 +157,7 @@ class MainWindow : public QMainWindow {
   TaskTableModel* m_taskModel = nullptr;
   TaskFilterProxy* m_taskProxy = nullptr;
   StatsView* m_statsView = nullptr;
+  FidelityView* m_fidelityView = nullptr;
   DetailsView* m_details = nullptr;
   DiffView* m_diffView = nullptr;
   QAction* m_alignStarts = nullptr;

@@ -56,17 +56,20 @@ class EngineBackend final : public ReplayBackend {
  public:
   std::vector<ReplayModelInfo> models() const override {
     std::vector<ReplayModelInfo> out;
-    std::vector<std::string> names;
+    std::vector<std::string> names = {"baseline"};
     for (const auto& p : replay::allPolicies()) names.emplace_back(p.name);
     for (const char* base : {"cfs", "eevdf"})
       for (const char* feature : {"+coresched", "+uclamp", "+coresched+uclamp"}) names.push_back(std::string(base) + feature);
     for (const auto& name : names) {
-      const auto spec = replay::parseModel(name);
+      const std::string concrete = replay::resolveBaseline(name, "");
+      const auto spec = replay::parseModel(concrete);
       if (!spec) continue;
       ReplayModelInfo info;
       info.name = name;
-      info.description = spec->title();
-      if (auto params = replay::defaultParams(info.name)) info.params = params->describe();
+      info.description = name == "baseline" ? "the model of the kernel that recorded the trace: cfs before Linux 6.6, "
+                                              "eevdf at that release from 6.6 on"
+                                            : spec->title();
+      if (auto params = replay::defaultParams(concrete)) info.params = params->describe();
       out.push_back(std::move(info));
     }
     return out;
@@ -86,6 +89,9 @@ class EngineBackend final : public ReplayBackend {
     for (const auto& [k, v] : request.params) options.params.push_back(k + "=" + v);
     if (!recording->sourceFiles.empty()) options.recordingPath = recording->sourceFiles.front();
     options.stop = stop;
+    options.model = replay::resolveBaseline(request.model, recording->kernelRelease());
+    const auto recordedStats = core::analysis::computeStats(*recording);  // for the replay's fidelity
+    options.recordedStats = &recordedStats;
     auto result = replay::runReplay(*workload, options);
     if (!result) return result.error();
     if (!result->model) return core::Error("the replay produced no model");

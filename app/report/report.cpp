@@ -79,10 +79,11 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
                                       const std::optional<core::Topology>& topology, std::stop_token stop,
                                       bool strict) {
   if (!recording) return core::Error("no recording to replay");
-  auto defaults = replay::defaultParams(model);
+  const std::string concrete = replay::resolveBaseline(model, recording->kernelRelease());
+  auto defaults = replay::defaultParams(concrete);
   if (!defaults) return defaults.error();
   replay::ReplayOptions options;
-  options.model = model;
+  options.model = concrete;
   options.topology = topology;
   options.stop = stop;
   options.recordingPath = recording->sourceFiles.empty() ? std::string() : recording->sourceFiles.front();
@@ -100,6 +101,8 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
   auto workload = replay::extractWorkload(*recording);
   if (!workload) return workload.error();
   if (stop.stop_requested()) return cancelled();
+  const auto recordedStats = core::analysis::computeStats(*recording);  // the replay's fidelity is against these
+  options.recordedStats = &recordedStats;
   auto result = replay::runReplay(*workload, options);
   if (!result) return result.error();
   ReportReplay out;

@@ -12,6 +12,8 @@
 #include "app/render/time_axis.h"
 #include "app/render/timeline_image.h"
 #include "app/report/report_data.h"
+#include "core/analysis/fidelity.h"
+#include "core/analysis/fidelity.h"
 #include "app/report/report_figures.h"
 #include "replay/policies/registry.h"
 
@@ -831,6 +833,7 @@ class Builder {
       for (const auto& item : u.items())
         ut.rows.push_back({QString::fromUtf8(item.what), Cell(count(item.count), item.count ? Tone::Strong : Tone::Muted)});
       m_doc.table(std::move(ut));
+      if (v->fidelity) fidelityTable(*v->fidelity);
     } else {
       m_doc.paragraph(QStringLiteral("No validation block was kept with this replay."), Tone::Muted);
     }
@@ -852,6 +855,38 @@ class Builder {
     if (v && v->makespanRecordedNs >= 0) mk = std::make_pair(v->makespanRecordedNs, v->makespanReplayNs);
     m_doc.subheading(QStringLiteral("Against the recording"));
     m_doc.table(headlineTable(headlines(df, mk), rec.tag, r.tag));
+  }
+
+  // Every fidelity metric against the identity bounds (README "Replay fidelity"), verdicts coloured.
+  void fidelityTable(const core::analysis::Fidelity& f) {
+    using core::analysis::FidelityMetric;
+    using core::analysis::Verdict;
+    m_doc.subheading(QStringLiteral("Fidelity against the recording"));
+    const auto value = [](const FidelityMetric& mt, double x) {
+      switch (mt.unit) {
+        case FidelityMetric::Unit::Ns: return dur(static_cast<int64_t>(x));
+        case FidelityMetric::Unit::Count: return count(static_cast<uint64_t>(x));
+        case FidelityMetric::Unit::Distance: return num(x, 3);
+        case FidelityMetric::Unit::Pp: return num(x, 2) + QStringLiteral(" pp");
+      }
+      return QString();
+    };
+    Table ft;
+    ft.dense = true;
+    ft.columns = {{QStringLiteral("Metric"), 3.2, false, true}, {QStringLiteral("Recorded"), 1.3, true},
+                  {QStringLiteral("Replay"), 1.3, true},        {QStringLiteral("Ratio"), 0.8, true},
+                  {QStringLiteral("Bound"), 1.4},               {QStringLiteral("Verdict"), 0.8}};
+    for (const auto& mt : f.metrics) {
+      const Tone tone = mt.verdict == Verdict::Pass ? Tone::Better : mt.verdict == Verdict::Fail ? Tone::Worse : Tone::Muted;
+      ft.rows.push_back({QString::fromStdString(mt.label), mt.recorded ? value(mt, *mt.recorded) : QString(),
+                         mt.replayed ? value(mt, *mt.replayed) : value(mt, mt.measure),
+                         mt.ratio ? num(*mt.ratio, 3) : QStringLiteral("\u2013"), QString::fromStdString(mt.bound),
+                         Cell(QString::fromStdString(std::string(core::analysis::toString(mt.verdict))), tone)});
+    }
+    ft.note = QStringLiteral("%1 of the judged metrics outside their bounds. The bounds are an identity replay's: "
+                             "the recording kernel's own model on the recorded topology.")
+                  .arg(f.failed());
+    m_doc.table(std::move(ft));
   }
 
   std::shared_ptr<const ReportData> m_data;

@@ -31,6 +31,8 @@
 #include "app/gui/diff_table_model.h"
 #include "app/gui/diff_view.h"
 #include "app/gui/export_dialog.h"
+#include "app/gui/fidelity_view.h"
+#include "core/analysis/fidelity.h"
 #include "app/gui/report_export.h"
 
 #include "app/gui/compare_dialog.h"
@@ -828,3 +830,36 @@ TEST(GuiWindow, AFolderOfUnrelatedRecordingsIsOfferedAsOneRunEach) {
 }
 
 }  // namespace
+
+// A replay made in the GUI carries its fidelity against the recording, and the
+// Fidelity tab shows every metric of it with the model's verdict.
+TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
+  ensureApp();
+  const auto backend = defaultReplayBackend();
+  bool haveBaseline = false;
+  for (const auto& m : backend->models()) haveBaseline = haveBaseline || m.name == "baseline";
+  if (!haveBaseline) GTEST_SKIP() << "this build has no replay engine";
+  MainWindow w(backend);
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  w.openFiles({QFileInfo(testData("replay/pipe-small.txt")).absoluteFilePath()});
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->recordings().size(), 1u);
+  EXPECT_EQ(w.fidelityView()->shownRun(), -1);  // nothing replayed yet
+  ReplayRequest req;
+  req.model = "baseline";
+  w.startReplay(w.runs()->recordings()[0], req);
+  ASSERT_TRUE(waitIdle(w, 120000));
+  ASSERT_EQ(w.runs()->count(), 2) << w.errors().join(QLatin1Char('\n')).toStdString();
+  const int replayId = w.runs()->replaysOf(w.runs()->recordings()[0]).at(0);
+  EXPECT_EQ(w.fidelityView()->shownRun(), replayId);
+  const app::gui::Run* r = w.runs()->run(replayId);
+  ASSERT_TRUE(r && r->model && r->model->replay && r->model->replay->fidelity);
+  // The replay conserves every task's work exactly, whatever else it does.
+  EXPECT_EQ(w.fidelityView()->verdictOf(QStringLiteral("cpu_work_ns")), QStringLiteral("pass"));
+  for (const auto& m : r->model->replay->fidelity->metrics)
+    EXPECT_EQ(w.fidelityView()->verdictOf(QString::fromStdString(m.key)),
+              QString::fromStdString(std::string(core::analysis::toString(m.verdict))))
+        << m.key;
+}
