@@ -36,7 +36,7 @@ struct Fixture {
 
 std::vector<Fixture> loadFixtures() {
   const char* env = std::getenv("SCHEDLAB_CTF_FUZZ_DATA");
-  const fs::path data = env ? fs::path(env) : fs::path(__FILE__).parent_path() / ".." / "data" / "ctf";
+  const fs::path data = env ? fs::path(env) : fs::path(SCHEDLAB_TEST_DATA) / "ctf";
   std::vector<Fixture> fixtures;
   for (const auto& [dir, stream] : {std::pair{"perf-sleep/ctf", "perf_stream_0"}, std::pair{"synthetic-lttng", "chan_0"}}) {
     std::ifstream in(data / dir / "metadata", std::ios::binary);
