@@ -44,11 +44,6 @@
 #include "app/render/timeline_image.h"
 #include "test_models.h"
 
-// fontconfig keeps its caches until exit by design; LeakSanitizer (asan preset)
-// would report them as leaks of this test.
-extern "C" const char* __lsan_default_suppressions();
-extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig\nleak:libQt6Gui\nleak:libdbus\n"; }
-
 namespace {
 
 using namespace app::gui;
