@@ -123,6 +123,24 @@ TEST(ReplayCli, BadArgumentsExitWithTheirCodeAndOneLine) {
   }
 }
 
+// --from/--to: units, '@' for absolute times, and times no trace has refused
+// rather than overflowing (9.22337e9 s from a start of 12345.678901234 s
+// passes INT64_MAX ns; 2^62 ns is the bound).
+TEST(CliTime, UnitsAbsoluteTimesAndTheRange) {
+  constexpr int64_t start = 12'345'678'901'234;
+  EXPECT_EQ(app::cli::parseTime("1.5ms", start), start + 1'500'000);
+  EXPECT_EQ(app::cli::parseTime("250us", start), start + 250'000);
+  EXPECT_EQ(app::cli::parseTime("@12345.5", start), 12'345'500'000'000);
+  EXPECT_EQ(app::cli::parseTime("2", 0), 2'000'000'000);
+  EXPECT_FALSE(app::cli::parseTime("3 ms", start));
+  EXPECT_FALSE(app::cli::parseTime("1.5h", start));
+  EXPECT_FALSE(app::cli::parseTime("9.22337e9", start));
+  EXPECT_FALSE(app::cli::parseTime("-9.22337e9", start));
+  EXPECT_FALSE(app::cli::parseTime("4.7e9", 0));   // 2^62 ns = 4.61e9 s
+  EXPECT_TRUE(app::cli::parseTime("4.6e9", 0));
+  EXPECT_FALSE(app::cli::parseTime("1e400", start));
+}
+
 TEST(ReplayCli, BadInputExitsOneWithOneLine) {
   const std::string badJson = writeTemp("schedlab-cli-bad.json", "{\n  \"tasks\": {\"a\": {\"run\": 10,,}}\n}\n");
   CliRun r = cli({badJson, "--model", "cfs"});
