@@ -101,6 +101,9 @@ TEST(ReplayCli, BadArgumentsExitWithTheirCodeAndOneLine) {
       {{trace, "--model", "bfs+coresched"}, "+coresched is modelled over cfs and eevdf only"},
       {{trace, "--model", "cfs", "--cookie", "per-process"}, "--cookie needs core scheduling: a model with +coresched"},
       {{trace, "--model", "cfs+coresched", "--cookie", "pid:1=x"}, "selector 'pid:1': expected comm:REGEX", kFoundByTheReplay},
+      // Took std::regex 12 s per comm before it was refused (replay_text_fuzzer).
+      {{trace, "--model", "cfs+coresched", "--cookie", "comm:t_**************x=A"},
+       "selector 'comm:t_**************x': a quantifier on a quantified expression", kFoundByTheReplay},
       {{trace, "--model", "cfs", "--uclamp", "all=0:10"}, "--uclamp and --sysctl need a model with +uclamp"},
       {{trace, "--model", "cfs+coresched", "--param", "coresched.variant=v9"}, "coresched.variant=v9"},
       {{trace, "--model", "cfs", "--param", "latency"}, "--param 'latency': expected KEY=VALUE"},
