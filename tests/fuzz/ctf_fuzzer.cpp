@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "importers/importer.h"
+#include "tests/fuzz/fuzz_support.h"
 
 namespace {
 
@@ -46,7 +47,7 @@ std::vector<Fixture> loadFixtures() {
 
 struct Workspace {
   std::vector<Fixture> fixtures = loadFixtures();
-  fs::path root = fs::temp_directory_path() / ("schedlab-ctf-fuzz-" + std::to_string(::getpid()));
+  fs::path root = fs::path(fuzz::scratchDir()) / ("schedlab-ctf-fuzz-" + std::to_string(::getpid()));
   std::vector<fs::path> dirs;
   Workspace() {
     for (size_t i = 0; i < fixtures.size(); ++i) {
