@@ -112,9 +112,13 @@ for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
       before=$(ls "$seeds" | wc -l)
       fresh=$(mktemp -d)
       "$fuzzer" -merge=1 -use_counters=0 -max_len="$max_len" -timeout="$timeout_s" -rss_limit_mb="$rss_mb" \
-        "$fresh" "$seeds" "$corpus" >> "$log" 2>&1
-      rm -f "$seeds"/*
-      cp "$fresh"/. "$seeds"/ -r
+        "$fresh" "$seeds" "$corpus" >> "$log" 2>&1 || { echo "fuzz: $name merge failed (log: $log)"; status=1; }
+      # libFuzzer names inputs by their SHA-1; other names are regression
+      # seeds (what an input once broke, corpus/README.md): they stay.
+      if [ -n "$(ls "$fresh")" ]; then
+        find "$seeds" -type f -regextype posix-extended -regex '.*/[0-9a-f]{40}' -delete
+        cp -n "$fresh"/* "$seeds"/
+      fi
       rm -rf "$fresh"
       echo "fuzz: $name corpus $before -> $(ls "$seeds" | wc -l) inputs ($(cat "$seeds"/* | wc -c) bytes)"
     fi
