@@ -78,8 +78,14 @@ std::optional<int64_t> parseTime(const std::string& text, int64_t traceStart) {
   else if (unit == "ms") scale = 1e6;
   else if (unit == "s" || unit.empty()) scale = 1e9;
   else return std::nullopt;
-  const auto ns = static_cast<int64_t>(std::llround(v * scale));
-  return absolute ? ns : traceStart + ns;
+  // No trace time lies 2^62 ns (146 years) from its start: refusing more keeps
+  // the conversion and the sums below in range (found by replay_text_fuzzer).
+  const double scaled = v * scale;
+  if (!(std::fabs(scaled) < 0x1p62)) return std::nullopt;
+  const auto ns = static_cast<int64_t>(std::llround(scaled));
+  int64_t at = ns;
+  if (!absolute && __builtin_add_overflow(traceStart, ns, &at)) return std::nullopt;
+  return at;
 }
 
 std::string formatDuration(int64_t ns) {

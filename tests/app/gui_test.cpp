@@ -46,11 +46,6 @@
 #include "app/render/timeline_image.h"
 #include "test_models.h"
 
-// fontconfig keeps its caches until exit by design; LeakSanitizer (asan preset)
-// would report them as leaks of this test.
-extern "C" const char* __lsan_default_suppressions();
-extern "C" const char* __lsan_default_suppressions() { return "leak:libfontconfig\nleak:libQt6Gui\nleak:libdbus\n"; }
-
 namespace {
 
 using namespace app::gui;
@@ -411,30 +406,25 @@ TEST(GuiRealTraces, RecordedAndPublicTracesOpen) {
   namespace fs = std::filesystem;
   const fs::path root = SCHEDLAB_SHARED_TRACES;
   if (!fs::exists(root)) GTEST_SKIP() << "no shared traces at " << root;
+  // recorded/README.md: each workload in every format; and public traces of
+  // each binary format. All of them must open: every importer is built.
   QStringList files;
   for (const char* d : {"hackbench-proc", "nicemix", "pipe-threads", "sysbench-mix"})
-    for (const char* f : {"trace.txt", "trace.dat", "perf.data", "perf-script.txt", "ctf"}) {
-      const fs::path p = root / "recorded" / d / f;
-      if (fs::exists(p)) files << QString::fromStdString(p.string());
-    }
+    for (const char* f : {"trace.txt", "trace.dat", "perf.data", "perf-script.txt", "ctf"})
+      files << QString::fromStdString((root / "recorded" / d / f).string());
   for (const char* f : {"public/trappy/raw_trace.dat", "public/lisa/example_rtapp/trace.dat", "public/lisa/sched_load/trace.dat",
                         "public/tracecompass-test-traces/bug446190", "public/babeltrace/lttng-tracefile-rotation/kernel",
                         "public/tracecompass-test-traces/perf-taskset2"})
-    if (fs::exists(root / f)) files << QString::fromStdString((root / f).string());
+    files << QString::fromStdString((root / f).string());
+  for (const QString& f : files) ASSERT_TRUE(QFileInfo::exists(f)) << f.toStdString();
   MainWindow w(defaultReplayBackend());
   w.setInteractive(false);
   w.resize(1400, 900);
   w.show();
   w.openFiles(files);
   ASSERT_TRUE(waitIdle(w, 300000));
-  // Formats whose importer is not built yet report "unknown format"; everything else opens.
-  int opened = w.runs()->count();
-  for (const QString& e : w.errors()) {
-    EXPECT_TRUE(e.contains(QStringLiteral("unknown format")) || e.contains(QStringLiteral("not a CTF")))
-        << e.toStdString();
-  }
-  EXPECT_EQ(opened + w.errors().size(), files.size());
-  EXPECT_GE(opened, 4);
+  EXPECT_TRUE(w.errors().isEmpty()) << w.errors().join(QLatin1Char('\n')).toStdString();
+  EXPECT_EQ(w.runs()->count(), files.size());
   for (auto* p : w.timeline()->panes()) {
     EXPECT_TRUE(p->drawListReady()) << p->run().title.toStdString();
     EXPECT_GT(p->lastDrawItems(), 0u) << p->run().title.toStdString();
@@ -448,11 +438,12 @@ QString testData(const char* rel) {
 }
 
 // pdftotext's text of a PDF; empty when poppler-utils is missing.
+bool havePdftotext() { return !QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty(); }
+constexpr const char* kNoPdftotext = "pdftotext (poppler-utils, make setup) not installed: the PDF's text is not checked";
+
 QString pdfText(const QString& pdf) {
-  const QString tool = QStandardPaths::findExecutable(QStringLiteral("pdftotext"));
-  if (tool.isEmpty()) return {};
   QProcess p;
-  p.start(tool, {QStringLiteral("-layout"), pdf, QStringLiteral("-")});
+  p.start(QStandardPaths::findExecutable(QStringLiteral("pdftotext")), {QStringLiteral("-layout"), pdf, QStringLiteral("-")});
   p.waitForFinished(60000);
   return QString::fromUtf8(p.readAllStandardOutput());
 }
@@ -588,9 +579,16 @@ TEST(GuiWindow, CompareAlignAtMarkersDiffAndExport) {
     return nullptr;
   };
   ASSERT_NE(group("cc1plus"), nullptr);
-  EXPECT_EQ(group("cc1plus")->tasksA, 4u);  // four cc1plus in each run (`schedlab-cli diff` agrees)
+  // Worked out from the two files with awk, not read from SchedLab: four
+  // cc1plus tids in each (13747, 13751, 13759, 13786); CPU time per comm =
+  // the sum over sched_switch lines of (this switch - the previous switch or
+  // first event of that CPU) for prev_comm, plus each CPU's last task up to the
+  // trace's last timestamp. cc1plus: A 22.407 ms, B 36.365 ms (+13.958 ms, the
+  // largest change of any comm; sh, the next, +0.335 ms).
+  EXPECT_EQ(group("cc1plus")->tasksA, 4u);
   EXPECT_EQ(group("cc1plus")->tasksB, 4u);
   EXPECT_EQ(group("cc1plus")->a->runtimeNs, 22407000);
+  EXPECT_EQ(group("cc1plus")->b->runtimeNs, 36365000);
   EXPECT_TRUE(w.diffView()->statusText().contains(QStringLiteral("changed significantly")));
 
   // One time scale: both panes draw from the one view state; aligned at starts by default.
@@ -638,7 +636,7 @@ TEST(GuiWindow, CompareAlignAtMarkersDiffAndExport) {
   const int delta = DiffTaskModel::column(0, DiffTaskModel::Delta);
   table->sortByColumn(delta, Qt::DescendingOrder);
   EXPECT_TRUE(sortedDescending(*table->model(), delta));
-  EXPECT_EQ(table->model()->index(0, DiffTaskModel::CommColumn).data().toString(), QStringLiteral("cc1plus"));  // +13.958 ms
+  EXPECT_EQ(table->model()->index(0, DiffTaskModel::CommColumn).data().toString(), QStringLiteral("cc1plus"));  // +13.958 ms (above)
   w.diffView()->setPair(rb, ra);  // swapped: the change flips sign
   ASSERT_TRUE(waitIdle(w));
   EXPECT_EQ(w.diffView()->taskModel()->diff()->a.label, w.runs()->run(rb)->title.toStdString());
@@ -667,11 +665,11 @@ TEST(GuiWindow, CompareAlignAtMarkersDiffAndExport) {
   EXPECT_TRUE(spy.front().at(1).toBool()) << w.errors().join(QLatin1Char('\n')).toStdString();
   ASSERT_TRUE(QFileInfo::exists(options.path));
   EXPECT_GT(QFileInfo(options.path).size(), 5000);
-  const QString text = pdfText(options.path);
-  if (!text.isEmpty()) {
-    for (const char* name : {"cc1plus", "memfd:sealed-91", "tracefs_tgid", "tracefs_noirq"})
-      EXPECT_TRUE(text.contains(QString::fromLatin1(name))) << name;
-  }
+  // Without pdftotext the test ends skipped, saying so (below).
+  const bool readPdf = havePdftotext();
+  const QString text = readPdf ? pdfText(options.path) : QString();
+  for (const char* name : {"cc1plus", "memfd:sealed-91", "tracefs_tgid", "tracefs_noirq"})
+    EXPECT_TRUE(!readPdf || text.contains(QString::fromLatin1(name))) << name;
   // Three recordings are one too many; a cancelled export writes nothing.
   options.runIds = {ra, rb, ra + 1000};
   EXPECT_TRUE(planExport(*w.runs(), options).has_value());  // unknown ids are ignored
@@ -685,6 +683,7 @@ TEST(GuiWindow, CompareAlignAtMarkersDiffAndExport) {
   w.cancelAllJobs();
   ASSERT_TRUE(waitSignal(spy));
   ASSERT_TRUE(waitIdle(w));
+  if (!readPdf) GTEST_SKIP() << kNoPdftotext;
 }
 
 // The same inputs give the same report from File -> Export report... and from
@@ -696,6 +695,7 @@ TEST(GuiExport, SameContentAsCliReport) {
   const auto backend = defaultReplayBackend();
   bool haveCfs = false;
   for (const auto& m : backend->models()) haveCfs = haveCfs || m.name == "cfs";
+  ASSERT_TRUE(haveCfs) << "the engine backend (replay/ is always built) offers cfs";
   QTemporaryDir dir;
   MainWindow w(backend);
   w.setInteractive(false);
@@ -705,13 +705,11 @@ TEST(GuiExport, SameContentAsCliReport) {
   ASSERT_TRUE(waitIdle(w));
   const auto recs = w.runs()->recordings();
   ASSERT_EQ(recs.size(), 2u);
-  if (haveCfs) {
-    ReplayRequest req;
-    req.model = "cfs";
-    w.startReplay(recs[0], req);
-    ASSERT_TRUE(waitIdle(w, 120000));
-    ASSERT_EQ(w.runs()->count(), 3) << w.errors().join(QLatin1Char('\n')).toStdString();
-  }
+  ReplayRequest req;
+  req.model = "cfs";
+  w.startReplay(recs[0], req);
+  ASSERT_TRUE(waitIdle(w, 120000));
+  ASSERT_EQ(w.runs()->count(), 3) << w.errors().join(QLatin1Char('\n')).toStdString();
   w.viewState()->setSelection(TimelineViewState::Range{1000000, 9000000});
   w.viewState()->commitSelection();
   ASSERT_TRUE(waitIdle(w));
@@ -731,11 +729,8 @@ TEST(GuiExport, SameContentAsCliReport) {
     // What the Export dialog says the command line is, run through the CLI.
     const QString command = equivalentCommand(*w.runs(), options);
     EXPECT_TRUE(command.contains(QStringLiteral("--from 1000000ns --to 9000000ns"))) << command.toStdString();
-    std::vector<std::string> args{a.toStdString(), b.toStdString(), "--from", "1ms", "--to", "9ms", "-o", cliPath.toStdString()};
-    if (haveCfs) {
-      args.push_back("--replay");
-      args.push_back("cfs");
-    }
+    std::vector<std::string> args{a.toStdString(), b.toStdString(), "--from", "1ms", "--to", "9ms",
+                                  "-o", cliPath.toStdString(), "--replay", "cfs"};
     std::ostringstream out, err;
     ASSERT_EQ(app::cli::reportCommand(args, out, err), 0) << err.str();
     QString gui, cli;
@@ -743,9 +738,10 @@ TEST(GuiExport, SameContentAsCliReport) {
       gui = readText(guiPath);
       cli = readText(cliPath);
     } else {
+      // The JSON half ran above; the PDF half needs its text.
+      if (!havePdftotext()) GTEST_SKIP() << kNoPdftotext;
       gui = pdfText(guiPath);
       cli = pdfText(cliPath);
-      if (gui.isEmpty()) continue;  // no pdftotext here
     }
     ASSERT_FALSE(gui.isEmpty());
     // The generation date is the only difference allowed.
@@ -754,9 +750,7 @@ TEST(GuiExport, SameContentAsCliReport) {
     cli.replace(date, QStringLiteral("DATE"));
     EXPECT_EQ(gui.toStdString(), cli.toStdString()) << ext.toStdString();
     EXPECT_TRUE(gui.contains(QStringLiteral("cc1plus")));
-    if (haveCfs && format == app::report::ReportFormat::Json) {
-      EXPECT_TRUE(gui.contains(QStringLiteral("\"cfs\"")));
-    }
+    EXPECT_TRUE(gui.contains(format == app::report::ReportFormat::Json ? QStringLiteral("\"cfs\"") : QStringLiteral("cfs")));
   }
 }
 

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 
 #include "core/topology.h"
 
@@ -46,11 +50,38 @@ TEST(Topology, FromSysfsFolder) {
   EXPECT_FALSE(core::Topology::fromSysfs(dir.string()));
 }
 
-TEST(Topology, ThisMachineSysfsReads) {
+// This machine's sysfs against util-linux's own reader of it: `lscpu -p`
+// lists CPU,Core,Socket per CPU; the CPUs sharing a (socket, core) are one
+// core, cores ordered by their lowest CPU.
+TEST(Topology, ThisMachineSysfsReadsAsLscpuDoes) {
   if (!std::filesystem::exists("/sys/devices/system/cpu/cpu0/topology/core_id")) GTEST_SKIP() << "no sysfs topology";
+  std::unique_ptr<FILE, int (*)(FILE*)> lscpu(popen("lscpu -p=CPU,CORE,SOCKET 2>/dev/null", "r"), pclose);
+  ASSERT_TRUE(lscpu);
+  std::map<std::pair<int, int>, std::vector<int>> bySocketCore;
+  std::map<int, int> socketOf;
+  char line[256];
+  while (std::fgets(line, sizeof line, lscpu.get())) {
+    int cpu = 0, coreId = 0, socket = 0;
+    if (line[0] == '#' || std::sscanf(line, "%d,%d,%d", &cpu, &coreId, &socket) != 3) continue;
+    bySocketCore[{socket, coreId}].push_back(cpu);
+    socketOf[cpu] = socket;
+  }
+  if (socketOf.empty()) GTEST_SKIP() << "lscpu (util-linux) printed no CPU here";
+  std::vector<std::vector<int>> expected;
+  for (auto& [key, cpus] : bySocketCore) {
+    std::sort(cpus.begin(), cpus.end());
+    expected.push_back(cpus);
+  }
+  std::sort(expected.begin(), expected.end());
+
   auto t = core::Topology::fromSysfs("/sys/devices/system/cpu");
   ASSERT_TRUE(t) << t.error().message();
-  EXPECT_GE(t->cpuCount(), 1);
+  EXPECT_EQ(t->cpuCount(), static_cast<int>(socketOf.size()));
+  EXPECT_EQ(t->cores(), expected);
+  for (const auto& [cpu, socket] : socketOf) {
+    ASSERT_NE(t->cpu(cpu), nullptr) << cpu;
+    EXPECT_EQ(t->cpu(cpu)->package, socket) << cpu;
+  }
 }
 
 TEST(Topology, SysfsKeepsEachCoresPackage) {

@@ -1,7 +1,7 @@
 // libFuzzer target for the perf.data importer (tests/fuzz/fuzz_support.h).
-// Seeds: tests/data/perf/*.perf.data (file and pipe layout) and the small
-// perf.data files of shared/traces/recorded.
-//   build/fuzz/tests/fuzz/perfdata_fuzzer -max_len=1048576 -timeout=20 CORPUS_DIR
+// Corpus tests/fuzz/corpus/perfdata (README there: file and pipe layout),
+// dictionary tests/fuzz/dict/perfdata.dict.
+//   build/fuzz/tests/fuzz/perfdata_fuzzer -max_len=24576 -dict=tests/fuzz/dict/perfdata.dict -timeout=20 CORPUS_DIR
 // Leaks inside libtraceevent are suppressed by tests/sanitizers/lsan.supp
 // (run-fuzzers.sh passes it), not here.
 #include "tests/fuzz/fuzz_support.h"

@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QPainter>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <filesystem>
@@ -114,17 +115,25 @@ TEST_F(ReportTest, PdfTextNamesTasksFairnessLatencyAndDiff) {
   const QString text = pdfText(pdf);
   ASSERT_FALSE(text.isEmpty());
 
-  // The numbers the report prints are the statistics of the runs.
+  // The numbers the report prints are the statistics of the runs, as
+  // core::analysis computes them (tests/core/stats_test.cpp checks those
+  // against hand-worked cases): here, that each lands on its own row, A then B.
   const auto a = core::analysis::computeStats(*spec.runs[0].model);
   const auto b = core::analysis::computeStats(*spec.runs[1].model);
   for (const char* comm : {"sched-pipe", "memfd:sealed-91", "rcu_preempt"}) EXPECT_TRUE(text.contains(comm)) << comm;
   EXPECT_TRUE(text.contains(QStringLiteral("sh "))) << "the hogs (only in B)";
-  EXPECT_TRUE(text.contains(QStringLiteral("Jain's fairness index")));
-  EXPECT_TRUE(text.contains(QString::number(a.fairness.jain, 'f', 4)));
-  EXPECT_TRUE(text.contains(QString::number(b.fairness.jain, 'f', 4)));
-  EXPECT_TRUE(text.contains(QStringLiteral("Wakeup latency p99")));
-  EXPECT_TRUE(text.contains(app::render::formatDuration(a.wakeupLatency.p99)));
-  EXPECT_TRUE(text.contains(app::render::formatDuration(b.schedDelay.p99)));
+  const auto expectRow = [&](const QString& label, const QString& valueA, const QString& valueB) {
+    const QRegularExpression row(QStringLiteral("(^|\\n) *") + QRegularExpression::escape(label) + QStringLiteral(" +") +
+                                 QRegularExpression::escape(valueA) + QStringLiteral(" +") +
+                                 QRegularExpression::escape(valueB) + QStringLiteral(" "));
+    EXPECT_TRUE(text.contains(row)) << label.toStdString() << ": " << valueA.toStdString() << " then " << valueB.toStdString();
+  };
+  expectRow(QStringLiteral("Jain's fairness index"), QString::number(a.fairness.jain, 'f', 4),
+            QString::number(b.fairness.jain, 'f', 4));
+  expectRow(QStringLiteral("Wakeup latency p99"), app::render::formatDuration(a.wakeupLatency.p99),
+            app::render::formatDuration(b.wakeupLatency.p99));
+  expectRow(QStringLiteral("Scheduling delay p99"), app::render::formatDuration(a.schedDelay.p99),
+            app::render::formatDuration(b.schedDelay.p99));
   // The headline: B (the same workload beside two hogs) switched involuntarily more often.
   ASSERT_GT(b.switchesInvoluntary, a.switchesInvoluntary);
   EXPECT_TRUE(text.contains(QStringLiteral("Headline changes: B against A")));

@@ -124,7 +124,8 @@ TEST(TraceDatFixtures, AllVersionsBuildTheSameModel) {
   }
 }
 
-TEST(TraceDatFixtures, ProgressAndCancel) {
+// Cancel: tracedat_shared_traces_test.cpp (a fixture ends before the first check).
+TEST(TraceDatFixtures, ProgressEndsAtOne) {
   std::vector<double> seen;
   importers::ImportOptions options;
   options.progress = [&](double f) { seen.push_back(f); };
@@ -132,15 +133,7 @@ TEST(TraceDatFixtures, ProgressAndCancel) {
   ASSERT_TRUE(r);
   ASSERT_FALSE(seen.empty());
   EXPECT_DOUBLE_EQ(seen.back(), 1.0);
-
-  std::stop_source stop;
-  stop.request_stop();
-  importers::ImportOptions cancelled;
-  cancelled.stop = stop.get_token();
-  // Cancel is checked every 16K events; a small trace may finish first. Either
-  // outcome is fine, as long as it returns.
-  auto c = importers::importTrace(fixture("tiny-v7-zstd.dat"), cancelled);
-  (void)c;
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_LE(seen[i - 1], seen[i]);
 }
 
 }  // namespace
