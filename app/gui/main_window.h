@@ -35,6 +35,7 @@ class RunsModel;
 class StatsView;
 class TaskFilterProxy;
 class TaskTableModel;
+class WhyController;
 
 struct Shortcut {
   QString keys;
@@ -78,6 +79,8 @@ class MainWindow : public QMainWindow {
   StatsView* statsView() const { return m_statsView; }
   DetailsView* detailsView() const { return m_details; }
   DiffView* diffView() const { return m_diffView; }
+  /// The Why and Latency tabs and the timeline's wakeup arrows and critical path.
+  WhyController* whyController() const { return m_why; }
   QTabWidget* tabs() const { return m_tabs; }
   /// No job running, statistics current, every pane painted-ready.
   bool isIdle() const;
@@ -157,6 +160,7 @@ class MainWindow : public QMainWindow {
   StatsView* m_statsView = nullptr;
   DetailsView* m_details = nullptr;
   DiffView* m_diffView = nullptr;
+  WhyController* m_why = nullptr;
   QAction* m_alignStarts = nullptr;
   QAction* m_alignMarkers = nullptr;
   Alignment m_alignment = Alignment::Starts;

@@ -266,6 +266,16 @@ WhyReport explainTask(const TraceModel& m, Utid u, TimeRange range) {
   return out;
 }
 
+std::vector<WhyReport> explainTopWaiters(const TraceModel& m, const RunStats& stats, size_t count) {
+  std::vector<const TaskStats*> order;
+  for (const TaskStats& t : stats.tasks)
+    if (t.waitNs > 0) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [](const TaskStats* a, const TaskStats* b) { return a->waitNs > b->waitNs; });
+  std::vector<WhyReport> out;
+  for (size_t i = 0; i < order.size() && i < count; ++i) out.push_back(explainTask(m, order[i]->utid, stats.range));
+  return out;
+}
+
 int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
   const int cpus = m.cpuCount();
   if (cpus < 2 || range.length() <= 0) return 0;

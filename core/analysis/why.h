@@ -119,6 +119,10 @@ struct WhyReport {
 /// The breakdown and the critical path of one task over a range.
 WhyReport explainTask(const TraceModel& model, Utid utid, TimeRange range);
 
+/// explainTask() of the `count` tasks of `stats` that waited (were runnable) the
+/// longest, longest first (reports show them).
+std::vector<WhyReport> explainTopWaiters(const TraceModel& model, const RunStats& stats, size_t count);
+
 /// The run's idle-while-runnable: wall time in the range during which some task
 /// waited on a queue CPU running another task while a CPU it was allowed on was
 /// idle (RunStats::idleWhileRunnableNs, `stats --json` totals).
