@@ -1,6 +1,7 @@
 // The stable `why --json` schema (names fixed by issue 16; other tools read them).
-#include "core/analysis/stats_json.h"
 #include "core/analysis/why.h"
+
+#include <cmath>
 
 namespace core::analysis {
 
@@ -60,8 +61,17 @@ void writeWhyJson(JsonWriter& j, const TraceModel& m, const WhyReport& why) {
 }
 
 void writeWhyDiffJson(JsonWriter& j, const WhyDiff& diff) {
+  // Nanoseconds as integers (a double's %g would round them).
   j.key("changes").beginObject();
-  for (const MetricDelta& d : diff.metrics) writeMetricDeltaJson(j, d);
+  for (const MetricDelta& d : diff.metrics) {
+    j.key(d.name).beginObject();
+    j.field("a", static_cast<int64_t>(std::llround(d.a)));
+    j.field("b", static_cast<int64_t>(std::llround(d.b)));
+    j.field("abs", static_cast<int64_t>(std::llround(d.delta())));
+    if (auto r = d.relative()) j.field("rel", *r);
+    else j.nullField("rel");
+    j.endObject();
+  }
   j.endObject();
   j.key("antagonists").beginArray();
   for (const auto& a : diff.antagonists) {
