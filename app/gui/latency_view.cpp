@@ -38,18 +38,6 @@ QString commOf(const core::TraceModel& m, core::Utid u) {
 
 double usOf(int64_t ns) { return std::max(kMinUs, static_cast<double>(ns) / 1e3); }
 
-QChart* chart(const QString& title) {
-  auto* c = new QChart;
-  c->setTitle(title);
-  c->setAnimationOptions(QChart::NoAnimation);
-  c->legend()->setAlignment(Qt::AlignBottom);
-  c->setMargins(QMargins(4, 4, 4, 4));
-  QFont f = c->titleFont();
-  f.setBold(true);
-  c->setTitleFont(f);
-  return c;
-}
-
 void replace(QChartView* view, QChart* c) {
   QChart* old = view->chart();
   view->setChart(c);
@@ -238,9 +226,9 @@ void LatencyView::rebuildCharts() {
   const bool wakeups = wakeupsShown();
   m_model->setData(m_data, wakeups);
   const QString what = wakeups ? tr("Wakeup latency") : tr("Scheduling delay");
-  auto* scatter = chart(tr("%1 over time").arg(what));
-  auto* histogram = chart(tr("%1: histogram").arg(what));
-  auto* cdf = chart(tr("%1: CDF").arg(what));
+  auto* scatter = baseChart(tr("%1 over time").arg(what));
+  auto* histogram = baseChart(tr("%1: histogram").arg(what));
+  auto* cdf = baseChart(tr("%1: CDF").arg(what));
   if (!m_data || !m_data->model) {
     m_note->setText(m_runs.empty() ? tr("Open a trace to see its latencies.") : QString());
     replace(m_scatter, scatter), replace(m_histogram, histogram), replace(m_cdf, cdf);
