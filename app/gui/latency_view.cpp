@@ -9,7 +9,6 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QLogValueAxis>
-#include <QScatterSeries>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QValueAxis>
@@ -19,6 +18,7 @@
 #include <cmath>
 #include <map>
 
+#include "app/gui/latency_scatter.h"
 #include "app/gui/stats_view.h"
 #include "app/render/colors.h"
 #include "app/render/time_axis.h"
@@ -28,7 +28,7 @@ namespace app::gui {
 namespace {
 
 constexpr size_t kColouredTasks = 8;
-constexpr size_t kMaxDots = 40000;  // beyond it, thin the dots below the run's p99 (all above it stay)
+constexpr size_t kMaxDots = 250000;  // beyond it, thin the dots below the run's p99 (all above it stay)
 constexpr double kMinUs = 0.1;      // log axes cannot show 0
 
 QString commOf(const core::TraceModel& m, core::Utid u) {
@@ -126,14 +126,15 @@ LatencyView::LatencyView(QWidget* parent) : QWidget(parent) {
   bar->addWidget(m_note, 2);
   outer->addLayout(bar);
   auto* grid = new QGridLayout;
-  m_scatter = new QChartView(this);
+  m_scatter = new LatencyScatter(this);
   m_histogram = new QChartView(this);
   m_cdf = new QChartView(this);
-  for (QChartView* v : {m_scatter, m_histogram, m_cdf}) {
+  for (QChartView* v : {m_histogram, m_cdf}) {
     v->setRenderHint(QPainter::Antialiasing);
     v->setMinimumSize(320, 240);
   }
   m_scatter->setToolTip(tr("One dot per sample; click a dot to jump there"));
+  connect(m_scatter, &LatencyScatter::clicked, this, &LatencyView::jumpToNearest);
   m_table = new QTableView(this);
   m_model = new TaskLatencyModel(this);
   m_proxy = new QSortFilterProxyModel(this);
@@ -226,12 +227,12 @@ void LatencyView::rebuildCharts() {
   const bool wakeups = wakeupsShown();
   m_model->setData(m_data, wakeups);
   const QString what = wakeups ? tr("Wakeup latency") : tr("Scheduling delay");
-  auto* scatter = baseChart(tr("%1 over time").arg(what));
   auto* histogram = baseChart(tr("%1: histogram").arg(what));
   auto* cdf = baseChart(tr("%1: CDF").arg(what));
   if (!m_data || !m_data->model) {
     m_note->setText(m_runs.empty() ? tr("Open a trace to see its latencies.") : QString());
-    replace(m_scatter, scatter), replace(m_histogram, histogram), replace(m_cdf, cdf);
+    m_scatter->setData(tr("%1 over time").arg(what), {}, 0, 1, {});
+    replace(m_histogram, histogram), replace(m_cdf, cdf);
     return;
   }
   const auto& m = *m_data->model;
@@ -245,19 +246,16 @@ void LatencyView::rebuildCharts() {
   std::vector<std::pair<size_t, uint32_t>> byCount;
   for (const auto& [u, n] : perTask) byCount.emplace_back(n, u);
   std::sort(byCount.rbegin(), byCount.rend());
-  std::map<uint32_t, int> seriesOf;
-  std::vector<QScatterSeries*> series;
+  std::map<uint32_t, QRgb> colorOf;
+  std::vector<LatencyScatter::LegendEntry> legend;
   for (size_t k = 0; k < byCount.size() && k < kColouredTasks; ++k) {
     const core::Utid u(byCount[k].second);
-    auto* s = new QScatterSeries;
-    s->setName(QStringLiteral("%1 (%2)").arg(commOf(m, u)).arg(m.threads.tid[u.value]));
-    s->setColor(render::taskColor(m.comm(u), m.threads.tid[u.value]));
-    seriesOf[u.value] = static_cast<int>(series.size());
-    series.push_back(s);
+    const QRgb c = render::taskColor(m.comm(u), m.threads.tid[u.value]).rgba();
+    colorOf[u.value] = c;
+    legend.push_back({QStringLiteral("%1 (%2)").arg(commOf(m, u)).arg(m.threads.tid[u.value]), c});
   }
-  auto* others = new QScatterSeries;
-  others->setName(tr("other tasks"));
-  others->setColor(QColor(0x9e, 0x9e, 0x9e));
+  const QRgb grey = QColor(0x9e, 0x9e, 0x9e, 0xb0).rgba();
+  legend.push_back({tr("other tasks"), grey});
   std::vector<int64_t> values;
   values.reserve(shown.size());
   for (const auto* s : shown) values.push_back(s->ns);
@@ -265,34 +263,24 @@ void LatencyView::rebuildCharts() {
   const std::vector<int64_t>& sorted = dist.sorted;
   const int64_t p99 = dist.p99;
   const size_t stride = shown.size() > kMaxDots ? (shown.size() + kMaxDots - 1) / kMaxDots : 1;
-  size_t dots = 0, index = 0;
+  // Grey first, the coloured tasks over them.
+  std::vector<LatencyScatter::Dot> dots, coloured;
+  size_t index = 0;
   for (const auto* s : shown) {
     const bool keep = stride == 1 || s->ns >= p99 || index++ % stride == 0;
     if (!keep) continue;
-    auto it = seriesOf.find(s->utid.value);
-    QScatterSeries* target = it != seriesOf.end() ? series[static_cast<size_t>(it->second)] : others;
-    target->append(static_cast<double>(s->ts - m.firstTs) / 1e6, usOf(s->ns));
-    ++dots;
+    const auto it = colorOf.find(s->utid.value);
+    const LatencyScatter::Dot dot{static_cast<float>(static_cast<double>(s->ts - m.firstTs) / 1e6),
+                                  static_cast<float>(usOf(s->ns)), it != colorOf.end() ? it->second : grey};
+    (it != colorOf.end() ? coloured : dots).push_back(dot);
   }
-  auto* xAxis = new QValueAxis;
-  xAxis->setTitleText(tr("time (ms from the trace start)"));
-  auto* yAxis = logAxis(tr("\u00b5s"));
-  scatter->addAxis(xAxis, Qt::AlignBottom);
-  scatter->addAxis(yAxis, Qt::AlignLeft);
-  series.push_back(others);
-  for (QScatterSeries* s : series) {
-    s->setMarkerSize(5);
-    s->setBorderColor(Qt::transparent);
-    scatter->addSeries(s);
-    s->attachAxis(xAxis);
-    s->attachAxis(yAxis);
-    connect(s, &QScatterSeries::clicked, this, [this](const QPointF& p) { jumpToNearest(p.x(), p.y()); });
-  }
-  if (!sorted.empty()) yAxis->setRange(usOf(sorted.front()) / 1.5, usOf(sorted.back()) * 1.5);
-  xAxis->setRange(static_cast<double>(m_data->range.from - m.firstTs) / 1e6,
-                  static_cast<double>(std::min(m_data->range.to, m.lastTs) - m.firstTs) / 1e6);
+  const size_t drawn = dots.size() + coloured.size();
+  dots.insert(dots.end(), coloured.begin(), coloured.end());
+  m_scatter->setData(tr("%1 over time").arg(what), std::move(dots),
+                     static_cast<double>(m_data->range.from - m.firstTs) / 1e6,
+                     static_cast<double>(std::min(m_data->range.to, m.lastTs) - m.firstTs) / 1e6, std::move(legend));
   m_note->setText(stride == 1 ? tr("%1 samples").arg(shown.size())
-                              : tr("%1 of %2 samples drawn (every one at or above p99)").arg(dots).arg(shown.size()));
+                              : tr("%1 of %2 samples drawn (every one at or above p99)").arg(drawn).arg(shown.size()));
 
   // Histogram over log-spaced bins (5 per decade), and the CDF.
   if (!sorted.empty()) {
@@ -334,7 +322,6 @@ void LatencyView::rebuildCharts() {
     line->attachAxis(cx);
     line->attachAxis(cy);
   }
-  replace(m_scatter, scatter);
   replace(m_histogram, histogram);
   replace(m_cdf, cdf);
   // A reset model keeps the proxy's sort column but not its order: sort again (p99, worst first, at the start).

@@ -21,6 +21,8 @@ class QTableView;
 
 namespace app::gui {
 
+class LatencyScatter;
+
 struct LatencyData {
   int runId = -1;
   std::shared_ptr<const core::TraceModel> model;
@@ -67,7 +69,7 @@ class LatencyView : public QWidget {
   const LatencyData* data() const { return m_data.get(); }
   bool isComputing() const;
   QTableView* table() const { return m_table; }
-  QChartView* scatter() const { return m_scatter; }
+  LatencyScatter* scatter() const { return m_scatter; }
   /// Jumps to the sample nearest a point of the scatter (x in ms from the run's start, y in us).
   void jumpToNearest(double xMs, double yUs);
 
@@ -82,7 +84,7 @@ class LatencyView : public QWidget {
   QComboBox* m_run;
   QComboBox* m_kind;
   QLabel* m_note;
-  QChartView* m_scatter;
+  LatencyScatter* m_scatter;
   QChartView* m_histogram;
   QChartView* m_cdf;
   QTableView* m_table;

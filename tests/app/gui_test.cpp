@@ -41,6 +41,7 @@
 #include "app/gui/runs_model.h"
 #include "app/gui/stats_view.h"
 #include "app/gui/task_table_model.h"
+#include "app/gui/latency_scatter.h"
 #include "app/gui/latency_view.h"
 #include "app/gui/timeline_view.h"
 #include "app/gui/why_controller.h"
@@ -925,4 +926,10 @@ TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   emit lat->table()->doubleClicked(lat->table()->model()->index(3, 0));
   ASSERT_EQ(jumps.size(), 1);
   EXPECT_EQ(jumps[0][2].toLongLong(), kT0 + 1900 * kUs);  // D's one wakeup, its worst
+  // One dot per wakeup (A, B, C, D); a click near 1.9 ms, 100 us is D's.
+  EXPECT_EQ(lat->scatter()->dotCount(), 4u);
+  emit lat->scatter()->clicked(1.95, 90);
+  ASSERT_EQ(jumps.size(), 2);
+  EXPECT_EQ(jumps[1][2].toLongLong(), kT0 + 1900 * kUs);
+  EXPECT_EQ(jumps[1][3].toLongLong(), kT0 + 2000 * kUs);
 }
