@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace core::analysis {
@@ -315,7 +316,13 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
   }
   for (uint32_t u = 1; u < m.threads.size(); ++u) {
     const Utid utid(u);
-    const uint32_t restricted = m.threads.affinity[u].empty() ? 0 : u;
+    // Only a task kept off some CPU needs the per-waiter check; one allowed everywhere counts in busyWaiters.
+    const auto& aff = m.threads.affinity[u];
+    std::set<CpuId> allowed;
+    for (const CpuId c : aff)
+      if (c < cpus) allowed.insert(c);
+    const bool everywhere = aff.empty() || allowed.size() == static_cast<size_t>(cpus);
+    const uint32_t restricted = everywhere ? 0 : u;
     const std::span<const uint32_t> migrations(migOrder.data() + migBegin[u], migBegin[u + 1] - migBegin[u]);
     forEachRunnableStretch(m, utid, range, migrations, [&](int64_t a0, int64_t a1, int q) {
       if (q >= cpus) return;

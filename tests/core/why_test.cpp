@@ -351,3 +351,24 @@ TEST(WhyLatency, SamplesWithTheirWorstInstance) {
     }
   }
 }
+
+// Affinity (replays record it): waitX pinned to CPU 0 could not have used the
+// idle CPU 1, so it missed nothing; the run keeps Y's 200 us. Pinned to both
+// CPUs it is as free as a task with no affinity: 1500 and 1700 again. An
+// antagonist only counts on CPUs the task may use: pinned, X's is Y alone.
+TEST(WhyIdleWhileRunnable, AffinityLimitsTheCpusThatCount) {
+  auto result = importers::importTrace(std::string(SCHEDLAB_TEST_DATA) + "/why/idle_while_runnable.txt");
+  ASSERT_TRUE(result.has_value());
+  auto m = result->model;
+  const core::Utid x = task(*m, 202);
+  const auto range = core::analysis::wholeTrace(*m);
+  m->threads.affinity[x.value] = {0};
+  const auto pinned = core::analysis::explainTask(*m, x, range);
+  EXPECT_EQ(pinned.idleWhileRunnableNs, 0);
+  ASSERT_EQ(pinned.antagonists.size(), 1u);
+  EXPECT_EQ(m->threads.tid[pinned.antagonists[0].utid.value], 201);
+  EXPECT_EQ(core::analysis::idleWhileRunnableNs(*m, range), 200 * kUs);
+  m->threads.affinity[x.value] = {0, 1};
+  EXPECT_EQ(core::analysis::explainTask(*m, x, range).idleWhileRunnableNs, 1500 * kUs);
+  EXPECT_EQ(core::analysis::idleWhileRunnableNs(*m, range), 1700 * kUs);
+}
