@@ -96,19 +96,21 @@ void forEachSlice(const CpuSliceTable& s, int64_t a, int64_t b, Fn&& fn) {
 
 using Interval = std::pair<int64_t, int64_t>;
 
-// Length of (union of `a`) ∩ (union of `b`); both are sorted and merged in place.
+// Sorts intervals and merges the overlapping ones: their union, in order.
+void mergeIntervals(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end());
+  size_t w = 0;
+  for (const Interval& iv : v) {
+    if (w > 0 && iv.first <= v[w - 1].second) v[w - 1].second = std::max(v[w - 1].second, iv.second);
+    else v[w++] = iv;
+  }
+  v.resize(w);
+}
+
+// Length of (union of `a`) ∩ (union of `b`); both are merged in place.
 int64_t intersectionLength(std::vector<Interval>& a, std::vector<Interval>& b) {
-  const auto merge = [](std::vector<Interval>& v) {
-    std::sort(v.begin(), v.end());
-    size_t w = 0;
-    for (const Interval& iv : v) {
-      if (w > 0 && iv.first <= v[w - 1].second) v[w - 1].second = std::max(v[w - 1].second, iv.second);
-      else v[w++] = iv;
-    }
-    v.resize(w);
-  };
-  merge(a);
-  merge(b);
+  mergeIntervals(a);
+  mergeIntervals(b);
   int64_t total = 0;
   for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
     total += overlap(a[i].first, a[i].second, b[j].first, b[j].second);
@@ -302,6 +304,20 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     });
     if (status != kOther) events.push_back({prevEnd, cpu, 0, kOther, 0});
   }
+  // Outside the union of every CPU's idle time the condition cannot hold: a
+  // stretch that misses it needs no events (on a busy machine, most of them).
+  std::vector<Interval> anyIdle;
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+    forEachSlice(s, range.from, range.to, [&](size_t i) {
+      if (s.kind[i] == SliceKind::Idle) anyIdle.emplace_back(s.ts[i], s.end(i));
+    });
+  }
+  mergeIntervals(anyIdle);
+  const auto meetsIdle = [&](int64_t a0, int64_t a1) {
+    auto it = std::upper_bound(anyIdle.begin(), anyIdle.end(), a0, [](int64_t t, const Interval& iv) { return t < iv.second; });
+    return it != anyIdle.end() && it->first < a1;
+  };
   // Waiters, per runnable stretch.
   std::vector<uint32_t> migBegin;
   const auto& mg = m.migrations;
@@ -325,7 +341,7 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     const uint32_t restricted = everywhere ? 0 : u;
     const std::span<const uint32_t> migrations(migOrder.data() + migBegin[u], migBegin[u + 1] - migBegin[u]);
     forEachRunnableStretch(m, utid, range, migrations, [&](int64_t a0, int64_t a1, int q) {
-      if (q >= cpus) return;
+      if (q >= cpus || !meetsIdle(a0, a1)) return;
       events.push_back({a0, q, +1, 0, restricted});
       events.push_back({a1, q, -1, 0, restricted});
     });
