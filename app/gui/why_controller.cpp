@@ -50,7 +50,10 @@ WhyController::WhyController(RunSet* runs, TimelineArea* area, TimelineViewState
     recompute();
     refreshLatency();
   });
-  connect(m_runs, &RunSet::runAdded, this, &WhyController::refreshLatency);
+  connect(m_runs, &RunSet::runAdded, this, [this] {
+    updateCompareChoices();
+    refreshLatency();
+  });
   connect(m_runs, &RunSet::runChanged, this, &WhyController::refreshLatency);
   connect(m_runs, &RunSet::runRemoved, this, [this](int id) {
     if (m_task && m_task->first == id) {
@@ -58,6 +61,7 @@ WhyController::WhyController(RunSet* runs, TimelineArea* area, TimelineViewState
       m_overlay.reset();
       m_whyView->setMessage(tr("No task selected."));
     }
+    updateCompareChoices();
     refreshLatency();
   });
 }
@@ -90,11 +94,15 @@ std::optional<core::analysis::TimeRange> WhyController::rangeOf(int runId) const
   return core::analysis::TimeRange{origin + sel->first, origin + sel->second};
 }
 
-void WhyController::recompute() {
+void WhyController::updateCompareChoices() {
   std::vector<std::pair<int, QString>> choices;
   for (int id : m_runs->ids())
     if (const Run* r = m_runs->run(id); r && (!m_task || id != m_task->first)) choices.emplace_back(id, r->title);
   m_whyView->setCompareChoices(choices);
+}
+
+void WhyController::recompute() {
+  updateCompareChoices();
   if (!m_task) return;
   const Run* run = m_runs->run(m_task->first);
   const auto range = rangeOf(m_task->first);

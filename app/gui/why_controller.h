@@ -40,6 +40,8 @@ class WhyController : public QObject {
 
  private:
   void recompute();
+  /// The runs the Why tab offers to compare with: every run but the selected task's.
+  void updateCompareChoices();
   void refreshLatency();
   void applyOverlay();
   void jumpTo(int runId, core::Utid utid, int64_t from, int64_t to);

@@ -11,6 +11,7 @@
 #include <QApplication>
 #include <QSettings>
 #include <QChart>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QTabWidget>
@@ -926,6 +927,22 @@ TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   emit lat->table()->doubleClicked(lat->table()->model()->index(3, 0));
   ASSERT_EQ(jumps.size(), 1);
   EXPECT_EQ(jumps[0][2].toLongLong(), kT0 + 1900 * kUs);  // D's one wakeup, its worst
+  // Compare with a second run (the same recording again): the task is matched by
+  // comm and every change is zero.
+  w.openFile(QStringLiteral(SCHEDLAB_TEST_DATA "/why/chain.txt"));
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->recordings().size(), 2u);
+  const int other = w.runs()->recordings().back();
+  auto* combo = why->whyView()->findChild<QComboBox*>();
+  ASSERT_NE(combo, nullptr);
+  ASSERT_GE(combo->findData(other), 0);
+  combo->setCurrentIndex(combo->findData(other));
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_NE(why->whyView()->result(), nullptr);
+  ASSERT_TRUE(why->whyView()->result()->other.has_value());
+  for (const auto& metric : why->whyView()->result()->other->diff.metrics) EXPECT_EQ(metric.delta(), 0) << metric.name;
+  EXPECT_EQ(why->whyView()->result()->other->why.runnableNs, why->whyView()->result()->why.runnableNs);
+
   // One dot per wakeup (A, B, C, D); a click near 1.9 ms, 100 us is D's.
   EXPECT_EQ(lat->scatter()->dotCount(), 4u);
   emit lat->scatter()->clicked(1.95, 90);
