@@ -35,7 +35,8 @@ constexpr const char* kWhyHelp =
     "JSON: {\"task\":{\"tid\",\"comm\"},\"range\":{\"from_ns\",\"to_ns\"},\"running_ns\",\"runnable_ns\",\n"
     "\"sleeping_ns\",\"blocked_ns\",\"unknown_ns\",\"idle_while_runnable_ns\",\"antagonists\":[{\"tid\",\"comm\",\n"
     "\"ns\"}],\"wakers\":[{\"tid\" (null: interrupt),\"comm\",\"count\",\"ns\"}],\"critical_path\":[{\"tid\",\"comm\",\n"
-    "\"state\":\"running|runnable|sleeping|blocked\",\"from_ns\",\"to_ns\"}],\"critical_path_stop\"}; with\n"
+    "\"state\":\"running|runnable|sleeping|blocked\",\"from_ns\",\"to_ns\",\"waited_behind\":{\"tid\",\"comm\"} (runnable\n"
+    "pieces ending at a switch-in from another task)}],\"critical_path_stop\"}; with\n"
     "--against: {\"a\":{...},\"b\":{...},\"changes\":{\"running_ns\":{a,b,abs,rel},...},\"antagonists\":[{\"comm\",\n"
     "\"a_ns\",\"b_ns\"}]}.\n";
 
@@ -74,9 +75,10 @@ void printWhy(std::ostream& out, const core::TraceModel& m, const core::analysis
   out << "  critical path, " << formatDuration(cp.from() - m.firstTs) << " .. " << formatDuration(cp.end - m.firstTs)
       << " (" << cp.segments.size() << " segments; starts at the " << core::analysis::toString(cp.stop) << "):\n";
   for (const auto& s : cp.segments) {
-    std::snprintf(buf, sizeof buf, "    %14s .. %-14s %12s  %-9s %s\n", formatDuration(s.from - m.firstTs).c_str(),
+    const std::string behind = s.waitedBehind.isValid() ? "  (behind " + taskName(m, s.waitedBehind) + ")" : "";
+    std::snprintf(buf, sizeof buf, "    %14s .. %-14s %12s  %-9s %s%s\n", formatDuration(s.from - m.firstTs).c_str(),
                   formatDuration(s.to - m.firstTs).c_str(), ms(s.length()).c_str(),
-                  std::string(core::analysis::toString(s.state)).c_str(), taskName(m, s.utid).c_str());
+                  std::string(core::analysis::toString(s.state)).c_str(), taskName(m, s.utid).c_str(), behind.c_str());
     out << buf;
   }
 }

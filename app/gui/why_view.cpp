@@ -110,7 +110,7 @@ WhyView::WhyView(QWidget* parent) : QWidget(parent) {
   m_antagonists->setToolTip(tr("Who ran on the CPUs it could run on while it was runnable (summed over CPUs)"));
   m_wakers = makeTable({tr("waker"), tr("wakeups"), tr("sleep ended")}, this);
   m_wakers->setToolTip(tr("Who made it runnable (<irq>: interrupt context or the idle task), and the sleep those wakeups ended"));
-  m_path = makeTable({tr("from"), tr("length"), tr("state"), tr("task")}, this);
+  m_path = makeTable({tr("from"), tr("length"), tr("state"), tr("task"), tr("waited behind")}, this);
   m_path->setToolTip(tr("Critical path, oldest first: double-click to see a piece on the timeline"));
   grid->addWidget(titled(tr("Antagonists"), m_antagonists, this), 0, 0);
   grid->addWidget(titled(tr("Wakers"), m_wakers, this), 0, 1);
@@ -194,6 +194,7 @@ void WhyView::setResult(std::shared_ptr<const WhyResult> result) {
     m_path->setItem(i, 1, number(render::formatDuration(s.length())));
     m_path->setItem(i, 2, item(QString::fromUtf8(core::analysis::toString(s.state).data())));
     m_path->setItem(i, 3, item(taskText(m, s.utid)));
+    if (s.waitedBehind.isValid()) m_path->setItem(i, 4, item(taskText(m, s.waitedBehind)));
   }
   m_diff->setRowCount(0);
   if (m_result->other) {

@@ -130,6 +130,15 @@ std::optional<PathState> pathStateOf(TaskState s) {
   }
 }
 
+// The task whose run on `cpu` ended at `ts` (the switch that let `waiter` in), if a task's did.
+Utid holderBefore(const TraceModel& m, int cpu, int64_t ts, Utid waiter) {
+  if (cpu < 0 || cpu >= m.cpuCount()) return {};
+  const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+  const auto i = static_cast<size_t>(std::lower_bound(s.ts.begin(), s.ts.end(), ts) - s.ts.begin());
+  if (i == 0 || s.end(i - 1) != ts || s.kind[i - 1] != SliceKind::Task || s.utid[i - 1] == waiter) return {};
+  return s.utid[i - 1];
+}
+
 }  // namespace
 
 std::string_view toString(PathState state) {
@@ -161,7 +170,7 @@ CriticalPath criticalPath(const TraceModel& m, Utid utid, TimeRange range) {
         backwards.back().from == to)
       backwards.back().from = from;
     else
-      backwards.push_back({u, s, from, to});
+      backwards.push_back({u, s, from, to, Utid()});
   };
   Utid task = utid;
   int64_t t = path.end;
@@ -181,6 +190,8 @@ CriticalPath criticalPath(const TraceModel& m, Utid utid, TimeRange range) {
     }
     const int64_t start = std::max(st.ts[r], range.from);
     emit(task, *state, start, t);
+    if (*state == PathState::Runnable && r + 1 < e && st.ts[r + 1] == t && st.state[r + 1] == TaskState::Running)
+      backwards.back().waitedBehind = holderBefore(m, st.cpu[r + 1], t, task);
     t = start;
     if (t > range.from && st.state[r] == TaskState::Runnable) {
       const auto w = wakeupOfRow(m, task, st.ts[r], r > b ? st.ts[r - 1] : INT64_MIN);

@@ -61,6 +61,10 @@ struct PathSegment {
   PathState state = PathState::Running;
   int64_t from = 0;
   int64_t to = 0;
+  /// Runnable pieces that end at the task's switch-in: the task that held that
+  /// CPU until then (it preempted the waiter, or ran first); invalid when the
+  /// CPU came out of idle or the piece ends elsewhere.
+  Utid waitedBehind;
   int64_t length() const { return to - from; }
 };
 
@@ -97,7 +101,8 @@ struct CriticalPath {
 ///   sleeping or blocked) is then on the path;
 /// - a task in no known state, or with nothing traced before t, ends the walk.
 /// Runnable time stays with the waiting task (as Trace Compass's "preempted" and
-/// Perfetto's runnable thread state do); the antagonists say who held the CPUs.
+/// Perfetto's runnable thread state do), naming who it waited behind; the
+/// antagonists say who held the CPUs.
 /// Adjacent pieces of the same task and state merge. The segments sum to
 /// end - from() (= end - range.from when stop is RangeStart).
 CriticalPath criticalPath(const TraceModel& model, Utid utid, TimeRange range);

@@ -54,6 +54,12 @@ void writeWhyJson(JsonWriter& j, const TraceModel& m, const WhyReport& why) {
     j.field("state", toString(s.state));
     j.field("from_ns", s.from);
     j.field("to_ns", s.to);
+    if (s.waitedBehind.isValid()) {
+      j.key("waited_behind").beginObject();
+      writeTid(j, m, s.waitedBehind);
+      j.field("comm", m.comm(s.waitedBehind));
+      j.endObject();
+    }
     j.endObject();
   }
   j.endArray();

@@ -49,6 +49,14 @@ TEST(WhyCli, JsonCarriesTheStableNames) {
   EXPECT_NE(first.find(field("state", "\"running\"")), std::string::npos) << first;
   EXPECT_NE(first.find(field("to_ns", "100000050000")), std::string::npos) << first;
 
+  // B's preempted wait, 2000..2600 us, ended behind D.
+  const auto behind = out.find("\"waited_behind\"");
+  ASSERT_NE(behind, std::string::npos);
+  EXPECT_NE(out.substr(behind, 80).find(field("tid", "104")), std::string::npos) << out.substr(behind, 80);
+  const std::string piece = out.substr(out.rfind('{', out.rfind(field("state", ""), behind)), 200);
+  EXPECT_NE(piece.find(field("state", "\"runnable\"")), std::string::npos) << piece;
+  EXPECT_NE(piece.find(field("from_ns", "100002000000")), std::string::npos) << piece;
+
   // An interrupt waker has a null tid: taskA was woken by a hardirq.
   ASSERT_EQ(runCli({"why", data("why/chain.txt"), "--task", "101", "--json"}, out), 0) << out;
   EXPECT_NE(out.find(field("tid", "null")), std::string::npos) << out;

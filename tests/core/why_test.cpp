@@ -95,6 +95,17 @@ TEST(WhyChain, CriticalPathFollowsWakersAndStopsAtTheInterrupt) {
   EXPECT_EQ(path.stop, core::analysis::PathStop::RangeStart);
   EXPECT_EQ(pathSum(path), 5000 * kUs);
   EXPECT_EQ(path.end, kT0 + 5000 * kUs);
+  // Who each wait ended behind: B's preemption behind D, C behind A (CPU 0 was
+  // A's until 3000); A and B at their wakeups came in on idle CPUs.
+  const auto behind = [&](size_t i) {
+    const core::Utid u = path.segments[i].waitedBehind;
+    return u.isValid() ? m->threads.tid[u.value] : -1;
+  };
+  EXPECT_EQ(behind(2), -1);
+  EXPECT_EQ(behind(4), -1);
+  EXPECT_EQ(behind(6), 104);
+  EXPECT_EQ(behind(8), 101);
+  EXPECT_EQ(behind(9), -1);  // running
 }
 
 // The breakdown of C over the whole trace [0, 5000]: running 0..400 and
