@@ -40,12 +40,6 @@ constexpr const char* kWhyHelp =
     "--against: {\"a\":{...},\"b\":{...},\"changes\":{\"running_ns\":{a,b,abs,rel},...},\"antagonists\":[{\"comm\",\n"
     "\"a_ns\",\"b_ns\"}]}.\n";
 
-std::string ms(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
-  return buf;
-}
-
 std::string taskName(const core::TraceModel& m, core::Utid u) {
   if (!u.isValid()) return "<irq>";
   return std::string(m.comm(u)) + "-" + std::to_string(m.threads.tid[u.value]);
@@ -56,18 +50,18 @@ void printWhy(std::ostream& out, const core::TraceModel& m, const core::analysis
   char buf[256];
   out << taskName(m, w.utid) << ", range " << formatDuration(w.range.from - m.firstTs) << " .. "
       << formatDuration(w.range.to - m.firstTs) << "\n";
-  std::snprintf(buf, sizeof buf, "  running %s  runnable %s  sleeping %s  blocked %s%s\n", ms(w.runningNs).c_str(),
-                ms(w.runnableNs).c_str(), ms(w.sleepingNs).c_str(), ms(w.blockedNs).c_str(),
-                w.unknownNs ? ("  unknown " + ms(w.unknownNs)).c_str() : "");
+  std::snprintf(buf, sizeof buf, "  running %s  runnable %s  sleeping %s  blocked %s%s\n", formatDuration(w.runningNs).c_str(),
+                formatDuration(w.runnableNs).c_str(), formatDuration(w.sleepingNs).c_str(), formatDuration(w.blockedNs).c_str(),
+                w.unknownNs ? ("  unknown " + formatDuration(w.unknownNs)).c_str() : "");
   out << buf;
-  out << "  idle while runnable " << ms(w.idleWhileRunnableNs) << "\n";
+  out << "  idle while runnable " << formatDuration(w.idleWhileRunnableNs) << "\n";
   out << "  antagonists (CPU time while it was runnable):\n";
   for (size_t i = 0; i < w.antagonists.size() && i < top; ++i)
-    out << "    " << ms(w.antagonists[i].ns) << "  " << taskName(m, w.antagonists[i].utid) << "\n";
+    out << "    " << formatDuration(w.antagonists[i].ns) << "  " << taskName(m, w.antagonists[i].utid) << "\n";
   if (w.antagonists.size() > top) out << "    ... " << w.antagonists.size() - top << " more (--top N)\n";
   out << "  wakers (wakeups, sleep they ended):\n";
   for (size_t i = 0; i < w.wakers.size() && i < top; ++i)
-    out << "    " << w.wakers[i].count << "  " << ms(w.wakers[i].sleepNs) << "  " << taskName(m, w.wakers[i].utid)
+    out << "    " << w.wakers[i].count << "  " << formatDuration(w.wakers[i].sleepNs) << "  " << taskName(m, w.wakers[i].utid)
         << "\n";
   if (w.wakers.size() > top) out << "    ... " << w.wakers.size() - top << " more (--top N)\n";
   if (!path) return;
@@ -77,7 +71,7 @@ void printWhy(std::ostream& out, const core::TraceModel& m, const core::analysis
   for (const auto& s : cp.segments) {
     const std::string behind = s.waitedBehind.isValid() ? "  (behind " + taskName(m, s.waitedBehind) + ")" : "";
     std::snprintf(buf, sizeof buf, "    %14s .. %-14s %12s  %-9s %s%s\n", formatDuration(s.from - m.firstTs).c_str(),
-                  formatDuration(s.to - m.firstTs).c_str(), ms(s.length()).c_str(),
+                  formatDuration(s.to - m.firstTs).c_str(), formatDuration(s.length()).c_str(),
                   std::string(core::analysis::toString(s.state)).c_str(), taskName(m, s.utid).c_str(), behind.c_str());
     out << buf;
   }
@@ -172,13 +166,13 @@ int whyCommand(const std::vector<std::string>& argv, std::ostream& out, std::ost
       for (const auto& d : diff.metrics) {
         const auto rel = d.relative();
         std::snprintf(buf, sizeof buf, "  %-24s %14s -> %14s  %+.3f ms%s\n", d.name.c_str(),
-                      ms(static_cast<int64_t>(d.a)).c_str(), ms(static_cast<int64_t>(d.b)).c_str(), d.delta() / 1e6,
+                      formatDuration(static_cast<int64_t>(d.a)).c_str(), formatDuration(static_cast<int64_t>(d.b)).c_str(), d.delta() / 1e6,
                       rel ? (" (" + std::to_string(static_cast<int>(*rel * 100)) + "%)").c_str() : "");
         out << buf;
       }
       out << "  antagonists (A -> B):\n";
       for (size_t i = 0; i < diff.antagonists.size() && i < top; ++i)
-        out << "    " << ms(diff.antagonists[i].aNs) << " -> " << ms(diff.antagonists[i].bNs) << "  "
+        out << "    " << formatDuration(diff.antagonists[i].aNs) << " -> " << formatDuration(diff.antagonists[i].bNs) << "  "
             << diff.antagonists[i].comm << "\n";
     }
     return failed ? kExitFailure : kExitOk;
