@@ -53,6 +53,50 @@ QLogValueAxis* logAxis(const QString& title) {
   return a;
 }
 
+// The scatter's dots and legend and the distribution of one kind of sample
+// (worker thread: nothing here touches a widget).
+LatencyData::Plot plotOf(const LatencyData& d, bool wakeups) {
+  LatencyData::Plot plot;
+  const auto& m = *d.model;
+  std::vector<const core::analysis::LatencySample*> shown;
+  for (const auto& s : d.samples)
+    if (!wakeups || s.woken) shown.push_back(&s);
+
+  // Colour the tasks with the most samples; the rest share grey.
+  std::map<uint32_t, size_t> perTask;
+  for (const auto* s : shown) ++perTask[s->utid.value];
+  std::vector<std::pair<size_t, uint32_t>> byCount;
+  for (const auto& [u, n] : perTask) byCount.emplace_back(n, u);
+  std::sort(byCount.rbegin(), byCount.rend());
+  std::map<uint32_t, QRgb> colorOf;
+  for (size_t k = 0; k < byCount.size() && k < kColouredTasks; ++k) {
+    const core::Utid u(byCount[k].second);
+    const QRgb c = render::taskColor(m.comm(u), m.threads.tid[u.value]).rgba();
+    colorOf[u.value] = c;
+    plot.legend.push_back({QStringLiteral("%1 (%2)").arg(commOf(m, u)).arg(m.threads.tid[u.value]), c});
+  }
+  const QRgb grey = QColor(0x9e, 0x9e, 0x9e, 0xb0).rgba();
+  plot.legend.push_back({QObject::tr("other tasks"), grey});
+  std::vector<int64_t> values;
+  values.reserve(shown.size());
+  for (const auto* s : shown) values.push_back(s->ns);
+  plot.distribution = core::analysis::Distribution::of(std::move(values));
+  const int64_t p99 = plot.distribution.p99;
+  const size_t stride = shown.size() > kMaxDots ? (shown.size() + kMaxDots - 1) / kMaxDots : 1;
+  std::vector<LatencyScatter::Dot> coloured;
+  size_t index = 0;
+  for (const auto* s : shown) {
+    const bool keep = stride == 1 || s->ns >= p99 || index++ % stride == 0;
+    if (!keep) continue;
+    const auto it = colorOf.find(s->utid.value);
+    const LatencyScatter::Dot dot{static_cast<float>(static_cast<double>(s->ts - m.firstTs) / 1e6),
+                                  static_cast<float>(usOf(s->ns)), it != colorOf.end() ? it->second : grey};
+    (it != colorOf.end() ? coloured : plot.dots).push_back(dot);
+  }
+  plot.dots.insert(plot.dots.end(), coloured.begin(), coloured.end());
+  return plot;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- table model
@@ -219,6 +263,8 @@ void LatencyView::recompute() {
     d->range = choice.range;
     d->samples = core::analysis::latencySamples(*choice.model, choice.range);
     d->tasks = core::analysis::taskLatencies(*choice.model, d->samples);
+    d->plots[0] = plotOf(*d, true);
+    d->plots[1] = plotOf(*d, false);
     return std::shared_ptr<const LatencyData>(std::move(d));
   }));
 }
@@ -236,51 +282,13 @@ void LatencyView::rebuildCharts() {
     return;
   }
   const auto& m = *m_data->model;
-  std::vector<const core::analysis::LatencySample*> shown;
-  for (const auto& s : m_data->samples)
-    if (!wakeups || s.woken) shown.push_back(&s);
-
-  // Colour the tasks with the most samples; the rest share grey.
-  std::map<uint32_t, size_t> perTask;
-  for (const auto* s : shown) ++perTask[s->utid.value];
-  std::vector<std::pair<size_t, uint32_t>> byCount;
-  for (const auto& [u, n] : perTask) byCount.emplace_back(n, u);
-  std::sort(byCount.rbegin(), byCount.rend());
-  std::map<uint32_t, QRgb> colorOf;
-  std::vector<LatencyScatter::LegendEntry> legend;
-  for (size_t k = 0; k < byCount.size() && k < kColouredTasks; ++k) {
-    const core::Utid u(byCount[k].second);
-    const QRgb c = render::taskColor(m.comm(u), m.threads.tid[u.value]).rgba();
-    colorOf[u.value] = c;
-    legend.push_back({QStringLiteral("%1 (%2)").arg(commOf(m, u)).arg(m.threads.tid[u.value]), c});
-  }
-  const QRgb grey = QColor(0x9e, 0x9e, 0x9e, 0xb0).rgba();
-  legend.push_back({tr("other tasks"), grey});
-  std::vector<int64_t> values;
-  values.reserve(shown.size());
-  for (const auto* s : shown) values.push_back(s->ns);
-  const auto dist = core::analysis::Distribution::of(std::move(values));
-  const std::vector<int64_t>& sorted = dist.sorted;
-  const int64_t p99 = dist.p99;
-  const size_t stride = shown.size() > kMaxDots ? (shown.size() + kMaxDots - 1) / kMaxDots : 1;
-  // Grey first, the coloured tasks over them.
-  std::vector<LatencyScatter::Dot> dots, coloured;
-  size_t index = 0;
-  for (const auto* s : shown) {
-    const bool keep = stride == 1 || s->ns >= p99 || index++ % stride == 0;
-    if (!keep) continue;
-    const auto it = colorOf.find(s->utid.value);
-    const LatencyScatter::Dot dot{static_cast<float>(static_cast<double>(s->ts - m.firstTs) / 1e6),
-                                  static_cast<float>(usOf(s->ns)), it != colorOf.end() ? it->second : grey};
-    (it != colorOf.end() ? coloured : dots).push_back(dot);
-  }
-  const size_t drawn = dots.size() + coloured.size();
-  dots.insert(dots.end(), coloured.begin(), coloured.end());
-  m_scatter->setData(tr("%1 over time").arg(what), std::move(dots),
-                     static_cast<double>(m_data->range.from - m.firstTs) / 1e6,
-                     static_cast<double>(std::min(m_data->range.to, m.lastTs) - m.firstTs) / 1e6, std::move(legend));
-  m_note->setText(stride == 1 ? tr("%1 samples").arg(shown.size())
-                              : tr("%1 of %2 samples drawn (every one at or above p99)").arg(drawn).arg(shown.size()));
+  const LatencyData::Plot& plot = m_data->plots[wakeups ? 0 : 1];
+  const std::vector<int64_t>& sorted = plot.distribution.sorted;
+  m_scatter->setData(tr("%1 over time").arg(what), plot.dots, static_cast<double>(m_data->range.from - m.firstTs) / 1e6,
+                     static_cast<double>(std::min(m_data->range.to, m.lastTs) - m.firstTs) / 1e6, plot.legend);
+  m_note->setText(plot.dots.size() == sorted.size()
+                      ? tr("%1 samples").arg(sorted.size())
+                      : tr("%1 of %2 samples drawn (every one at or above p99)").arg(plot.dots.size()).arg(sorted.size()));
 
   // Histogram over log-spaced bins (5 per decade), and the CDF.
   if (!sorted.empty()) {

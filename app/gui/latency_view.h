@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/gui/latency_scatter.h"
 #include "core/analysis/latency.h"
 
 class QChartView;
@@ -21,14 +22,20 @@ class QTableView;
 
 namespace app::gui {
 
-class LatencyScatter;
-
 struct LatencyData {
   int runId = -1;
   std::shared_ptr<const core::TraceModel> model;
   core::analysis::TimeRange range;
   std::vector<core::analysis::LatencySample> samples;
   std::vector<core::analysis::TaskLatency> tasks;
+  /// What the charts show of one kind ([0] wakeup latency, [1] scheduling delay),
+  /// prepared with the samples so that the GUI thread only paints.
+  struct Plot {
+    core::analysis::Distribution distribution;
+    std::vector<LatencyScatter::Dot> dots;  ///< grey ones first, coloured tasks on top
+    std::vector<LatencyScatter::LegendEntry> legend;
+  };
+  Plot plots[2];
 };
 
 /// Per-task latency rows: task, tid, samples, p50, p90, p99, max, worst at.
