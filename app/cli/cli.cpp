@@ -147,6 +147,8 @@ void printUsage(std::ostream& out) {
          "                                          identity replays of many recordings: the fidelity table\n"
          "  scenario coresched-fairness [--runs N] [--json]\n"
          "                                          the core-scheduling fairness experiment of docs/models.md §6.1\n"
+         "  why FILE --task TID|COMM [--from T] [--to T] [--critical-path] [--against FILE2] [--json]\n"
+         "                                          why a task was not running: states, antagonists, wakers, critical path\n"
          "  diff A B [--json]                       two runs compared task by task and as a whole\n"
          "  render FILE -o OUT.png [--width N] [--from T] [--to T] [--bench] [--json]\n"
          "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"
@@ -178,6 +180,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "diff") return diffCommand(rest, out, err);
   if (command == "render") return renderCommand(rest, out, err);
   if (command == "report") return reportCommand(rest, out, err);
+  if (command == "why") return whyCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

@@ -72,5 +72,6 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
 int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int whyCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
 }  // namespace app::cli

@@ -15,8 +15,11 @@
 
 #include "app/gui/diff_view.h"
 #include "app/gui/fidelity_view.h"
+#include "app/gui/latency_view.h"
 #include "app/gui/main_window.h"
 #include "app/gui/timeline_view.h"
+#include "app/gui/why_controller.h"
+#include "app/gui/why_view.h"
 #include "app/render/time_axis.h"
 
 namespace {
@@ -73,7 +76,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption fromOpt(QStringLiteral("from"), QStringLiteral("Show from this time (e.g. 10ms)."), QStringLiteral("T"));
   const QCommandLineOption toOpt(QStringLiteral("to"), QStringLiteral("Show up to this time."), QStringLiteral("T"));
   const QCommandLineOption selectOpt(QStringLiteral("select"), QStringLiteral("Select the range FROM:TO (statistics follow it)."), QStringLiteral("FROM:TO"));
-  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details, diff or fidelity."), QStringLiteral("NAME"));
+  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details, diff, why, latency or fidelity."), QStringLiteral("NAME"));
   const QCommandLineOption compareOpt(QStringLiteral("compare"),
                                       QStringLiteral("Open A and B (the next argument) as a comparison: side by side, with the Diff tab."),
                                       QStringLiteral("A"));
@@ -242,6 +245,11 @@ int main(int argc, char** argv) {
         window.setTabsShare(0.68);  // the charts need the room
       }
       if (tab == QLatin1String("details")) window.tabs()->setCurrentIndex(2);
+      if (tab == QLatin1String("why") || tab == QLatin1String("latency")) {
+        window.tabs()->setCurrentWidget(tab == QLatin1String("why") ? static_cast<QWidget*>(window.whyController()->whyView())
+                                                                    : static_cast<QWidget*>(window.whyController()->latencyView()));
+        window.setTabsShare(0.55);
+      }
       if (tab == QLatin1String("diff")) {
         window.tabs()->setCurrentWidget(window.diffView());
         window.setTabsShare(0.55);

@@ -44,6 +44,7 @@
 #include "app/gui/export_dialog.h"
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
+#include "app/gui/why_controller.h"
 #include "app/gui/stats_view.h"
 #include "app/gui/task_table_model.h"
 #include "app/render/time_axis.h"
@@ -355,6 +356,8 @@ void MainWindow::buildActions() {
     setAlignment(m_alignment == Alignment::Markers ? Alignment::Starts : Alignment::Markers);
   });
   addAction(toggleAlign);
+  view->addSeparator();
+  m_why = new WhyController(m_runs, m_area, m_view, m_tabs, view, this);
   view->addSeparator();
   auto* find = view->addAction(tr("&Find Task\u2026"), this, [this] {
     m_search->setFocus();
@@ -699,7 +702,7 @@ void MainWindow::cancelAllJobs() {
 bool MainWindow::isIdle() const {
   for (const auto& j : m_jobs)
     if (j) return false;
-  return m_statsPending == 0 && !m_statsTimer->isActive() && m_area->allDrawListsReady();
+  return m_statsPending == 0 && !m_statsTimer->isActive() && m_area->allDrawListsReady() && (!m_why || m_why->isIdle());
 }
 
 void MainWindow::reportError(const QString& title, const QString& message) {
@@ -929,6 +932,7 @@ void MainWindow::selectSlice(const SliceRef& slice) {
   m_selectedSlice = slice;
   m_area->setSelectedSlice(slice);
   m_details->showSlice(m_runs->run(slice.runId), slice);
+  m_why->selectSlice(slice);
   m_tabs->setCurrentWidget(m_details);
 }
 

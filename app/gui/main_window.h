@@ -36,6 +36,7 @@ class StatsView;
 class FidelityView;
 class TaskFilterProxy;
 class TaskTableModel;
+class WhyController;
 
 struct Shortcut {
   QString keys;
@@ -80,6 +81,8 @@ class MainWindow : public QMainWindow {
   FidelityView* fidelityView() const { return m_fidelityView; }
   DetailsView* detailsView() const { return m_details; }
   DiffView* diffView() const { return m_diffView; }
+  /// The Why and Latency tabs and the timeline's wakeup arrows and critical path.
+  WhyController* whyController() const { return m_why; }
   QTabWidget* tabs() const { return m_tabs; }
   /// No job running, statistics current, every pane painted-ready.
   bool isIdle() const;
@@ -160,6 +163,7 @@ class MainWindow : public QMainWindow {
   FidelityView* m_fidelityView = nullptr;
   DetailsView* m_details = nullptr;
   DiffView* m_diffView = nullptr;
+  WhyController* m_why = nullptr;
   QAction* m_alignStarts = nullptr;
   QAction* m_alignMarkers = nullptr;
   Alignment m_alignment = Alignment::Starts;

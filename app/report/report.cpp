@@ -154,6 +154,7 @@ core::Result<std::shared_ptr<const ReportData>> computeReportData(const ReportSp
     auto range = rangeOf(*e.model, e.origin);
     if (!range) return core::Error("the report's range lies outside " + e.label.toStdString());
     e.stats = core::analysis::computeStats(*e.model, *range);
+    e.why = core::analysis::explainTopWaiters(*e.model, e.stats, kReportWhyTasks);
     data->runs.push_back(std::move(e));
     step();
   }
@@ -180,6 +181,7 @@ core::Result<std::shared_ptr<const ReportData>> computeReportData(const ReportSp
     auto range = rangeOf(*e.model, e.origin);
     if (!range) return core::Error("the report's range lies outside the replay " + tag.toStdString());
     e.stats = core::analysis::computeStats(*e.model, *range);
+    e.why = core::analysis::explainTopWaiters(*e.model, e.stats, kReportWhyTasks);
     data->runs.push_back(std::move(e));
     step();
   }

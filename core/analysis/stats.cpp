@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/analysis/fair_share.h"
+#include "core/analysis/why.h"
 
 namespace core::analysis {
 
@@ -275,6 +276,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     lagSum += f.maxAbsLagNs;
     lagMax = std::max(lagMax, f.maxAbsLagNs);
   }
+  out.idleWhileRunnableNs = idleWhileRunnableNs(m, range);
   out.wakeupLatency = Distribution::of(std::move(allLat));
   out.schedDelay = Distribution::of(std::move(allDelay));
   const size_t competing = ratios.size();

@@ -11,6 +11,7 @@
 #include <QApplication>
 #include <QSettings>
 #include <QChart>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QTabWidget>
@@ -21,6 +22,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTest>
 #include <QThread>
 #include <QUrl>
@@ -42,7 +44,12 @@
 #include "app/gui/runs_model.h"
 #include "app/gui/stats_view.h"
 #include "app/gui/task_table_model.h"
+#include "app/gui/latency_scatter.h"
+#include "app/gui/latency_view.h"
 #include "app/gui/timeline_view.h"
+#include "app/gui/why_controller.h"
+#include "app/gui/why_overlay.h"
+#include "app/gui/why_view.h"
 #include "app/render/timeline_image.h"
 #include "test_models.h"
 
@@ -856,4 +863,117 @@ TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
     EXPECT_EQ(w.fidelityView()->verdictOf(QString::fromStdString(m.key)),
               QString::fromStdString(std::string(core::analysis::toString(m.verdict))))
         << m.key;
+// The why-not-running views over tests/data/why/chain.txt (its schedule and the
+// numbers are worked out in tests/core/why_test.cpp): a clicked slice's task gets
+// its breakdown and critical path in the Why tab, its wakeup arrows and path over
+// the pane; the Latency tab lists every task with wakeups, worst p99 first.
+TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
+  ensureApp();
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  w.openFile(QStringLiteral(SCHEDLAB_TEST_DATA "/why/chain.txt"));
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->recordings().size(), 1u);
+  const int id = w.runs()->recordings().front();
+  const auto& m = *w.runs()->run(id)->model;
+  constexpr int64_t kT0 = 100'000'000'000, kUs = 1000;
+  // The slice of a task on a CPU: the first whose task has that tid.
+  const auto sliceOf = [&](int cpu, int tid) {
+    SliceRef ref;
+    ref.runId = id;
+    ref.cpu = cpu;
+    const auto& s = m.cpuSlices[static_cast<size_t>(cpu)];
+    for (uint32_t i = 0; i < s.size(); ++i)
+      if (s.kind[i] == core::SliceKind::Task && m.threads.tid[s.utid[i].value] == tid) {
+        ref.row = i;
+        ref.utid = s.utid[i];
+        break;
+      }
+    return ref;
+  };
+  auto* why = w.whyController();
+  ASSERT_NE(why, nullptr);
+  w.selectSlice(sliceOf(0, 103));  // taskC on CPU 0
+  ASSERT_TRUE(waitIdle(w));
+  const WhyResult* r = why->whyView()->result();
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(m.threads.tid[r->why.utid.value], 103);
+  EXPECT_EQ(r->why.criticalPath.segments.size(), 10u);
+  EXPECT_EQ(why->whyView()->pathTable()->rowCount(), 10);
+  TimelinePane* pane = w.timeline()->pane(id);
+  ASSERT_NE(pane, nullptr);
+  for (int tid : {101, 102, 103}) EXPECT_TRUE(pane->hasTaskRow(core::analysis::findTasks(m, std::to_string(tid)).front())) << tid;
+  ASSERT_NE(pane->overlay(), nullptr);
+  // C's one wakeup: by B on CPU 1 at 2800, switched in on CPU 0 at 3000; C woke nobody.
+  ASSERT_EQ(pane->overlay()->arrows.size(), 1u);
+  const WakeupArrow& c = pane->overlay()->arrows[0];
+  EXPECT_EQ(c.wakeTs, kT0 + 2800 * kUs);
+  EXPECT_EQ(c.runTs, kT0 + 3000 * kUs);
+  EXPECT_EQ(c.fromCpu, 1);
+  EXPECT_EQ(c.toCpu, 0);
+  EXPECT_FALSE(c.irq);
+
+  // A: woken by an interrupt at 100 (on CPU 1, run on CPU 0 at 300), and it woke B
+  // at 1000 (on CPU 0; B ran on CPU 1 at 1200).
+  w.selectSlice(sliceOf(0, 101));
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(pane->overlay()->arrows.size(), 2u);
+  const WakeupArrow& irq = pane->overlay()->arrows[0];
+  EXPECT_TRUE(irq.irq);
+  EXPECT_TRUE(irq.incoming);
+  EXPECT_EQ(irq.runTs - irq.wakeTs, 200 * kUs);
+  const WakeupArrow& out = pane->overlay()->arrows[1];
+  EXPECT_FALSE(out.incoming);
+  EXPECT_EQ(out.wakeTs, kT0 + 1000 * kUs);
+  EXPECT_EQ(out.toCpu, 1);
+  why->arrowsAction()->setChecked(false);
+  EXPECT_FALSE(pane->overlay()->showArrows);
+  EXPECT_TRUE(pane->overlay()->showPath);
+
+  // A path row's jump shows that piece: A's sleep 50..100 us.
+  emit why->whyView()->jumpRequested(id, r->why.utid, kT0 + 50 * kUs, kT0 + 100 * kUs);
+  const auto& v = w.viewState()->viewport();
+  EXPECT_LE(v.start, 50 * kUs);
+  EXPECT_GE(v.end(), 100 * kUs);
+
+  // Latency tab: A, B, C and D were woken; p99 200 us for A, B and C, 100 us for D (last).
+  auto* lat = why->latencyView();
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_NE(lat->data(), nullptr);
+  QAbstractItemModelTester tester(lat->table()->model(), QAbstractItemModelTester::FailureReportingMode::Warning);
+  ASSERT_EQ(lat->table()->model()->rowCount(), 4);
+  const auto p99 = [&](int row) {
+    return lat->table()->model()->index(row, TaskLatencyModel::P99).data(TaskLatencyModel::kSortRole).toLongLong();
+  };
+  EXPECT_EQ(p99(0), 200 * kUs);
+  EXPECT_EQ(p99(3), 100 * kUs);
+  EXPECT_EQ(lat->table()->model()->index(3, TaskLatencyModel::Tid).data().toInt(), 104);
+  QSignalSpy jumps(lat, &LatencyView::jumpRequested);
+  emit lat->table()->doubleClicked(lat->table()->model()->index(3, 0));
+  ASSERT_EQ(jumps.size(), 1);
+  EXPECT_EQ(jumps[0][2].toLongLong(), kT0 + 1900 * kUs);  // D's one wakeup, its worst
+  // Compare with a second run (the same recording again): the task is matched by
+  // comm and every change is zero.
+  w.openFile(QStringLiteral(SCHEDLAB_TEST_DATA "/why/chain.txt"));
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->recordings().size(), 2u);
+  const int other = w.runs()->recordings().back();
+  auto* combo = why->whyView()->findChild<QComboBox*>();
+  ASSERT_NE(combo, nullptr);
+  ASSERT_GE(combo->findData(other), 0);
+  combo->setCurrentIndex(combo->findData(other));
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_NE(why->whyView()->result(), nullptr);
+  ASSERT_TRUE(why->whyView()->result()->other.has_value());
+  for (const auto& metric : why->whyView()->result()->other->diff.metrics) EXPECT_EQ(metric.delta(), 0) << metric.name;
+  EXPECT_EQ(why->whyView()->result()->other->why.runnableNs, why->whyView()->result()->why.runnableNs);
+
+  // One dot per wakeup (A, B, C, D); a click near 1.9 ms, 100 us is D's.
+  EXPECT_EQ(lat->scatter()->dotCount(), 4u);
+  emit lat->scatter()->clicked(1.95, 90);
+  ASSERT_EQ(jumps.size(), 2);
+  EXPECT_EQ(jumps[1][2].toLongLong(), kT0 + 1900 * kUs);
+  EXPECT_EQ(jumps[1][3].toLongLong(), kT0 + 2000 * kUs);
 }

@@ -476,3 +476,31 @@ TEST_F(ReportTest, SharedRecordedHackbenchRuns) {
 }
 
 }  // namespace
+
+// The "Why tasks waited" section lists each run's longest waiters with their
+// breakdown. In tests/data/why/chain.txt (worked out in tests/core/why_test.cpp)
+// taskB waited longest, 800 us (200 after its wakeup, 600 preempted by taskD),
+// behind taskA (800 us on CPU 0) and taskD (600 us on CPU 1), and no CPU idled
+// while it waited behind another task.
+TEST_F(ReportTest, WhySectionNamesTheLongestWaiterAndItsAntagonists) {
+  ReportSpec spec;
+  spec.runs.push_back({load(std::string(SCHEDLAB_TEST_DATA) + "/why/chain.txt"), {}});
+  auto data = app::report::computeReportData(spec, {}, {});
+  ASSERT_TRUE(data) << data.error().message();
+  const auto doc = app::report::buildDocument(*data);
+  const app::report::Table* why = nullptr;
+  bool inSection = false;
+  for (const auto& b : doc.blocks) {
+    if (b.kind == app::report::Block::Kind::Heading) inSection = b.text == QStringLiteral("Why tasks waited");
+    if (inSection && b.kind == app::report::Block::Kind::Table && !why) why = &b.table;
+  }
+  ASSERT_NE(why, nullptr);
+  ASSERT_EQ(why->rows.size(), 4u);  // A, B, C and D all waited
+  const auto& first = why->rows[0];
+  EXPECT_EQ(first[0].text, QStringLiteral("taskB (102)"));
+  EXPECT_EQ(first[2].text, app::render::formatDuration(800'000));
+  EXPECT_EQ(first[4].text, app::render::formatDuration(0));
+  EXPECT_TRUE(first[5].text.startsWith(QStringLiteral("taskA (101) ") + app::render::formatDuration(800'000)))
+      << first[5].text.toStdString();
+  EXPECT_TRUE(first[5].text.contains(QStringLiteral("taskD (104) ") + app::render::formatDuration(600'000)));
+}
