@@ -863,6 +863,8 @@ TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
     EXPECT_EQ(w.fidelityView()->verdictOf(QString::fromStdString(m.key)),
               QString::fromStdString(std::string(core::analysis::toString(m.verdict))))
         << m.key;
+}
+
 // The why-not-running views over tests/data/why/chain.txt (its schedule and the
 // numbers are worked out in tests/core/why_test.cpp): a clicked slice's task gets
 // its breakdown and critical path in the Why tab, its wakeup arrows and path over
