@@ -103,6 +103,13 @@ TEST(TraceDatWriter, RewrittenFixtureImportsAsTheOriginal) {
     ASSERT_TRUE(writeTraceDat(out, contentOf(*source, compression), [&](double f) { lastProgress = f; }));
     EXPECT_DOUBLE_EQ(lastProgress, 1.0);
     EXPECT_FALSE(fs::exists(out + ".part"));
+    // trace.dat.v7(5): each CPU's data starts page-aligned (trace-cmd maps the pages).
+    auto written = TraceFile::open(out);
+    ASSERT_TRUE(written);
+    auto layout = readLayout(**written);
+    ASSERT_TRUE(layout) << layout.error().message();
+    ASSERT_EQ(layout->cpuData.size(), 2u);
+    for (const auto& ref : layout->cpuData) EXPECT_EQ(ref.offset % layout->pageSize, 0u) << "cpu " << ref.cpu;
     auto m = load(out);
     ASSERT_TRUE(m);
     EXPECT_EQ(m->format, format);
