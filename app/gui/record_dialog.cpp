@@ -99,7 +99,9 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
   connect(m_browse, &QPushButton::clicked, this, &RecordDialog::browse);
   outputRow->addWidget(m_output, 1);
   outputRow->addWidget(m_browse);
-  form->addRow(tr("&Save as:"), outputRow);
+  auto* outputLabel = new QLabel(tr("&Save as:"), this);
+  outputLabel->setBuddy(m_output);
+  form->addRow(outputLabel, outputRow);
   layout->addLayout(form);
 
   m_progress = new QProgressBar(this);
