@@ -71,14 +71,6 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
   return true;
 }
 
-std::shared_ptr<core::TraceModel> load(const std::string& path) {
-  auto r = importers::importTrace(path);
-  EXPECT_TRUE(r) << (r ? "" : r.error().message());
-  if (!r) return nullptr;
-  EXPECT_FALSE(r->error) << r->error->message();
-  return r->model;
-}
-
 class Recording : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -111,7 +103,7 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
   EXPECT_EQ(r->topologyFile, o.output + ".topology");
   expectTracingAsBefore();
 
-  auto m = load(o.output);
+  auto m = tracedat_test::importWhole(o.output);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->format, "trace.dat v7 (zstd)");
   EXPECT_TRUE(m->metadata["recorder"].starts_with("SchedLab ")) << m->metadata["recorder"];
@@ -186,7 +178,7 @@ TEST_F(Recording, ForADurationWithProgress) {
   EXPECT_DOUBLE_EQ(seen.back().fraction, 1.0);
   expectTracingAsBefore();
   // A quiet machine still switches (kworkers, the recorder's own reads).
-  auto m = load(o.output);
+  auto m = tracedat_test::importWhole(o.output);
   ASSERT_TRUE(m);
   EXPECT_GT(m->eventCount, 0u);
 }
@@ -209,7 +201,7 @@ TEST_F(Recording, StopEndsTheRecordingAndTheCommandAndWritesWhatWasRecorded) {
   EXPECT_LT(r->elapsed, 5s);
   EXPECT_FALSE(processRuns(o.command));
   expectTracingAsBefore();
-  EXPECT_TRUE(load(o.output));
+  EXPECT_TRUE(tracedat_test::importWhole(o.output));
 }
 
 TEST_F(Recording, ACrashingCommandIsRecordedAndReported) {
@@ -223,7 +215,7 @@ TEST_F(Recording, ACrashingCommandIsRecordedAndReported) {
   ASSERT_FALSE(r->notes.empty());
   EXPECT_EQ(r->notes.back(), "'sh' was killed by signal 11 (Segmentation fault)");
   expectTracingAsBefore();
-  auto m = load(o.output);
+  auto m = tracedat_test::importWhole(o.output);
   ASSERT_TRUE(m);
   EXPECT_GT(tracedat_test::counts(*m).count("sched_process_exit"), 0u);
 }
@@ -341,7 +333,7 @@ TEST_F(Recording, OverrunsArriveAsDataLossWithTheKernelsCounts) {
   ASSERT_TRUE(r) << r.error().message();
   ASSERT_FALSE(r->losses.empty());
   EXPECT_GT(r->lostTotal(), 1000u);
-  auto m = load(o.output);
+  auto m = tracedat_test::importWhole(o.output);
   ASSERT_TRUE(m);
   // Per CPU, the model's lost events are the kernel's overrun (per_cpu/cpuN/stats).
   for (const auto& loss : r->losses) {
@@ -417,7 +409,7 @@ TEST_F(Recording, CtrlCStopsTheCliWhichWritesTheTraceAndLeavesTracingAsItWas) {
   EXPECT_NE(log.find("wrote " + out), std::string::npos) << log;
   EXPECT_FALSE(processRuns(command));
   expectTracingAsBefore();
-  EXPECT_TRUE(load(out));
+  EXPECT_TRUE(tracedat_test::importWhole(out));
 }
 
 TEST_F(Recording, KillingTheCliLeavesNoInstanceAndNoCommandBehind) {

@@ -3,6 +3,7 @@
 // counts `trace-cmd report` prints, the reference they are compared with.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,6 +74,15 @@ class TempFile {
  private:
   std::string m_path;
 };
+
+/// The model of a trace that must import whole (a failure or a partial model fails the test).
+inline std::shared_ptr<core::TraceModel> importWhole(const std::string& path) {
+  auto r = importers::importTrace(path);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message());
+  if (!r) return nullptr;
+  EXPECT_FALSE(r->error) << r->error->message();
+  return r->model;
+}
 
 inline std::map<std::string, uint64_t> counts(const core::TraceModel& m) {
   return {m.eventCounts.begin(), m.eventCounts.end()};

@@ -71,14 +71,6 @@ TraceDatContent contentOf(const Source& s, Compression compression) {
   return c;
 }
 
-std::shared_ptr<core::TraceModel> load(const std::string& path) {
-  auto r = importers::importTrace(path);
-  EXPECT_TRUE(r) << (r ? "" : r.error().message());
-  if (!r) return nullptr;
-  EXPECT_FALSE(r->error) << r->error->message();
-  return r->model;
-}
-
 // `trace-cmd report` without its first line ("cpus=2"), or empty when it fails.
 std::vector<std::string> reportLines(const std::string& path) {
   std::vector<std::string> lines;
@@ -91,7 +83,7 @@ std::vector<std::string> reportLines(const std::string& path) {
 TEST(TraceDatWriter, RewrittenFixtureImportsAsTheOriginal) {
   auto source = openFixture();
   ASSERT_TRUE(source);
-  auto original = load(fixture("tiny-v7-none.dat"));
+  auto original = importWhole(fixture("tiny-v7-none.dat"));
   ASSERT_TRUE(original);
   ScratchDir dir("writer-roundtrip");
   const std::pair<Compression, std::string> kinds[] = {
@@ -110,7 +102,7 @@ TEST(TraceDatWriter, RewrittenFixtureImportsAsTheOriginal) {
     ASSERT_TRUE(layout) << layout.error().message();
     ASSERT_EQ(layout->cpuData.size(), 2u);
     for (const auto& ref : layout->cpuData) EXPECT_EQ(ref.offset % layout->pageSize, 0u) << "cpu " << ref.cpu;
-    auto m = load(out);
+    auto m = importWhole(out);
     ASSERT_TRUE(m);
     EXPECT_EQ(m->format, format);
     EXPECT_EQ(counts(*m), counts(*original));
@@ -191,7 +183,7 @@ TEST(TraceDatWriter, CpuStatOverrunCountsTheLossAPageCouldNotCount) {
     const std::string out = dir.file("loss.dat");
     ASSERT_TRUE(writeTraceDat(out, content));
     ::close(fd);
-    auto m = load(out);
+    auto m = importWhole(out);
     ASSERT_TRUE(m);
     EXPECT_EQ(lossCounts(*m, 1), c.expected);
     EXPECT_EQ(m->diagnostics.count(core::DiagCode::lost_events), c.expected == std::vector<int64_t>{7} ? 7u : 0u);
