@@ -117,6 +117,7 @@ class Recording {
   TraceDatContent m_content;
   RecordResult m_result;
   Clock::time_point m_start;
+  int m_writingPercent = -1;
 };
 
 core::Status Recording::checkOptions() const {
@@ -242,6 +243,12 @@ uint64_t Recording::lostSoFar() const {
 
 void Recording::report(Phase phase, double fraction) {
   if (!m_progress) return;
+  // The writer reports every chunk of 10 pages: pass on whole percents only.
+  if (phase == Phase::Writing) {
+    const int percent = static_cast<int>(fraction * 100);
+    if (percent == m_writingPercent) return;
+    m_writingPercent = percent;
+  }
   RecordProgress p;
   p.phase = phase;
   p.elapsed = Clock::now() - m_start;

@@ -155,7 +155,7 @@ int recordCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   }
   const recorder::RecordResult& r = **result;
   out << "wrote " << r.output << ": " << formatDuration(r.elapsed.count()) << ", " << megabytes(r.bytes)
-      << " of ring buffer, " << r.events.size() << " event types" << (r.stoppedEarly ? " (stopped early)" : "") << "\n";
+      << " of ring buffer, " << r.events.size() << " events enabled" << (r.stoppedEarly ? " (stopped early)" : "") << "\n";
   if (!r.topologyFile.empty()) out << "topology: " << r.topologyFile << "\n";
   for (const auto& loss : r.losses)
     out << "lost " << loss.overrun << " events on CPU " << loss.cpu

@@ -399,6 +399,7 @@ TEST_F(Recording, CtrlCStopsTheCliWhichWritesTheTraceAndLeavesTracingAsItWas) {
   const pid_t cli = spawnCli({"record", "-o", out, "--", command[0], command[1]}, dir.file("log"));
   ASSERT_GT(cli, 0);
   ASSERT_TRUE(eventually([&] { return !recordingInstanceOf(m_tracefs, cli).empty(); }, 10s)) << readFile(dir.file("log"));
+  const std::string instance = recordingInstanceOf(m_tracefs, cli);
   std::this_thread::sleep_for(200ms);
   ::kill(cli, SIGINT);
   const int status = waitExit(cli);
@@ -408,6 +409,7 @@ TEST_F(Recording, CtrlCStopsTheCliWhichWritesTheTraceAndLeavesTracingAsItWas) {
   EXPECT_NE(log.find("stopped by SIGINT"), std::string::npos) << log;
   EXPECT_NE(log.find("wrote " + out), std::string::npos) << log;
   EXPECT_FALSE(processRuns(command));
+  EXPECT_FALSE(fs::exists(instance)) << instance;
   expectTracingAsBefore();
   EXPECT_TRUE(tracedat_test::importWhole(out));
 }
