@@ -59,7 +59,6 @@ constexpr uint64_t kMaxSectionBytes = 128ULL << 20;   // one decompressed metada
 constexpr uint32_t kMaxCount = 1 << 20;               // formats, systems, events per system
 constexpr int kMaxCpus = 8192;
 
-
 std::string hexOffset(uint64_t offset) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "byte offset %llu (0x%llx)", static_cast<unsigned long long>(offset),
