@@ -759,6 +759,24 @@ void SchedBuilder::onDataLoss(int32_t cpu, int64_t ts, int64_t count) {
   c.lastTs = end;
 }
 
+void SchedBuilder::settleLostCount(int32_t cpu, int64_t totalLost) {
+  auto& d = m_model->dataLoss;
+  int64_t counted = 0;
+  size_t uncounted = 0;
+  size_t uncountedRow = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d.cpu[i] != cpu) continue;
+    if (d.count[i] > 0) counted += d.count[i];
+    if (d.count[i] < 0) {
+      ++uncounted;
+      uncountedRow = i;
+    }
+  }
+  if (uncounted != 1 || totalLost <= counted) return;
+  d.count[uncountedRow] = totalLost - counted;
+  m_model->diagnostics.add(DiagCode::lost_events, static_cast<uint64_t>(totalLost - counted));
+}
+
 void SchedBuilder::onCounter(CounterKind kind, int32_t index, int64_t ts, double value) {
   auto& ct = m_model->counters;
   uint32_t track = 0;

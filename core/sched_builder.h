@@ -99,6 +99,11 @@ class SchedBuilder {
   void onTaskStateSeed(int64_t ts, int32_t tid, TaskState state, int32_t cpu);
   /// Events lost on `cpu` (-1: unknown CPU) before `ts`; count -1 if unknown.
   void onDataLoss(int32_t cpu, int64_t ts, int64_t count);
+  /// The tracer's own total of events lost on `cpu` (ftrace's per-CPU "overrun"
+  /// statistic, saved in trace.dat): when exactly one of the CPU's losses came
+  /// without a count, it is given what the counted ones leave of the total.
+  /// Several uncounted losses stay uncounted: how the total splits is unknown.
+  void settleLostCount(int32_t cpu, int64_t totalLost);
   void onCounter(CounterKind kind, int32_t index, int64_t ts, double value);
   /// Replay: an idle CPU becomes forced idle (core scheduling) or stops being
   /// so without a context switch; splits its idle slice there.

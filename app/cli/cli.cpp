@@ -153,10 +153,13 @@ void printUsage(std::ostream& out) {
          "  render FILE -o OUT.png [--width N] [--from T] [--to T] [--bench] [--json]\n"
          "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"
          "  report A [B] -o OUT.pdf|.html|.json|.csv [--replay MODEL]... [--from T] [--to T] [--page a4|letter]\n"
-         "                                          a report of one run or two compared, with replays of A\n\n"
+         "                                          a report of one run or two compared, with replays of A\n"
+         "  record -o OUT.dat [--events sched|sched+power|LIST] [--buffer-kb N] [--duration T] [-- COMMAND ARGS...]\n"
+         "                                          a trace of this machine (root): trace.dat v7 + its topology\n\n"
          "Common options:\n"
          "  --topology CxT          cores x threads per core, overriding what the trace says\n"
-         "  --topology-from DIR     a sysfs-style topology folder (/sys/devices/system/cpu layout)\n\n"
+         "  --topology-from PATH    a sysfs-style topology folder (/sys/devices/system/cpu layout) or a\n"
+         "                          topology snapshot (OUT.dat.topology, written by record)\n\n"
          "Times (T): 1.5s, 250ms, 10us, 300ns or plain seconds, relative to the trace start;\n"
          "prefix with @ for absolute trace time (@285.77).\n"
          "Formats are detected from the file's content: ftrace text (trace, trace_pipe, trace-cmd report,\n"
@@ -181,6 +184,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "render") return renderCommand(rest, out, err);
   if (command == "report") return reportCommand(rest, out, err);
   if (command == "why") return whyCommand(rest, out, err);
+  if (command == "record") return recordCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

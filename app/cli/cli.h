@@ -73,5 +73,6 @@ int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std
 int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int whyCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int recordCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
 }  // namespace app::cli

@@ -42,6 +42,9 @@
 #include "app/gui/diff_view.h"
 #include "app/gui/fidelity_view.h"
 #include "app/gui/export_dialog.h"
+#ifdef SCHEDLAB_HAVE_RECORDER
+#include "app/gui/record_dialog.h"
+#endif
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
 #include "app/gui/why_controller.h"
@@ -77,6 +80,7 @@ const std::vector<Shortcut>& shortcutTable() {
       {QStringLiteral("Ctrl+O"), QObject::tr("Open traces (also: drop files on the window, or pass them on the command line)")},
       {QStringLiteral("Ctrl+R"), QObject::tr("Replay the current recording through scheduler models")},
       {QStringLiteral("Ctrl+Shift+O"), QObject::tr("Compare two traces: side by side, with the Diff tab (also: schedlab --compare A B)")},
+      {QStringLiteral("Ctrl+Shift+R"), QObject::tr("Record a trace of this machine (root) and open it (also: schedlab-cli record)")},
       {QStringLiteral("Ctrl+E"), QObject::tr("Export the visible timeline as PNG")},
       {QStringLiteral("Ctrl+Shift+E"), QObject::tr("Export a report (PDF, HTML, JSON, CSV) of the chosen runs, as schedlab-cli report does")},
       {QStringLiteral("Ctrl+W"), QObject::tr("Close the selected run (and its replays)")},
@@ -304,6 +308,9 @@ void MainWindow::buildActions() {
   m_recentMenu = file->addMenu(tr("Open &Recent"));
   auto* compare = file->addAction(tr("&Compare\u2026"), this, &MainWindow::showCompareDialog);
   compare->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
+#ifdef SCHEDLAB_HAVE_RECORDER
+  addRecordAction(*this, file);
+#endif
   file->addSeparator();
   auto* exportAct = file->addAction(tr("&Export Timeline as PNG\u2026"), this, &MainWindow::exportPng);
   exportAct->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));

@@ -51,35 +51,15 @@
 #include "app/gui/why_overlay.h"
 #include "app/gui/why_view.h"
 #include "app/render/timeline_image.h"
+#include "gui_test_support.h"
 #include "test_models.h"
 
 namespace {
 
 using namespace app::gui;
 
-void ensureApp() {
-  if (QCoreApplication::instance()) return;
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  static int argc = 1;
-  static char arg0[] = "gui_test";
-  static char* argv[] = {arg0, nullptr};
-  new QApplication(argc, argv);
-  QCoreApplication::setOrganizationName(QStringLiteral("SchedLabTest"));
-  static QTemporaryDir settings;  // never touch the user's settings
-  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings.path());
-}
-
-bool waitIdle(MainWindow& w, int timeoutMs = 60000) {
-  QElapsedTimer t;
-  t.start();
-  QTest::qWait(30);
-  while (!w.isIdle()) {
-    if (t.elapsed() > timeoutMs) return false;
-    QTest::qWait(20);
-  }
-  QTest::qWait(10);
-  return true;
-}
+using guitest::ensureApp;
+using guitest::waitIdle;
 
 class FakeBackend : public ReplayBackend {
  public:

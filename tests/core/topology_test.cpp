@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/topology.h"
+#include "core/topology_snapshot.h"
 
 TEST(Topology, Spec) {
   auto t = core::Topology::parseSpec("2x2");
@@ -103,4 +104,96 @@ TEST(Topology, SysfsKeepsEachCoresPackage) {
   EXPECT_EQ(t->cpu(0)->package, 1);
   EXPECT_EQ(t->cpu(2)->package, 0);
   fs::remove_all(dir);
+}
+
+// A snapshot as `schedlab-cli record` saves it: x86 numbering (siblings c and
+// c+2), two packages' worth of cache lines that the model does not use.
+const char* const kSnapshot =
+    "# SchedLab topology snapshot: files of /sys/devices/system as PATH:CONTENT, saved with the trace beside it\n"
+    "cpu/online:0-3\n"
+    "cpu/cpu0/topology/core_id:0\n"
+    "cpu/cpu0/topology/physical_package_id:0\n"
+    "cpu/cpu0/topology/thread_siblings_list:0,2\n"
+    "cpu/cpu0/cache/index3/shared_cpu_list:0-3\n"
+    "cpu/cpu1/topology/core_id:1\n"
+    "cpu/cpu1/topology/physical_package_id:0\n"
+    "cpu/cpu2/topology/core_id:0\n"
+    "cpu/cpu2/topology/physical_package_id:0\n"
+    "cpu/cpu3/topology/core_id:1\n"
+    "cpu/cpu3/topology/physical_package_id:0\n"
+    "node/node0/cpulist:0-3\n";
+
+TEST(TopologySnapshot, CoresAndSiblingsFromCoreIds) {
+  auto t = core::parseTopologySnapshot(kSnapshot, "run.dat.topology");
+  ASSERT_TRUE(t) << t.error().message();
+  ASSERT_EQ(t->cores().size(), 2u);
+  EXPECT_EQ(t->cores()[0], (std::vector<int>{0, 2}));
+  EXPECT_EQ(t->cores()[1], (std::vector<int>{1, 3}));
+  EXPECT_EQ(t->describe(), "2 cores x 2 threads (run.dat.topology)");
+}
+
+TEST(TopologySnapshot, BadLinesNameTheFileAndLine) {
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"cpu/cpu0/topology/core_id:0\nno colon here\n", "f.topology: line 2: expected PATH:CONTENT"},
+      {"\ncpu/cpu0/topology/core_id:zero\n", "f.topology: line 2: cpu/cpu0/topology/core_id holds \"zero\", not a number"},
+      {"cpu/cpu1/topology/physical_package_id:0\n", "f.topology: cpu1 has no topology/core_id line"},
+      {"node/node0/cpulist:0-3\n", "f.topology: no cpu/cpuN/topology/core_id lines: not a topology snapshot"},
+  };
+  for (const auto& c : cases) {
+    auto t = core::parseTopologySnapshot(c.text, "f.topology");
+    ASSERT_FALSE(t) << c.text;
+    EXPECT_TRUE(t.error().message().starts_with(c.message)) << t.error().message();
+  }
+}
+
+TEST(TopologySnapshot, CapturedFromASysfsTreeAndReadBackByFromSysfs) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "schedlab-topology-capture";
+  fs::remove_all(root);
+  auto put = [&](const std::string& rel, const std::string& value) {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << value << "\n";
+  };
+  put("cpu/online", "0-1");
+  put("cpu/cpu0/topology/core_id", "0");
+  put("cpu/cpu0/topology/physical_package_id", "0");
+  put("cpu/cpu0/topology/thread_siblings_list", "0-1");
+  put("cpu/cpu0/cache/index0/level", "1");
+  put("cpu/cpu0/cache/index0/type", "Data");
+  put("cpu/cpu0/cache/index0/shared_cpu_list", "0-1");
+  put("cpu/cpu1/topology/core_id", "0");
+  put("cpu/cpu1/topology/physical_package_id", "0");
+  put("cpu/cpu1/topology/thread_siblings_list", "0-1");
+  fs::create_directories(root / "cpu/cpu2");  // offline: no topology folder
+  fs::create_directories(root / "cpu/cpufreq");
+  put("node/node0/cpulist", "0-1");
+  auto text = core::captureTopologySnapshot(root.string());
+  ASSERT_TRUE(text) << text.error().message();
+  const std::string expected = "# SchedLab topology snapshot: files of " + root.string() +
+                               " as PATH:CONTENT, saved with the trace beside it\n"
+                               "cpu/online:0-1\n"
+                               "cpu/cpu0/topology/core_id:0\n"
+                               "cpu/cpu0/topology/physical_package_id:0\n"
+                               "cpu/cpu0/topology/thread_siblings_list:0-1\n"
+                               "cpu/cpu0/cache/index0/level:1\n"
+                               "cpu/cpu0/cache/index0/type:Data\n"
+                               "cpu/cpu0/cache/index0/shared_cpu_list:0-1\n"
+                               "cpu/cpu1/topology/core_id:0\n"
+                               "cpu/cpu1/topology/physical_package_id:0\n"
+                               "cpu/cpu1/topology/thread_siblings_list:0-1\n"
+                               "node/node0/cpulist:0-1\n";
+  EXPECT_EQ(*text, expected);
+  const fs::path file = root / "t.dat.topology";
+  std::ofstream(file) << *text;
+  auto t = core::Topology::fromSysfs(file.string());  // what --topology-from does with a file
+  ASSERT_TRUE(t) << t.error().message();
+  ASSERT_EQ(t->cores().size(), 1u);
+  EXPECT_EQ(t->cores()[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(t->source(), "t.dat.topology");
+  fs::remove_all(root);
+  EXPECT_FALSE(core::captureTopologySnapshot(root.string()));
 }

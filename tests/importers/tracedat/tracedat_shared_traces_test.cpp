@@ -26,40 +26,6 @@ namespace {
 
 using namespace tracedat_test;
 
-bool haveTraceCmd() { return std::system("trace-cmd -h >/dev/null 2>&1") != 127 * 256; }
-
-// `trace-cmd report FILE`, event names counted: in each event line the name
-// follows the "secs.usecs:" timestamp token.
-std::map<std::string, uint64_t> traceCmdReportCounts(const std::string& path) {
-  std::map<std::string, uint64_t> out;
-  const std::string cmd = "trace-cmd report '" + path + "' 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return out;
-  char buf[8192];
-  while (fgets(buf, sizeof buf, pipe.get())) {
-    std::string_view line(buf);
-    size_t pos = 0;
-    std::string_view prev;
-    while (pos < line.size()) {
-      while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\n')) ++pos;
-      const size_t end = std::min(line.find(' ', pos), line.size());
-      std::string_view tok = line.substr(pos, end - pos);
-      if (!prev.empty() && tok.size() > 1 && tok.back() == ':') {
-        const std::string_view p = prev.substr(0, prev.size() - 1);
-        const bool isTs = prev.back() == ':' && p.find('.') != std::string_view::npos &&
-                          p.find_first_not_of("0123456789.") == std::string_view::npos;
-        if (isTs) {
-          ++out[std::string(tok.substr(0, tok.size() - 1))];
-          break;
-        }
-      }
-      prev = tok;
-      pos = end;
-    }
-  }
-  return out;
-}
-
 class SharedTraceDats : public ::testing::Test {
  protected:
   void SetUp() override {
