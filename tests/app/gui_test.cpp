@@ -914,8 +914,12 @@ TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   EXPECT_FALSE(pane->overlay()->showArrows);
   EXPECT_TRUE(pane->overlay()->showPath);
 
-  // A path row's jump shows that piece: A's sleep 50..100 us.
-  emit why->whyView()->jumpRequested(id, r->why.utid, kT0 + 50 * kUs, kT0 + 100 * kUs);
+  // A path row's jump shows that piece: A's sleep 50..100 us. Selecting A replaced C's
+  // result, so A's is read afresh.
+  const WhyResult* a = why->whyView()->result();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(m.threads.tid[a->why.utid.value], 101);
+  emit why->whyView()->jumpRequested(id, a->why.utid, kT0 + 50 * kUs, kT0 + 100 * kUs);
   const auto& v = w.viewState()->viewport();
   EXPECT_LE(v.start, 50 * kUs);
   EXPECT_GE(v.end(), 100 * kUs);
