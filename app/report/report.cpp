@@ -98,17 +98,13 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
     if (auto st = defaults->setAssignment(rest); !st) return core::Error("--param " + assignment + ": " + st.message());
     options.params.push_back(rest);
   }
-  auto workload = replay::extractWorkload(*recording);
-  if (!workload) return workload.error();
+  auto replayed = replay::replayRecording(*recording, options);
   if (stop.stop_requested()) return cancelled();
-  const auto recordedStats = core::analysis::computeStats(*recording);  // the replay's fidelity is against these
-  options.recordedStats = &recordedStats;
-  auto result = replay::runReplay(*workload, options);
-  if (!result) return result.error();
+  if (!replayed) return replayed.error();
   ReportReplay out;
-  out.model = result->model;
-  out.validation = result->validation;
-  out.workloadTasks = workload->tasks.size();
+  out.model = replayed->result.model;
+  out.validation = replayed->result.validation;
+  out.workloadTasks = replayed->workload.tasks.size();
   out.recording = recordingIndex;
   return out;
 }
