@@ -39,7 +39,10 @@ std::string_view toString(Severity severity);
   X(unsupported_event, Info, "sched event of a known name whose fields could not be read")                       \
   X(truncated_input, Error, "input ended inside a record; valid prefix kept")                                     \
   X(slice_open_at_end, Info, "slices still running at trace end (closed at the last timestamp)")                  \
-  X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")
+  X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")               \
+  X(runtime_differs_from_kernel, Info,                                                                            \
+    "a task's run slices add up to more or less than the kernel accounted to it (sched_stat_runtime), by more "  \
+    "than a tick")
 
 enum class DiagCode : uint16_t {
 #define SCHEDLAB_DIAG_ENUM(name, sev, desc) name,

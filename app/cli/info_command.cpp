@@ -176,8 +176,10 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
                   static_cast<unsigned long long>(m.diagnostics.count(code)));
     out << buf << core::diagDescription(code) << "\n";
   }
+  // Info records are mostly counts; the kernel-runtime cross-check's say per task what differs.
   for (const auto& rec : m.diagnostics.records())
-    if (core::diagSeverity(rec.code) != core::Severity::Info) out << "  at " << rec.format() << "\n";
+    if (core::diagSeverity(rec.code) != core::Severity::Info || rec.code == core::DiagCode::runtime_differs_from_kernel)
+      out << "  at " << rec.format() << "\n";
   if (m.partial) out << "Partial:     " << m.partialReason << "\n";
   return failed ? kExitFailure : kExitOk;
 }
