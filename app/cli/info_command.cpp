@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sys/resource.h>
@@ -78,8 +79,16 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     }
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    const double bytes = f ? static_cast<double>(f.tellg()) : 0.0;
+    // A folder (CTF, perf record --threads) is as large as the files in it.
+    double bytes = 0;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(path, ec))
+        if (e.is_regular_file(ec)) bytes += static_cast<double>(e.file_size(ec));
+    } else {
+      std::ifstream f(path, std::ios::binary | std::ios::ate);
+      bytes = f ? static_cast<double>(f.tellg()) : 0.0;
+    }
     core::JsonWriter j;
     j.beginObject();
     j.field("file", path);

@@ -46,6 +46,19 @@ TEST(PerfDataLayouts, CompressedRecordsImportLikeTheirPlainTwin) {
   }
 }
 
+// A record of `type` holding `data`, `size` bytes long with padding: for
+// COMPRESSED2 (83) a u64 data size comes first; size 0 means exactly what it holds.
+std::vector<uint8_t> recordOf(uint32_t type, size_t size, const uint8_t* data, uint64_t n) {
+  std::vector<uint8_t> out(8);
+  std::memcpy(out.data(), &type, sizeof type);
+  if (type == 83) out.insert(out.end(), reinterpret_cast<const uint8_t*>(&n), reinterpret_cast<const uint8_t*>(&n) + 8);
+  out.insert(out.end(), data, data + n);
+  out.resize(std::max(size, out.size()), 0);
+  const auto size16 = static_cast<uint16_t>(out.size());
+  std::memcpy(out.data() + 6, &size16, sizeof size16);
+  return out;
+}
+
 // perf 6.15 writes PERF_RECORD_COMPRESSED2 (type 83: u64 data_size, the zstd
 // data, zero padding to 8 bytes); perf 6.1 cannot, so the fixture's records are
 // rewritten in that form.
@@ -58,15 +71,8 @@ TEST(PerfDataLayouts, Compressed2RecordsImportLikeCompressedOnes) {
     const uint64_t n = r.bytes.size() - 8;
     const size_t size = (16 + n + 7) / 8 * 8;
     ASSERT_LE(size, 0xffffu);
-    std::vector<uint8_t> out(size, 0);
-    const uint32_t type = 83;
-    const auto size16 = static_cast<uint16_t>(size);
-    std::memcpy(out.data(), &type, 4);
-    std::memcpy(out.data() + 6, &size16, 2);
-    std::memcpy(out.data() + 8, &n, 8);
-    std::memcpy(out.data() + 16, r.bytes.data() + 8, n);
-    r.type = type;
-    r.bytes = std::move(out);
+    r.type = 83;
+    r.bytes = recordOf(r.type, size, r.bytes.data() + 8, n);
     ++rewritten;
   }
   ASSERT_GT(rewritten, 0u);
@@ -116,6 +122,11 @@ TEST(PerfDataLayouts, LargeFolderMergesLikeTheRoundsOfTheOriginal) {
     for (Threading t : {Threading::Never, Threading::Always}) {
       const Built split = build(folder, t);
       ASSERT_TRUE(split.status.isOk()) << split.status.message();
+      ASSERT_EQ(split.model->metadata.at("perf_data_layout"), "folder");
+      // The CPUs' records were read a MiB at a time, interleaved in time, and put back in order.
+      EXPECT_EQ(split.model->diagnostics.count(core::DiagCode::unsorted_input), 0u);
+      EXPECT_EQ(split.model->diagnostics.count(core::DiagCode::out_of_order_timestamp),
+                original.model->diagnostics.count(core::DiagCode::out_of_order_timestamp));
       EXPECT_EQ(modelCounts(*split.model), modelCounts(*original.model));
       for (size_t c = 0; c < original.model->cpuSlices.size(); ++c) {
         EXPECT_EQ(split.model->cpuSlices[c].ts, original.model->cpuSlices[c].ts);
@@ -129,6 +140,12 @@ TEST(PerfDataLayouts, LargeFolderMergesLikeTheRoundsOfTheOriginal) {
 }
 
 // --- bad input: the file and offset of the damage, the valid part kept ---------
+
+size_t firstCompressedRecord(const PerfDataFile& f) {
+  size_t i = 0;
+  while (i < f.records.size() && f.records[i].type != kCompressedRecord) ++i;
+  return i;
+}
 
 TEST(PerfDataLayouts, FolderWithoutDataFiles) {
   TempDir dir;
@@ -168,10 +185,8 @@ TEST(PerfDataLayouts, CorruptDataFileNamesItself) {
 TEST(PerfDataLayouts, CorruptCompressedDataIsLocated) {
   auto bytes = readBytes(testData(kCompressed));
   PerfDataFile f(bytes);
-  size_t first = SIZE_MAX;
-  for (size_t i = 0; i < f.records.size() && first == SIZE_MAX; ++i)
-    if (f.records[i].type == kCompressedRecord) first = i;
-  ASSERT_NE(first, SIZE_MAX);
+  const size_t first = firstCompressedRecord(f);
+  ASSERT_LT(first, f.records.size());
   const uint64_t off = f.originalOffset(first);
   for (uint64_t p = off + 8 + 4; p < off + 8 + 64 && p < bytes.size(); ++p) bytes[p] ^= 0xa5;
   TempDir dir;
@@ -186,23 +201,16 @@ TEST(PerfDataLayouts, CorruptCompressedDataIsLocated) {
 TEST(PerfDataLayouts, BadRecordInsideCompressedData) {
   auto bytes = readBytes(testData(kCompressed));
   PerfDataFile f(bytes);
-  size_t first = SIZE_MAX;
-  for (size_t i = 0; i < f.records.size() && first == SIZE_MAX; ++i)
-    if (f.records[i].type == kCompressedRecord) first = i;
-  ASSERT_NE(first, SIZE_MAX);
+  const size_t first = firstCompressedRecord(f);
+  ASSERT_LT(first, f.records.size());
   // One frame of its own is a valid start of the file's zstd stream.
   const uint8_t bad[8] = {9, 0, 0, 0, 0, 0, 4, 0};
   std::vector<uint8_t> frame(ZSTD_compressBound(sizeof bad));
   const size_t framed = ZSTD_compress(frame.data(), frame.size(), bad, sizeof bad, 1);
   ASSERT_FALSE(ZSTD_isError(framed));
   frame.resize(framed);
-  std::vector<uint8_t> rec(8 + frame.size());
-  const uint32_t type = kCompressedRecord;
-  const auto size = static_cast<uint16_t>(rec.size());
-  std::memcpy(rec.data(), &type, 4);
-  std::memcpy(rec.data() + 6, &size, 2);
-  std::memcpy(rec.data() + 8, frame.data(), frame.size());
-  f.records.insert(f.records.begin() + static_cast<std::ptrdiff_t>(first), {type, rec});
+  const auto rec = recordOf(kCompressedRecord, 0, frame.data(), frame.size());
+  f.records.insert(f.records.begin() + static_cast<std::ptrdiff_t>(first), {kCompressedRecord, rec});
   TempDir dir;
   const std::string path = dir.write("bad-inner.data", f.assemble());
   auto r = importers::importTrace(path);
