@@ -878,6 +878,11 @@ void Reader::queue(DecodedEvent& e) {
   }
   m_sorter.push(e.cpu >= 0 ? static_cast<uint32_t>(e.cpu) + 1 : 0, e);
   m_maxTs = std::max(m_maxTs, e.ts);
+  if (m_streams.size() > 1 && e.cpu >= 0) {
+    auto& latest = m_stream->latestByCpu;
+    if (static_cast<size_t>(e.cpu) >= latest.size()) latest.resize(static_cast<size_t>(e.cpu) + 1, 0);
+    latest[static_cast<size_t>(e.cpu)] = std::max(latest[static_cast<size_t>(e.cpu)], e.ts);
+  }
 }
 
 void Reader::flushUpTo(uint64_t limit) {
@@ -1048,6 +1053,9 @@ core::Status Reader::processRecord(const uint8_t* rec, uint32_t type, uint32_t s
     case kRecordFinishedRound:
       // perf record writes one round per pass over the per-CPU buffers; an event
       // of round N can only be overtaken by events up to the end of round N-1.
+      // (In a folder, the round of one file says nothing of the others: the
+      // merge sets the limit there.)
+      if (m_streams.size() > 1) break;
       flushUpTo(m_nextFlush);
       m_nextFlush = m_maxTs;
       break;
