@@ -373,7 +373,7 @@ class Reader {
   core::Status readFileHeader();
   core::Status readFeatures(uint64_t tableOffset);
   core::Status readFeature(int feat, uint64_t off, uint64_t size);
-  core::Status readTracingData(uint64_t off, uint64_t size, uint64_t* used);
+  core::Status readTracingData(uint64_t off, uint64_t size);
   void readTopology(const Bytes& sec, uint64_t base);
   std::optional<std::string> headerString(const Bytes& sec, uint64_t& pos);
   core::Status addAttr(Attr a);
@@ -666,12 +666,11 @@ core::Status Reader::readFeatures(uint64_t tableOffset) {
   return core::Status::ok();
 }
 
-core::Status Reader::readTracingData(uint64_t off, uint64_t size, uint64_t* used) {
+core::Status Reader::readTracingData(uint64_t off, uint64_t size) {
   auto parsed = parseTracingData({m_file.data() + off, static_cast<size_t>(size)}, off);
   if (!parsed) return core::Error(m_path + ": cannot read the tracing data (event formats): " + parsed.error().message());
   m_formats = std::move(parsed->formats);
   m_haveTracingData = true;
-  if (used) *used = parsed->bytesUsed;
   rebuildDecoders();
   return core::Status::ok();
 }
@@ -680,7 +679,7 @@ core::Status Reader::readFeature(int feat, uint64_t off, uint64_t size) {
   const Bytes sec = m_bytes.sub(off, size);
   uint64_t pos = 0;
   switch (feat) {
-    case kFeatTracingData: return readTracingData(off, size, nullptr);
+    case kFeatTracingData: return readTracingData(off, size);
     case kFeatHostname:
     case kFeatOsRelease:
     case kFeatVersion:
@@ -1007,8 +1006,11 @@ core::Status Reader::processRecords(DataStream& s, uint64_t budget) {
         // The formats follow the record; its header only holds their (8-aligned) size.
         const uint64_t dataSize = rd32(rec + 8);
         if (dataSize > end - next) return errorAt(off, "tracing data of " + std::to_string(dataSize) + " bytes runs past the end of the file");
-        uint64_t used = 0;
-        if (auto st = readTracingData(next, dataSize, &used); !st) return st;
+        if (&s != &m_streams.front()) {
+          diag(core::DiagCode::malformed_record, off, "tracing data in a data.N file (perf writes it to the header file); skipped");
+        } else if (auto st = readTracingData(next, dataSize); !st) {
+          return st;
+        }
         next += dataSize;
         break;
       }
@@ -1070,10 +1072,10 @@ core::Status Reader::processRecord(const uint8_t* rec, uint32_t type, uint32_t s
     }
     case kRecordHeaderAttr:
     case kRecordHeaderFeature:
-      // perf writes its own header records straight to the file, never through
-      // the ring buffers it compresses.
-      if (m_inCompressed) {
-        diag(core::DiagCode::malformed_record, off, "header record (type " + std::to_string(type) + ") inside compressed data; skipped");
+      // perf writes its own header records straight to the header file, never
+      // through the ring buffers it compresses or the data.N files.
+      if (m_inCompressed || m_stream != &m_streams.front()) {
+        diag(core::DiagCode::malformed_record, off, "header record (type " + std::to_string(type) + ") outside the header file's own records; skipped");
         break;
       }
       if (type == kRecordHeaderAttr) {

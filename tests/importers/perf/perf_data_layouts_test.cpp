@@ -141,6 +141,12 @@ TEST(PerfDataLayouts, LargeFolderMergesLikeTheRoundsOfTheOriginal) {
 
 // --- bad input: the file and offset of the damage, the valid part kept ---------
 
+std::string locatedAt(const std::string& file, uint64_t off) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(off));
+  return file + ": byte offset " + std::to_string(off) + " (0x" + hex + ")";
+}
+
 size_t firstCompressedRecord(const PerfDataFile& f) {
   size_t i = 0;
   while (i < f.records.size() && f.records[i].type != kCompressedRecord) ++i;
@@ -174,10 +180,34 @@ TEST(PerfDataLayouts, CorruptDataFileNamesItself) {
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_TRUE(r->model->partial);
   ASSERT_TRUE(r->error);
-  EXPECT_EQ(r->error->message(), folder + "/data.1: byte offset " + std::to_string(at) + " (0x" +
-                                     [&] { char b[32]; std::snprintf(b, sizeof b, "%zx", at); return std::string(b); }() +
-                                     "): record size 0 is smaller than a record header (type 9)");
+  EXPECT_EQ(r->error->message(), locatedAt(folder + "/data.1", at) + ": record size 0 is smaller than a record header (type 9)");
   EXPECT_GT(r->model->eventCount, 50u);
+}
+
+// perf writes its header records (tracing data, attributes, features) to the
+// header file only: in a data.N file they are skipped with a diagnostic there,
+// and a tracing-data record's payload is read from that file's bytes, not the header's.
+TEST(PerfDataLayouts, HeaderRecordsInADataFileAreSkipped) {
+  TempDir dir;
+  const std::string folder = dir.path("t.data");
+  fs::copy(testData(kFolder), folder);
+  auto part = readBytes(folder + "/data.1");
+  const uint64_t at = part.size();
+  const std::vector<uint8_t> payload(1 << 16, 0x41);  // larger than the header file's data section
+  std::vector<uint8_t> rec = recordOf(66, 16, nullptr, 0);  // PERF_RECORD_HEADER_TRACING_DATA, u32 size
+  const auto size32 = static_cast<uint32_t>(payload.size());
+  std::memcpy(rec.data() + 8, &size32, 4);
+  part.insert(part.end(), rec.begin(), rec.end());
+  part.insert(part.end(), payload.begin(), payload.end());
+  fs::remove(folder + "/data.1");
+  std::ofstream(folder + "/data.1", std::ios::binary).write(reinterpret_cast<const char*>(part.data()), static_cast<std::streamsize>(part.size()));
+  auto m = importOk(folder);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->eventCount, 202u);
+  bool named = false;
+  for (const auto& r : m->diagnostics.records())
+    named |= r.format() == locatedAt(folder + "/data.1", at) + ": tracing data in a data.N file (perf writes it to the header file); skipped";
+  EXPECT_TRUE(named);
 }
 
 // Bytes flipped inside the zstd data of the first compressed record: zstd
