@@ -87,7 +87,7 @@ const CorruptCase kCases[] = {
     {"ftrace/bad/header_then_garbage.txt", Outcome::Error, "line 13", "not an ftrace text trace"},
     // CTF (folders)
     {"ctf/corrupt/empty-stream", Outcome::Error, nullptr, "chan_0: empty stream file (byte offset 0)"},
-    {"ctf/corrupt/empty-metadata", Outcome::Error, nullptr, "folder is not a CTF trace"},
+    {"ctf/corrupt/empty-metadata", Outcome::Error, nullptr, "folder is neither a CTF trace nor a perf record --threads folder"},
     {"ctf/corrupt/truncated-stream", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet of 704 bytes cut short"},
     {"ctf/corrupt/truncated-metadata", Outcome::Error, nullptr, "metadata: invalid CTF metadata"},
     {"ctf/corrupt/flipped-bits", Outcome::Partial, nullptr, "(after 3 events)"},

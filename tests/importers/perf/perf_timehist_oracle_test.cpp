@@ -336,7 +336,7 @@ bool wokenByWakeupAlone(const core::TraceModel& m, core::Utid u, int64_t ts) {
 
 TEST(PerfTimehistOracle, PerRunSchedulingDelay) {
   if (!perfAvailable()) GTEST_SKIP() << "perf is not installed (make setup installs linux-perf)";
-  size_t compared = 0, woken = 0, wakeupAfterBlock = 0, preempted = 0, ties = 0;
+  size_t compared = 0, woken = 0, wakeupAfterBlock = 0, preempted = 0, ties = 0, filesWithoutWaking = 0;
   // perf 6.1 counts a preempted task ready only from a wakeup; newer perf from its switch-out.
   std::optional<bool> readyFromPreemption;
   for (const auto& file : recordings()) {
@@ -348,6 +348,8 @@ TEST(PerfTimehistOracle, PerRunSchedulingDelay) {
     const core::TraceModel& m = *r->model;
     bool fileHasWaking = false;
     for (const auto& [name, n] : m.eventCounts) fileHasWaking |= name == "sched_waking" && n > 0;
+    filesWithoutWaking += !fileHasWaking;
+    const size_t wokenBefore = woken;
     // Each task's runs in time order, and the traced runs by (cpu, µs of the switch-out, tid).
     std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> runsOf;  // utid -> (start, end)
     std::map<std::tuple<int, int64_t, int32_t>, std::vector<size_t>> traced;
@@ -404,13 +406,14 @@ TEST(PerfTimehistOracle, PerRunSchedulingDelay) {
       EXPECT_TRUE(fileHasWaking && wokenByWakeupAlone(m, u, since)) << "tid " << l.tid << " at " << l.usec << " us";
       ++wakeupAfterBlock;
     }
+    EXPECT_GT(woken, wokenBefore) << "no run after a wakeup compared";
   }
+  EXPECT_GT(filesWithoutWaking, 0u) << "the rule for sched_wakeup alone is not exercised";
   RecordProperty("runs_compared", static_cast<int>(compared));
   RecordProperty("runs_after_a_wakeup", static_cast<int>(woken));
   RecordProperty("runs_after_preemption", static_cast<int>(preempted));
   RecordProperty("runs_with_a_wakeup_at_the_ns_of_the_switch_out", static_cast<int>(ties));
   RecordProperty("woken_by_sched_wakeup_after_a_waking_that_raced_the_block", static_cast<int>(wakeupAfterBlock));
-  EXPECT_GT(woken, 1000u);
 }
 
 // Which estimate of a run whose switch-in the trace lacks is right? The kernel's
