@@ -9,8 +9,8 @@
 // sched_switch on that CPU (0 for the CPU's first), counts it as one
 // "sched-in", and prints as "sch delay" that previous switch minus the first
 // wakeup of the task since its last switch-out (sched_waking when the file has
-// it, else sched_wakeup; sched_wakeup_new too), 0 without one. perf from 6.5
-// on counts a preempted task as ready from its switch-out. Migrations count
+// it, else sched_wakeup; sched_wakeup_new too), 0 without one. Later perf (a
+// 2023 change) counts a preempted task as ready from its switch-out. Migrations count
 // sched_migrate_task (-M). SchedLab's slices follow the same switches, so:
 //  - applied to SchedLab's slices and wakeups, those rules give timehist's
 //    numbers exactly, for every task and run, on every file (checked below);
