@@ -42,6 +42,9 @@ std::string_view toString(Severity severity);
   X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")              \
   X(topology_snapshot_unreadable, Error,                                                                          \
     "the topology snapshot beside the trace could not be read; the trace's own topology was used")
+  X(runtime_differs_from_kernel, Info,                                                                            \
+    "a task's run slices add up to more or less than the kernel accounted to it (sched_stat_runtime), by more "  \
+    "than a tick")
 
 enum class DiagCode : uint16_t {
 #define SCHEDLAB_DIAG_ENUM(name, sev, desc) name,

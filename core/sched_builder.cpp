@@ -7,6 +7,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/kernel_runtime_check.h"
+
 namespace core {
 
 namespace {
@@ -384,6 +386,9 @@ Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
   t.uclampMin.push_back(-1);
   t.uclampMax.push_back(-1);
   t.policy.push_back(TaskPolicy::Unknown);
+  t.kernelRuntimeNs.push_back(-1);
+  t.kernelRuntimeFromTs.push_back(0);
+  t.kernelRuntimeUntilTs.push_back(0);
   t.affinity.emplace_back();
   m_threads.emplace_back();
   if (tid >= 0 && tid < kDenseTidLimit) {
@@ -777,6 +782,22 @@ void SchedBuilder::settleLostCount(int32_t cpu, int64_t totalLost) {
   m_model->diagnostics.add(DiagCode::lost_events, static_cast<uint64_t>(totalLost - counted));
 }
 
+void SchedBuilder::onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeNs) {
+  if (!accept(ctx)) return;
+  if (tid <= 0 || runtimeNs < 0) return;
+  const Utid u = threadFor(tid, {}, ctx.ts);
+  auto& t = m_model->threads;
+  if (t.kernelRuntimeNs[u.value] < 0) {
+    // The first one may account time from before the trace began.
+    const int64_t inTrace = std::min(runtimeNs, ctx.ts - m_model->firstTs);
+    t.kernelRuntimeNs[u.value] = inTrace;
+    t.kernelRuntimeFromTs[u.value] = ctx.ts - inTrace;
+  } else {
+    t.kernelRuntimeNs[u.value] += runtimeNs;
+  }
+  t.kernelRuntimeUntilTs[u.value] = ctx.ts;
+}
+
 void SchedBuilder::onCounter(CounterKind kind, int32_t index, int64_t ts, double value) {
   auto& ct = m_model->counters;
   uint32_t track = 0;
@@ -833,6 +854,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
   }
   if (open) m.diagnostics.add(DiagCode::slice_open_at_end, open);
   placeInferredSwitchIns();
+  checkKernelRuntime(m);
   for (size_t u = 1; u < m.threads.size(); ++u)
     if (!m_threads[u].dead) m.threads.endTs[u] = end;
 

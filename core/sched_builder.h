@@ -92,6 +92,9 @@ class SchedBuilder {
   void onExec(EventContext ctx, int32_t tid, int32_t oldTid, std::string_view filename);
   void onExit(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio);
   void onRename(EventContext ctx, int32_t tid, std::string_view newComm);
+  /// sched_stat_runtime: the kernel accounted `runtimeNs` of CPU time to `tid`
+  /// (which ran until ctx.ts, on ctx.cpu or, for a remote update, elsewhere).
+  void onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeNs);
   /// Task identity known from outside the event stream (saved cmdlines/tgids,
   /// perf COMM records, LTTng statedump). Applies to the current task of `tid`.
   void onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm);

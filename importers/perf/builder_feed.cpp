@@ -1,10 +1,12 @@
 #include "importers/perf/builder_feed.h"
 
+#include <algorithm>
+
 namespace importers::perf {
 
 void BuilderFeed::apply(const DecodedEvent& e, const Batch* batch, const ImportOptions* options) {
   if (e.countType != kNoCount16 && e.op != EventOp::Diagnostic) m_b.countEvent(e.countType);
-  m_b.setByteOffset(e.off);
+  setPosition(e.off);
   const core::EventContext ctx = e.context();
   switch (e.op) {
     case EventOp::Switch: {
@@ -37,6 +39,7 @@ void BuilderFeed::apply(const DecodedEvent& e, const Batch* batch, const ImportO
     case EventOp::Exit: m_b.onExit(ctx, e.a, e.textAt(0), e.lo()); break;
     case EventOp::Exec: m_b.onExec(ctx, e.a, e.b, e.longText()); break;
     case EventOp::Other: m_b.onOtherEvent(ctx); break;
+    case EventOp::RuntimeStat: m_b.onRuntimeStat(ctx, e.a, e.value()); break;
     case EventOp::Comm: m_b.onRename(ctx, e.b, e.textAt(0)); break;
     case EventOp::TaskInfo: m_b.onTaskInfo(e.a, e.b, e.textAt(0)); break;
     case EventOp::DataLoss: m_b.onDataLoss(e.cpu, static_cast<int64_t>(e.ts), e.value()); break;
@@ -61,6 +64,17 @@ void BuilderFeed::apply(const DecodedEvent& e, const Batch* batch, const ImportO
   }
 }
 
+void BuilderFeed::setPosition(uint64_t taggedOffset) {
+  if (!m_files.empty()) {
+    const size_t file = std::min<size_t>(taggedOffset >> kFileTagShift, m_files.size() - 1);
+    if (file != m_currentFile) {
+      m_currentFile = file;
+      m_b.setCurrentFile(m_files[file]);
+    }
+  }
+  m_b.setByteOffset(taggedOffset & kOffsetInFileMask);
+}
+
 void BuilderFeed::diagnostic(core::DiagCode code, uint64_t off, std::string message, std::optional<int> cpu) {
   const bool keep = m_diagCounts[static_cast<size_t>(code)]++ < core::Diagnostics::kRecordsKeptPerCode;
   if (!m_threaded) {
@@ -68,7 +82,7 @@ void BuilderFeed::diagnostic(core::DiagCode code, uint64_t off, std::string mess
       m_b.diagnostics().add(code);
       return;
     }
-    m_b.setByteOffset(off);
+    setPosition(off);
     m_b.recordDiagnostic(code, std::move(message), cpu);
     return;
   }

@@ -30,6 +30,8 @@ class BuilderFeed {
 
   /// From now on events are queued for drain(); call before the worker starts.
   void setThreaded() { m_threaded = true; }
+  /// The files of the folder layout, by the number in each event's file tag.
+  void setFiles(std::vector<std::string> paths) { m_files = std::move(paths); }
   bool threaded() const { return m_threaded; }
 
   // --- Producer side (the reader) ---
@@ -68,11 +70,14 @@ class BuilderFeed {
   static constexpr size_t kMaxBatchesInFlight = 6;
 
   void apply(const DecodedEvent& e, const Batch* batch, const ImportOptions* options);
+  void setPosition(uint64_t taggedOffset);
   std::unique_ptr<Batch> takeFreeBatch();
   void publish();
 
   core::SchedBuilder& m_b;
   bool m_threaded = false;
+  std::vector<std::string> m_files;
+  size_t m_currentFile = SIZE_MAX;  // none set yet: the builder names the folder
   std::array<uint64_t, core::kDiagCount> m_diagCounts{};
   uint64_t m_lostFed = 0;
 

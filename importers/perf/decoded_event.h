@@ -23,6 +23,7 @@ enum class EventOp : uint8_t {
   Fork,      ///< a parent, b child, c child tgid (set on delivery), text 0/1 parent/child comm
   Exit,      ///< a tid, halves prio, text 0 comm
   Exec,      ///< a tid, b old tid, long text: file name
+  RuntimeStat,  ///< sched_stat_runtime: a tid, value runtime (ns)
   Other,     ///< any other sample with a CPU and a time: only marks the CPU busy
   Uncounted,  ///< a sample that could not be placed (counted, nothing else)
   // perf's own records
@@ -43,9 +44,16 @@ inline constexpr uint8_t kFlagLongText = 4;  // text 0 holds a pointer and a len
 inline constexpr uint8_t kFlagKeep = 8;
 inline constexpr uint16_t kNoCount16 = UINT16_MAX;
 
+// In the folder layout (perf record --threads) an event's `off` carries the
+// number of the file it was read from in its top bits: ties in ts then keep
+// file order, and diagnostics name the right file.
+inline constexpr int kFileTagShift = 48;
+inline constexpr uint64_t kOffsetInFileMask = (uint64_t{1} << kFileTagShift) - 1;
+inline constexpr uint64_t fileTag(size_t file) { return static_cast<uint64_t>(file) << kFileTagShift; }
+
 struct DecodedEvent {
   uint64_t ts = 0;
-  uint64_t off = 0;  ///< file offset of the record: ties in ts keep file order, as perf does
+  uint64_t off = 0;  ///< fileTag() | file offset of the record: ties in ts keep file order, as perf does
   EventOp op = EventOp::Other;
   uint8_t flags = 0;
   core::TaskState state = core::TaskState::Unknown;
