@@ -6,9 +6,7 @@
 // gives the same bytes; the Slurm script passes `bash -n` and its array tasks
 // cover the jobs exactly once; the best and worst settings of a hand-made
 // results folder are the ones worked out below, and the CSV has a row per job.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,9 +24,8 @@
 #include "app/cli/cli.h"
 #include "app/sweep/sweep_plan.h"
 #include "app/sweep/sweep_results.h"
+#include "support/cli_process.h"
 #include "support/scratch_dir.h"
-
-extern char** environ;
 
 namespace {
 
@@ -145,19 +142,7 @@ struct Exit {
 };
 
 pid_t spawnCli(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> all = {SCHEDLAB_CLI_BINARY};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
+  return test_support::spawnCli(SCHEDLAB_CLI_BINARY, args, log);
 }
 
 Exit runCli(const std::vector<std::string>& args, const std::string& log) {
