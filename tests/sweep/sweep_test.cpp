@@ -3,16 +3,19 @@
 // plans are refused naming the place; `schedlab-cli sweep` as a process on
 // three real recordings writes one result per job, killed half-way and rerun
 // it does only the rest, and the GNU parallel job list run by `parallel -j2`
-// gives the same bytes; the Slurm script passes `bash -n` and its array tasks
+// gives the same bytes; killing a sweep kills its workers; a failed job records
+// its error and the others go on; the Slurm script passes `bash -n` and its array tasks
 // cover the jobs exactly once; the best and worst settings of a hand-made
 // results folder are the ones worked out below, and the CSV has a row per job.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -165,6 +168,30 @@ std::map<std::string, std::string> results(const fs::path& dir) {
   return out;
 }
 
+// The pids of the `sweep-job DIR ...` processes running now.
+std::vector<pid_t> workersOf(const fs::path& dir) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::string cmdline = readFile(e.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(" sweep-job " + dir.string() + " ") != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+template <class Condition>
+bool eventually(Condition done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
 std::vector<std::string> threeRecordingsByThreeModelsByTwoValues(const fs::path& out) {
   const std::string recorded = std::string(SCHEDLAB_SHARED_TRACES) + "/recorded/";
   return {"sweep", "-o", out.string(), "--no-reference",
@@ -194,7 +221,7 @@ TEST_F(RecordedSweep, KilledHalfWayAndRerunItDoesOnlyTheRestAndGnuParallelGivesT
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  std::this_thread::sleep_for(200ms);  // the worker dies with it (PR_SET_PDEATHSIG); let it go
+  std::this_thread::sleep_for(200ms);  // the worker dies with it (next test)
   const auto before = results(local);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it was killed: " << readFile(scratch.file("first.log"));
   ASSERT_GE(before.size(), 4u);
@@ -228,6 +255,24 @@ TEST_F(RecordedSweep, KilledHalfWayAndRerunItDoesOnlyTheRestAndGnuParallelGivesT
   ASSERT_EQ(parallelResults.size(), 18u);
   for (const auto& [id, text] : all) EXPECT_TRUE(parallelResults.at(id) == text) << id << " differs between the runners";
   EXPECT_EQ(readFile(viaParallel / "sweep.json"), readFile(local / "sweep.json"));
+}
+
+// A job that never ends (its trace a FIFO nobody writes): killing the sweep kills it too.
+TEST(Sweep, KillingTheSweepKillsItsWorkers) {
+  ScratchDir scratch("sweep-orphans");
+  const std::string fifo = scratch.file("never.txt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const fs::path out = scratch.path() / "results";
+  const pid_t pid = spawnCli({"sweep", "-o", out.string(), "--trace", fifo, "--model", "cfs", "--no-reference"},
+                             scratch.file("log"));
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(eventually([&] { return !workersOf(out).empty(); }, 20s)) << readFile(scratch.file("log"));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const bool gone = eventually([&] { return workersOf(out).empty(); }, 5s);
+  for (pid_t orphan : workersOf(out)) ::kill(orphan, SIGKILL);
+  EXPECT_TRUE(gone) << "a worker outlived the sweep";
 }
 
 TEST(Sweep, AFailedJobRecordsItsErrorAndTheOthersGoOn) {
