@@ -181,8 +181,12 @@ class SweepBuilder {
           t.rows.push_back({q(sweep::traceLabel(trace)), Cell(QStringLiteral("every job alike"), Tone::Muted),
                             valueText(s.metric, *e.best), "", ""});
         } else {
-          t.rows.push_back({q(sweep::traceLabel(trace)), settingText(m_r.jobs[*e.best]),
-                            Cell(valueText(s.metric, *e.best), Tone::Better), settingText(m_r.jobs[*e.worst]),
+          auto named = [&](size_t job, size_t others) {
+            return others ? settingText(m_r.jobs[job]) + QStringLiteral(" and %1 more alike").arg(others)
+                          : settingText(m_r.jobs[job]);
+          };
+          t.rows.push_back({q(sweep::traceLabel(trace)), named(*e.best, e.othersAsBest),
+                            Cell(valueText(s.metric, *e.best), Tone::Better), named(*e.worst, e.othersAsWorst),
                             Cell(valueText(s.metric, *e.worst), Tone::Worse)});
         }
       }
@@ -434,6 +438,8 @@ std::string sweepJson(const SweepResults& res) {
       j.beginObject();
       j.field("trace", trace);
       j.field("tied", e.tied);
+      j.field("others_as_best", static_cast<uint64_t>(e.othersAsBest));
+      j.field("others_as_worst", static_cast<uint64_t>(e.othersAsWorst));
       writeExtreme(j, "best", res, e.best, s.metric);
       writeExtreme(j, "worst", res, e.worst, s.metric);
       j.endObject();

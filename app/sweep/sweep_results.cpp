@@ -138,6 +138,12 @@ std::vector<MetricSummary> SweepResults::summaries() const {
         if (!e.worst || better(m, *jobs[*e.worst].value(m.metric), *v)) e.worst = i;
       }
       if (n >= 2 && *jobs[*e.best].value(m.metric) == *jobs[*e.worst].value(m.metric)) e.tied = true;
+      for (size_t i = 0; e.best && !e.tied && i < jobs.size(); ++i) {
+        const auto v = jobs[i].value(m.metric);
+        if (jobs[i].job.trace != trace || jobs[i].state != JobState::Done || !v) continue;
+        e.othersAsBest += i != *e.best && *v == *jobs[*e.best].value(m.metric);
+        e.othersAsWorst += i != *e.worst && *v == *jobs[*e.worst].value(m.metric);
+      }
       any |= n > 0;
       s.perTrace.emplace_back(trace, e);
     }

@@ -43,6 +43,8 @@ struct JobResult {
 struct Extremes {
   std::optional<size_t> best, worst;  ///< indexes into SweepResults::jobs
   bool tied = false;
+  /// Other jobs with the best (worst) value: the one named is the first of them.
+  size_t othersAsBest = 0, othersAsWorst = 0;
 };
 
 /// One setting (model and parameters) over every trace it ran on.

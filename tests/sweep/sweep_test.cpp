@@ -387,8 +387,10 @@ struct HandMade {
     // makespan: A ref 100, s1 80, s2 120, s3 50; B ref 1000, s1 1100, s2 900, s3 failed.
     const double makespan[] = {100, 80, 120, 50, 1000, 1100, 900, 0};
     const double jain[] = {0.9, 0.8, 0.95, 0.9, 0.5, 0.6, 0.7, 0};
+    // p99: A ref and s1 share the best, 10; B every job 10.
+    const double p99[] = {10, 10, 20, 30, 10, 10, 10, 0};
     for (size_t i = 0; i < 7; ++i)
-      writeFile(app::sweep::resultPath(dir, jobs[i].id), document(makespan[i], 10, jain[i]));
+      writeFile(app::sweep::resultPath(dir, jobs[i].id), document(makespan[i], p99[i], jain[i]));
     writeFile(app::sweep::errorPath(dir, jobs[7].id), R"({"id": "7", "exit_code": 1, "error": "bad, \"quoted\""})");
   }
 };
@@ -432,8 +434,16 @@ TEST(SweepResults, BestAndWorstPerTraceAndOverAllTracesRelativeToTheReferences) 
   // s2: (0.95/0.9 + 0.7/0.5) / 2 = 1.2277..., s1: (0.8/0.9 + 0.6/0.5) / 2 = 1.0444...
   EXPECT_EQ(jain.overall[0].settings, "hz=1000");
   EXPECT_NEAR(*jain.overall[0].relative, (0.95 / 0.9 + 1.4) / 2, 1e-12);
-  // Every job has p99 10: a tie, which names no best.
-  EXPECT_TRUE(summary(Metric::LatencyP99).perTrace[0].second.tied);
+  // p99: on A the reference (named) and s1 share the best, s3 alone the worst; on B every job has 10,
+  // a tie, which names no best.
+  const auto p99 = summary(Metric::LatencyP99);
+  EXPECT_FALSE(p99.perTrace[0].second.tied);
+  EXPECT_EQ(*p99.perTrace[0].second.best, 0u);
+  EXPECT_EQ(p99.perTrace[0].second.othersAsBest, 1u);
+  EXPECT_EQ(*p99.perTrace[0].second.worst, 3u);
+  EXPECT_EQ(p99.perTrace[0].second.othersAsWorst, 0u);
+  EXPECT_TRUE(p99.perTrace[1].second.tied);
+  EXPECT_EQ(summary(Metric::Makespan).perTrace[0].second.othersAsBest, 0u);
 }
 
 #ifdef SCHEDLAB_HAVE_REPORT
@@ -451,6 +461,7 @@ TEST(SweepReport, TheCsvHasOneRowPerJobWithItsParametersAndMetrics) {
             "id,trace,model,resolved_model,param.hz,topology,reference,state,makespan_ns,wakeup_latency_p50_ns,"
             "wakeup_latency_p99_ns,jain,forced_idle_ns,energy_j,fidelity,baseline_fidelity,error");
   EXPECT_EQ(rows[2], "1,/t/a/trace.dat,cfs,x,250,,false,done,80,1,10,0.8,,,pass,pass,");
+  EXPECT_EQ(rows[3], "2,/t/a/trace.dat,bfs,x,1000,,false,done,120,1,20,0.95,,,pass,pass,");
   EXPECT_EQ(rows[8], "7,/t/b/trace.dat,bfs,,300,,false,failed,,,,,,,,pass,\"bad, \"\"quoted\"\"\"");
 }
 #endif
