@@ -155,7 +155,12 @@ void printUsage(std::ostream& out) {
          "  report A [B] -o OUT.pdf|.html|.json|.csv [--replay MODEL]... [--from T] [--to T] [--page a4|letter]\n"
          "                                          a report of one run or two compared, with replays of A\n"
          "  record -o OUT.dat [--events sched|sched+power|LIST] [--buffer-kb N] [--duration T] [-- COMMAND ARGS...]\n"
-         "                                          a trace of this machine (root): trace.dat v7 + its topology\n\n"
+         "                                          a trace of this machine (root): trace.dat v7 + its topology\n"
+         "  sweep PLAN.json -o RESULTS/ [-j N] [--emit parallel|slurm]   (or --trace G... --model M... --param K=V1,V2...)\n"
+         "                                          many replays (traces x models x parameters), here or on a cluster\n"
+         "  sweep-job RESULTS/ ID...                one job of a sweep: what every runner runs\n"
+         "  sweep-report RESULTS/ -o OUT.pdf|.html|.csv|.json\n"
+         "                                          every job of a sweep, best and worst settings, charts\n\n"
          "Common options:\n"
          "  --topology CxT          cores x threads per core, overriding what the trace says\n"
          "  --topology-from PATH    a sysfs-style topology folder (/sys/devices/system/cpu layout) or a\n"
@@ -185,6 +190,9 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "report") return reportCommand(rest, out, err);
   if (command == "why") return whyCommand(rest, out, err);
   if (command == "record") return recordCommand(rest, out, err);
+  if (command == "sweep") return sweepCommand(rest, out, err);
+  if (command == "sweep-job") return sweepJobCommand(rest, out, err);
+  if (command == "sweep-report") return sweepReportCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

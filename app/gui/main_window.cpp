@@ -49,6 +49,7 @@
 #include "app/gui/runs_model.h"
 #include "app/gui/why_controller.h"
 #include "app/gui/stats_view.h"
+#include "app/gui/sweep_view.h"
 #include "app/gui/task_table_model.h"
 #include "app/render/time_axis.h"
 #include "app/render/timeline_image.h"
@@ -308,6 +309,7 @@ void MainWindow::buildActions() {
   m_recentMenu = file->addMenu(tr("Open &Recent"));
   auto* compare = file->addAction(tr("&Compare\u2026"), this, &MainWindow::showCompareDialog);
   compare->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
+  addSweepResultsAction(*this, file);
 #ifdef SCHEDLAB_HAVE_RECORDER
   addRecordAction(*this, file);
 #endif

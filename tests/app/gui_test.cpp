@@ -14,6 +14,9 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QMimeData>
@@ -43,6 +46,8 @@
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
 #include "app/gui/stats_view.h"
+#include "app/gui/sweep_view.h"
+#include "app/sweep/sweep_plan.h"
 #include "app/gui/task_table_model.h"
 #include "app/gui/latency_scatter.h"
 #include "app/gui/latency_view.h"
@@ -810,7 +815,6 @@ TEST(GuiWindow, AFolderOfUnrelatedRecordingsIsOfferedAsOneRunEach) {
   ASSERT_EQ(w.runs()->count(), 2) << w.errors().join(QLatin1Char('\n')).toStdString();
 }
 
-}  // namespace
 
 // A replay made in the GUI carries its fidelity against the recording, and the
 // Fidelity tab shows every metric of it with the model's verdict.
@@ -963,3 +967,68 @@ TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   EXPECT_EQ(jumps[1][2].toLongLong(), kT0 + 1900 * kUs);
   EXPECT_EQ(jumps[1][3].toLongLong(), kT0 + 2000 * kUs);
 }
+
+// The Sweep tab over a results folder of one job made by `schedlab-cli sweep-job`:
+// a row per job with its state, and the row opens the job's replay beside its
+// recording, the very replay the job ran (same voluntary switches and wakeup
+// latency p99 as its document); opening it again adds nothing.
+TEST(GuiSweep, ARowOpensThatJobsReplayBesideItsRecording) {
+  ensureApp();
+  const auto backend = defaultReplayBackend();
+  if (!backend->unavailableReason().isEmpty()) GTEST_SKIP() << "this build has no replay engine";
+  QTemporaryDir tmp;
+  const std::string dir = (tmp.path() + QStringLiteral("/results")).toStdString();
+  const std::string trace = QFileInfo(testData("replay/pipe-small.txt")).absoluteFilePath().toStdString();
+  std::ostringstream out, err;
+  ASSERT_EQ(app::cli::run({"sweep", "-o", dir, "--trace", trace, "--model", "bfs", "--param", "hz=100",
+                           "--no-reference", "--emit", "parallel"},
+                          out, err),
+            0)
+      << err.str();
+  auto manifest = app::sweep::readManifest(dir);
+  ASSERT_TRUE(manifest && manifest->size() == 1u);
+  const std::string id = manifest->front().id;
+  ASSERT_EQ(app::cli::run({"sweep-job", dir, id}, out, err), 0) << err.str();
+
+  MainWindow w(backend);
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  auto view = openSweepResults(w, QString::fromStdString(dir));
+  ASSERT_TRUE(view) << view.error().message();
+  const SweepTableModel* model = (*view)->model();
+  ASSERT_EQ(model->rowCount(), 1);
+  EXPECT_EQ(model->data(model->index(0, SweepTableModel::State), Qt::DisplayRole).toString(), QStringLiteral("done"));
+  EXPECT_EQ(model->data(model->index(0, SweepTableModel::Parameters), Qt::DisplayRole).toString(), QStringLiteral("hz=100"));
+  EXPECT_EQ(w.tabs()->currentWidget(), *view);
+
+  (*view)->openJob(0);
+  ASSERT_TRUE(waitIdle(w, 120000));
+  ASSERT_EQ(w.runs()->count(), 2) << w.errors().join(QLatin1Char('\n')).toStdString();
+  const int recording = w.runs()->recordings().at(0);
+  const app::gui::Run* replay = w.runs()->run(w.runs()->replaysOf(recording).at(0));
+  ASSERT_TRUE(replay && replay->model && replay->model->replay && replay->model->replay->fidelity);
+  EXPECT_EQ(replay->model->replay->model, "bfs");
+
+  QFile doc(QString::fromStdString(app::sweep::resultPath(dir, id)));
+  ASSERT_TRUE(doc.open(QIODevice::ReadOnly));
+  const QJsonArray metrics =
+      QJsonDocument::fromJson(doc.readAll())["validation"].toObject()["fidelity"].toObject()["metrics"].toArray();
+  size_t compared = 0;
+  for (const auto& m : replay->model->replay->fidelity->metrics) {
+    if (m.key != "switches_voluntary" && m.key != "wakeup_latency_p99_ns") continue;
+    for (const auto& j : metrics)
+      if (j.toObject()["key"].toString().toStdString() == m.key) {
+        ASSERT_TRUE(m.replayed.has_value());
+        EXPECT_EQ(*m.replayed, j.toObject()["replayed"].toDouble()) << m.key;
+        ++compared;
+      }
+  }
+  EXPECT_EQ(compared, 2u);
+
+  (*view)->openJob(0);
+  ASSERT_TRUE(waitIdle(w));
+  EXPECT_EQ(w.runs()->count(), 2);
+}
+
+}  // namespace
