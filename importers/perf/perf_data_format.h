@@ -72,6 +72,8 @@ enum Feature : int {
   kFeatCmdline = 11,
   kFeatEventDesc = 12,
   kFeatCpuTopology = 13,
+  kFeatNumaTopology = 14,
+  kFeatCache = 20,
   kFeatBits = 256,
 };
 
