@@ -30,6 +30,20 @@ constexpr int kHeaderHeight = 14;
 constexpr int kSummaryHeight = 18;
 }  // namespace
 
+std::optional<std::vector<GroupLevel>> parseGroupLevels(const QString& text) {
+  std::vector<GroupLevel> out;
+  for (const QString& word : text.toLower().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    const QString w = word.trimmed();
+    if (w == QLatin1String("none")) continue;
+    if (w == QLatin1String("package")) out.push_back(GroupLevel::Package);
+    else if (w == QLatin1String("node")) out.push_back(GroupLevel::Node);
+    else if (w == QLatin1String("llc")) out.push_back(GroupLevel::Llc);
+    else if (w == QLatin1String("core")) out.push_back(GroupLevel::Core);
+    else return std::nullopt;
+  }
+  return out;
+}
+
 std::vector<GroupLevel> TimelineLayout::defaultLevels(const core::TraceModel& model) {
   if (model.topology.cpuCount() <= 16) return {};
   return {GroupLevel::Package, GroupLevel::Node, GroupLevel::Llc};

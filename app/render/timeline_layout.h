@@ -3,12 +3,14 @@
 // machine; task rows by process. A collapsed group shows two summary rows
 // (busy share and runnable-but-waiting count over time) instead of its
 // members. Generic over row kinds: a row that has a CPU sits in that CPU's
-// groups, a row that has a task in its process's. Used by the GUI panes
-// (`schedlab-cli render` and reports still draw plain cpuRows()); QtGui only.
+// groups, a row that has a task in its process's. Used by the GUI panes and
+// `schedlab-cli render --group-by` (reports still draw plain cpuRows());
+// QtGui only.
 #pragma once
 
 #include <QString>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "app/render/timeline_renderer.h"
@@ -16,6 +18,10 @@
 namespace app::render {
 
 enum class GroupLevel : uint8_t { Package, Node, Llc, Core, Process };
+
+/// "package,node,llc,core" (any of them, comma-separated) or "none" (no
+/// groups); nullopt when a word is none of these.
+std::optional<std::vector<GroupLevel>> parseGroupLevels(const QString& text);
 
 struct RowGroup {
   GroupLevel level = GroupLevel::Package;

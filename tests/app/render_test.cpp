@@ -294,6 +294,13 @@ TEST(RenderLayout, BigMachineGroupsByPackageAndLlc) {
   EXPECT_EQ(layout.cpuOrder().size(), 32u);
 }
 
+TEST(RenderLayout, GroupLevelsFromTheirNames) {
+  EXPECT_EQ(parseGroupLevels(QStringLiteral("package, LLC")), (std::vector<GroupLevel>{GroupLevel::Package, GroupLevel::Llc}));
+  EXPECT_EQ(parseGroupLevels(QStringLiteral("node,core")), (std::vector<GroupLevel>{GroupLevel::Node, GroupLevel::Core}));
+  EXPECT_EQ(parseGroupLevels(QStringLiteral("none")), std::vector<GroupLevel>{});
+  EXPECT_FALSE(parseGroupLevels(QStringLiteral("package,socket")));
+}
+
 // x86 numbering puts a core's siblings apart (c and c+4 here): grouped by
 // package, each package's CPUs still sit together, siblings adjacent.
 TEST(RenderLayout, GroupsKeepSiblingsNumberedApartTogether) {
