@@ -233,7 +233,7 @@ TEST_P(PerfDataTopology, ReadsSiblingLists) {
 }
 
 // An 8-CPU machine of two packages, each with two dies of one two-thread core
-// (x86 numbering: siblings c and c+4), an L3 per die and a NUMA node per
+// (x86 numbering: siblings c and c+4), an L3 per package and a NUMA node per
 // package, written as perf 5.3+ writes the features; worked out by hand from
 // the lists below.
 TEST(PerfDataTopologyFeatures, DiesLlcsAndNodes) {
@@ -248,14 +248,15 @@ TEST(PerfDataTopologyFeatures, DiesLlcsAndNodes) {
   f.features[13] = topo;
   f.features[14] = numaTopologyFeature({{0, "0-1,4-5"}, {1, "2-3,6-7"}, {2, ""}});
   f.features[20] = cacheFeature({{1, "Data", "0,4"}, {1, "Instruction", "0,4"}, {2, "Unified", "0,4"},
-                                 {3, "Unified", "0,4"}, {3, "Unified", "1,5"}, {3, "Unified", "2,6"},
-                                 {3, "Unified", "3,7"}, {4, "Instruction", "0-7"}});
+                                 {2, "Unified", "1,5"}, {3, "Unified", "0-1,4-5"}, {3, "Unified", "2-3,6-7"},
+                                 {4, "Instruction", "0-7"}});
   TempDir dir;
   auto m = importOk(dir.write("big.data", f.assemble()));
   ASSERT_TRUE(m);
   const core::Topology& t = m->topology;
   EXPECT_EQ(t.cores(), (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
-  EXPECT_EQ(t.llcs(), (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  // The L3 of each package, not the per-core L1/L2 nor the L4 instruction cache.
+  EXPECT_EQ(t.llcs(), (std::vector<std::vector<int>>{{0, 1, 4, 5}, {2, 3, 6, 7}}));
   const int dieOf[8] = {0, 1, 0, 1, 0, 1, 0, 1};
   const int nodeOf[8] = {0, 0, 1, 1, 0, 0, 1, 1};
   for (int cpu = 0; cpu < 8; ++cpu) {
@@ -264,7 +265,7 @@ TEST(PerfDataTopologyFeatures, DiesLlcsAndNodes) {
     EXPECT_EQ(t.cpu(cpu)->package, nodeOf[cpu]) << cpu;
   }
   EXPECT_EQ(t.count(core::Topology::Level::Die), 4);
-  EXPECT_EQ(t.describe(), "2 packages x 2 cores x 2 threads, 4 LLCs, 2 NUMA nodes (perf.data header)");
+  EXPECT_EQ(t.describe(), "2 packages x 2 cores x 2 threads, 2 NUMA nodes (perf.data header)");
   EXPECT_EQ(m->diagnostics.count(core::DiagCode::malformed_record), 0u);
 
   // A cache map that is no CPU list: counted, the LLCs stay the dies'.
