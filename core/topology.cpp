@@ -101,6 +101,18 @@ void Topology::setLlcs(const std::vector<std::vector<int>>& llcs) {
   rebuildIndex();
 }
 
+void Topology::setLlcsFromCaches(const std::vector<Cache>& caches) {
+  std::vector<std::vector<int>> llcs;
+  for (const Cpu& c : m_cpus) {
+    const Cache* last = nullptr;
+    for (const Cache& cache : caches)
+      if ((!last || cache.level >= last->level) && std::binary_search(cache.cpus.begin(), cache.cpus.end(), c.cpu))
+        last = &cache;
+    if (last && std::find(llcs.begin(), llcs.end(), last->cpus) == llcs.end()) llcs.push_back(last->cpus);
+  }
+  if (!llcs.empty()) setLlcs(llcs);
+}
+
 void Topology::setNodes(const std::vector<std::vector<int>>& cpusOfNode) {
   for (size_t n = 0; n < cpusOfNode.size(); ++n)
     for (int cpu : cpusOfNode[n]) put(m_nodeOf, cpu, static_cast<int>(n));

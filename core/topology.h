@@ -72,6 +72,16 @@ class Topology {
   /// CPUs of each LLC (e.g. from cache/index3/shared_cpu_list). CPUs no list
   /// names keep their die's default LLC; a CPU named twice keeps its first.
   void setLlcs(const std::vector<std::vector<int>>& llcs);
+  /// A data or unified cache and the CPUs sharing it, ascending (sysfs's
+  /// shared_cpu_list, perf.data's CACHE map).
+  struct Cache {
+    int level = 0;
+    std::vector<int> cpus;
+  };
+  /// Each CPU's LLC: the highest-level cache of `caches` that holds it (on a
+  /// tie the later one, as sysfs numbers a CPU's caches upwards); CPUs that no
+  /// cache holds keep their die's.
+  void setLlcsFromCaches(const std::vector<Cache>& caches);
   /// CPUs of each NUMA node, indexed by node id (empty lists for absent ids).
   void setNodes(const std::vector<std::vector<int>>& cpusOfNode);
   /// Die id (within its package) of each CPU listed: {cpu, die}.

@@ -169,16 +169,13 @@ Result<Topology> parseTopologySnapshot(std::string_view text, const std::string&
   }
   if (placements.empty()) return Error(file + ": no cpu/cpuN/topology/core_id lines: not a topology snapshot");
   Topology topo = Topology::fromPlacements(placements, fs::path(file).filename().string());
-  // Each CPU's last-level cache: the highest-level data or unified cache it
-  // lists (a snapshot without level lines orders by index, as sysfs does).
-  std::vector<std::vector<int>> llcs;
-  for (const auto& [cpu, seen] : cpus) {
-    const CacheSeen* last = nullptr;
+  // The data and unified caches in each CPU's index order (a snapshot without
+  // level lines then ranks them by index, as sysfs numbers them).
+  std::vector<Topology::Cache> caches;
+  for (const auto& [cpu, seen] : cpus)
     for (const auto& [index, cache] : seen.caches)
-      if (!cache.instruction && cache.cpus && (!last || cache.level >= last->level)) last = &cache;
-    if (last && std::find(llcs.begin(), llcs.end(), *last->cpus) == llcs.end()) llcs.push_back(*last->cpus);
-  }
-  if (!llcs.empty()) topo.setLlcs(llcs);
+      if (!cache.instruction && cache.cpus) caches.push_back({cache.level, *cache.cpus});
+  topo.setLlcsFromCaches(caches);
   if (!nodes.empty()) {
     std::vector<std::vector<int>> byId(static_cast<size_t>(nodes.rbegin()->first) + 1);
     for (auto& [id, list] : nodes) byId[static_cast<size_t>(id)] = std::move(list);

@@ -781,11 +781,7 @@ void Reader::readCaches(const Bytes& sec, uint64_t base) {
     diag(core::DiagCode::malformed_record, base, "CACHE header feature is malformed; LLCs not read");
     return;
   }
-  struct Cache {
-    uint32_t level;
-    std::vector<int> cpus;
-  };
-  std::vector<Cache> caches;
+  std::vector<core::Topology::Cache> caches;
   uint64_t pos = 8;
   for (uint32_t i = 0; i < *count; ++i) {
     const auto level = sec.checkedU32(pos);
@@ -793,23 +789,15 @@ void Reader::readCaches(const Bytes& sec, uint64_t base) {
     const auto type = sec.has(pos, 4) ? headerString(sec, pos) : std::nullopt;
     const auto size = type ? headerString(sec, pos) : std::nullopt;
     const auto map = size ? headerString(sec, pos) : std::nullopt;
-    Cache c{level.value_or(0), {}};
+    core::Topology::Cache c{static_cast<int>(level.value_or(0)), {}};
     if (!level || !map || !parseCpuList(*map, c.cpus)) {
       diag(core::DiagCode::malformed_record, base, "CACHE entry " + std::to_string(i) + " is malformed; LLCs not read");
       return;
     }
-    std::sort(c.cpus.begin(), c.cpus.end());
     if (*type != "Instruction") caches.push_back(std::move(c));
   }
   if (!m_topology || caches.empty()) return;
-  std::vector<std::vector<int>> llcs;
-  for (const auto& cpu : m_topology->cpus()) {
-    const Cache* last = nullptr;
-    for (const Cache& c : caches)
-      if ((!last || c.level > last->level) && std::binary_search(c.cpus.begin(), c.cpus.end(), cpu.cpu)) last = &c;
-    if (last && std::find(llcs.begin(), llcs.end(), last->cpus) == llcs.end()) llcs.push_back(last->cpus);
-  }
-  m_topology->setLlcs(llcs);
+  m_topology->setLlcsFromCaches(caches);
   m_b.setTopology(*m_topology);
 }
 
