@@ -25,6 +25,21 @@ void writeTopologyJson(core::JsonWriter& j, const core::Topology& topo) {
     j.endArray();
   }
   j.endArray();
+  // Per CPU, for scripts that group by cache or node.
+  j.key("cpus").beginArray();
+  for (const auto& c : topo.cpus()) {
+    j.beginObject();
+    j.field("cpu", c.cpu);
+    j.field("core", c.core);
+    j.field("thread", c.thread);
+    j.field("package", c.package);
+    j.field("die", c.die);
+    j.field("llc", c.llc);
+    j.field("node", c.node);
+    j.endObject();
+  }
+  j.endArray();
+  j.field("description", topo.describe());
   j.field("source", topo.source());
   j.endObject();
 }

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <ostream>
+#include <vector>
 
 #include "app/cli/cli.h"
 #include "core/json_writer.h"
@@ -16,6 +18,7 @@
 
 #include "app/cli/offscreen_gui.h"
 #include "app/render/timeline_image.h"
+#include "app/render/timeline_layout.h"
 #endif
 
 namespace app::cli {
@@ -23,12 +26,15 @@ namespace app::cli {
 namespace {
 constexpr const char* kRenderUsage =
     "usage: schedlab-cli render FILE -o OUT.png [--width N] [--from T] [--to T] [--highlight TEXT]\n"
-    "                          [--topology CxT | --topology-from DIR] [--no-legend] [--bench [--frames N]] [--json]\n"
+    "                          [--topology TOPO | --topology-from DIR] [--no-legend] [--bench [--frames N]] [--json]\n"
+    "                          [--group-by package,node,llc,core|none] [--collapse-groups] [--row-height PX]\n"
     "Draws the trace's timeline (one row per CPU, grouped by core, SMT siblings adjacent) as a PNG\n"
     "through the GUI's renderer. --from/--to select a time range (default: the whole trace);\n"
     "--highlight marks the slices of tasks whose comm contains TEXT (or whose tid is TEXT).\n"
     "--bench repeats the frame (draw lists + painting, default 20 times) and prints the median\n"
-    "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n";
+    "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n"
+    "--group-by, --collapse-groups and --row-height lay the CPU rows out as the GUI does for big\n"
+    "machines (groups with header rows, collapsed groups as summary rows, compact rows).\n";
 
 #ifdef SCHEDLAB_HAVE_RENDER
 double msSince(std::chrono::steady_clock::time_point t0) {
@@ -46,8 +52,8 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   std::string error;
   auto args = Args::parse(argv,
                           {"-o", "--output", "--width", "--from", "--to", "--highlight", "--frames", "--topology",
-                           "--topology-from"},
-                          {"--bench", "--json", "--help", "--no-legend"}, error);
+                           "--topology-from", "--group-by", "--row-height"},
+                          {"--bench", "--json", "--help", "--no-legend", "--collapse-groups"}, error);
   if (!args || args->flag("--help") || args->positional().size() != 1 ||
       (!args->has("-o") && !args->has("--output") && !args->flag("--bench"))) {
     const bool help = args && args->flag("--help");
@@ -69,6 +75,21 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     }
   }
   options.legend = !args->flag("--no-legend");
+  if (auto h = args->value("--row-height")) {
+    options.rowHeight = std::atoi(h->c_str());
+    if (options.rowHeight < 2 || options.rowHeight > 40) {
+      err << "schedlab-cli render: --row-height must be between 2 and 40\n";
+      return kExitUsage;
+    }
+  }
+  std::optional<std::vector<render::GroupLevel>> groupBy;
+  if (auto g = args->value("--group-by")) {
+    groupBy = render::parseGroupLevels(QString::fromStdString(*g));
+    if (!groupBy) {
+      err << "schedlab-cli render: --group-by '" << *g << "': name package, node, llc, core (comma-separated) or none\n";
+      return kExitUsage;
+    }
+  }
   int frames = 20;
   if (auto f = args->value("--frames")) frames = std::clamp(std::atoi(f->c_str()), 1, 10000);
 
@@ -87,6 +108,11 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
 
   render::ImageRun run;
   run.data = data;
+  if (groupBy || args->flag("--collapse-groups")) {
+    render::TimelineLayout layout(*model, {options.rowHeight, groupBy.value_or(render::TimelineLayout::defaultLevels(*model)),
+                                           args->flag("--collapse-groups")});
+    run.rows = layout.rows();
+  }
   if (auto h = args->value("--highlight")) run.highlight = render::HighlightSet::build(*model, QString::fromStdString(*h));
   std::vector<render::ImageRun> runs{run};
 
@@ -111,7 +137,7 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     return kExitUsage;
   }
   const render::Viewport view = render::viewportFor(from, to, options.width - options.gutterWidth);
-  const auto rows = render::cpuRows(*model, options.rowHeight);
+  const auto rows = run.rows.empty() ? render::cpuRows(*model, options.rowHeight) : run.rows;
 
   QImage image;
   if (args->flag("--bench")) {

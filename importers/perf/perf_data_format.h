@@ -73,6 +73,8 @@ enum Feature : int {
   kFeatCmdline = 11,
   kFeatEventDesc = 12,
   kFeatCpuTopology = 13,
+  kFeatNumaTopology = 14,
+  kFeatCache = 20,
   kFeatDirFormat = 24,   ///< perf record --threads: the data lies in data.N files beside the header file
   kFeatCompressed = 27,  ///< u32 version, type (1 = zstd), level, ratio, mmap_len
   kFeatBits = 256,

@@ -294,30 +294,12 @@ Decoder makeDecoder(const TracepointFormat& f) {
 
 // --- CPU lists ("0-3,8,10-11") -----------------------------------------------
 
+// The kernel's format, as sysfs writes it (core::parseCpuList); an empty list
+// names no CPU, which no topology list may do.
 bool parseCpuList(std::string_view s, std::vector<int>& out) {
-  out.clear();
-  while (!s.empty()) {
-    const size_t comma = s.find(',');
-    std::string_view part = s.substr(0, comma);
-    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
-    while (!part.empty() && (part.back() == '\n' || part.back() == ' ')) part.remove_suffix(1);
-    if (part.empty()) continue;
-    int lo = 0;
-    int hi = 0;
-    const size_t dash = part.find('-');
-    const auto parse = [](std::string_view t, int& v) {
-      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-      return ec == std::errc() && p == t.data() + t.size() && v >= 0 && v < kMaxCpu;
-    };
-    if (dash == std::string_view::npos) {
-      if (!parse(part, lo)) return false;
-      hi = lo;
-    } else if (!parse(part.substr(0, dash), lo) || !parse(part.substr(dash + 1), hi) || hi < lo) {
-      return false;
-    }
-    for (int c = lo; c <= hi; ++c) out.push_back(c);
-    if (out.size() > static_cast<size_t>(kMaxCpu)) return false;
-  }
+  auto cpus = core::parseCpuList(s, kMaxCpu);
+  if (!cpus) return false;
+  out = std::move(*cpus);
   return !out.empty();
 }
 
@@ -375,6 +357,9 @@ class Reader {
   core::Status readFeature(int feat, uint64_t off, uint64_t size);
   core::Status readTracingData(uint64_t off, uint64_t size);
   void readTopology(const Bytes& sec, uint64_t base);
+  void readDies(const Bytes& sec, uint64_t pos, uint64_t base);
+  void readNumaTopology(const Bytes& sec, uint64_t base);
+  void readCaches(const Bytes& sec, uint64_t base);
   std::optional<std::string> headerString(const Bytes& sec, uint64_t& pos);
   core::Status addAttr(Attr a);
   void rebuildDecoders();
@@ -488,6 +473,9 @@ class Reader {
   // Exec file names: the events point into here until the import ends (a
   // decompressed record's bytes are gone once its window moves on).
   std::deque<std::string> m_execNames;
+  // CPU_TOPOLOGY's cores and packages, refined by the NUMA_TOPOLOGY and CACHE
+  // features that follow it in the file (features come in bit order).
+  std::optional<core::Topology> m_topology;
 };
 
 core::Status Reader::run() {
@@ -758,6 +746,8 @@ core::Status Reader::readFeature(int feat, uint64_t off, uint64_t size) {
                                               " level " + std::to_string(sec.u32(8)) + ", ratio " + std::to_string(sec.u32(12)));
       break;
     }
+    case kFeatNumaTopology: readNumaTopology(sec, off); break;
+    case kFeatCache: readCaches(sec, off); break;
     default: break;
   }
   return core::Status::ok();
@@ -813,7 +803,89 @@ void Reader::readTopology(const Bytes& sec, uint64_t base) {
       if (std::find(packages[p].begin(), packages[p].end(), core.front()) != packages[p].end()) pkg = static_cast<int>(p);
     corePackage.push_back(pkg);
   }
-  m_b.setTopology(core::Topology(std::move(cores), std::move(corePackage), "perf.data header"));
+  m_topology = core::Topology(std::move(cores), std::move(corePackage), "perf.data header");
+  // perf 4.10+ goes on with each CPU's core_id and socket_id (nr_cpus_avail
+  // pairs), perf 5.3+ with die_siblings lists and each CPU's die_id.
+  const uint64_t idsBytes = uint64_t{static_cast<uint32_t>(m_nrCpusAvail)} * 8;
+  if (m_nrCpusAvail > 0 && sec.has(pos, idsBytes + 4)) readDies(sec, pos + idsBytes, base);
+  m_b.setTopology(*m_topology);
+}
+
+void Reader::readDies(const Bytes& sec, uint64_t pos, uint64_t base) {
+  const auto lists = sec.checkedU32(pos);
+  if (!lists || *lists > static_cast<uint32_t>(kMaxCpu)) return;
+  pos += 4;
+  for (uint32_t i = 0; i < *lists; ++i)
+    if (!headerString(sec, pos)) {
+      diag(core::DiagCode::malformed_record, base, "CPU_TOPOLOGY die siblings lists are cut short; dies not read");
+      return;
+    }
+  const auto n = static_cast<uint32_t>(m_nrCpusAvail);
+  if (!sec.has(pos, uint64_t{n} * 4)) {
+    diag(core::DiagCode::malformed_record, base, "CPU_TOPOLOGY die ids are cut short; dies not read");
+    return;
+  }
+  std::vector<std::pair<int, int>> dies;
+  for (uint32_t cpu = 0; cpu < n; ++cpu) dies.emplace_back(static_cast<int>(cpu), static_cast<int>(sec.u32(pos + 4 * cpu)));
+  m_topology->setDies(dies);
+}
+
+// NUMA_TOPOLOGY: u32 nr_nodes, then per node u32 node_id, u64 mem_total,
+// u64 mem_free and the node's CPU list as a string.
+void Reader::readNumaTopology(const Bytes& sec, uint64_t base) {
+  const auto nodes = sec.checkedU32(0);
+  if (!nodes || *nodes > static_cast<uint32_t>(kMaxCpu)) {
+    diag(core::DiagCode::malformed_record, base, "NUMA_TOPOLOGY header feature is malformed; nodes not read");
+    return;
+  }
+  uint64_t pos = 4;
+  std::vector<std::vector<int>> cpusOfNode;
+  for (uint32_t i = 0; i < *nodes; ++i) {
+    const auto id = sec.checkedU32(pos);
+    pos += 20;
+    const auto list = sec.has(pos, 4) ? headerString(sec, pos) : std::nullopt;
+    std::vector<int> cpus;
+    // A node of memory only has an empty CPU list.
+    if (!id || *id >= static_cast<uint32_t>(kMaxCpu) || !list || (!list->empty() && !parseCpuList(*list, cpus))) {
+      diag(core::DiagCode::malformed_record, base, "NUMA_TOPOLOGY node " + std::to_string(i) + " is malformed; nodes not read");
+      return;
+    }
+    if (cpusOfNode.size() <= *id) cpusOfNode.resize(*id + 1);
+    cpusOfNode[*id] = std::move(cpus);
+  }
+  if (!m_topology) return;  // nodes of CPUs whose cores the file does not give
+  m_topology->setNodes(cpusOfNode);
+  m_b.setTopology(*m_topology);
+}
+
+// CACHE: u32 version (1), u32 count, then per cache u32 level, line_size,
+// sets, ways and the strings type, size and map (its shared_cpu_list). Each
+// CPU's LLC is the highest-level data or unified cache whose map holds it.
+void Reader::readCaches(const Bytes& sec, uint64_t base) {
+  const auto version = sec.checkedU32(0);
+  const auto count = sec.checkedU32(4);
+  if (!version || *version != 1 || !count || *count > 1u << 16) {
+    diag(core::DiagCode::malformed_record, base, "CACHE header feature is malformed; LLCs not read");
+    return;
+  }
+  std::vector<core::Topology::Cache> caches;
+  uint64_t pos = 8;
+  for (uint32_t i = 0; i < *count; ++i) {
+    const auto level = sec.checkedU32(pos);
+    pos += 16;
+    const auto type = sec.has(pos, 4) ? headerString(sec, pos) : std::nullopt;
+    const auto size = type ? headerString(sec, pos) : std::nullopt;
+    const auto map = size ? headerString(sec, pos) : std::nullopt;
+    core::Topology::Cache c{static_cast<int>(level.value_or(0)), {}};
+    if (!level || !map || !parseCpuList(*map, c.cpus)) {
+      diag(core::DiagCode::malformed_record, base, "CACHE entry " + std::to_string(i) + " is malformed; LLCs not read");
+      return;
+    }
+    if (*type != "Instruction") caches.push_back(std::move(c));
+  }
+  if (!m_topology || caches.empty()) return;
+  m_topology->setLlcsFromCaches(caches);
+  m_b.setTopology(*m_topology);
 }
 
 void Reader::rebuildDecoders() {

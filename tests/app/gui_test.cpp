@@ -248,9 +248,12 @@ TEST(GuiWindow, OpenZoomSelectSearchClickReplayClose) {
   EXPECT_TRUE(fi.contains(QStringLiteral("Forced idle")));
   EXPECT_TRUE(fi.contains(QStringLiteral("CPU 0 ran")));
 
-  // Task rows.
+  // Task rows, under their process's header row.
   w.timeline()->showTaskRow(rec, hit->utid);
-  EXPECT_EQ(pane->rows().size(), 5u);
+  ASSERT_EQ(pane->rows().size(), 6u);
+  EXPECT_EQ(pane->rows()[4].type, app::render::RowType::Group);
+  EXPECT_EQ(pane->rows()[5].type, app::render::RowType::Task);
+  EXPECT_EQ(pane->rows()[5].utid, hit->utid);
   ASSERT_TRUE(waitIdle(w));
 
   // Replay through the fake backend: a new pane under its recording, synchronised.
@@ -280,6 +283,51 @@ TEST(GuiWindow, OpenZoomSelectSearchClickReplayClose) {
   ASSERT_TRUE(waitIdle(w));
   EXPECT_EQ(w.timeline()->panes().size(), 0u);
   EXPECT_EQ(w.runs()->count(), 0);
+}
+
+// A 32-CPU machine (bigMachineModel, "2s:8c:2t:4l") opens grouped by package
+// and LLC; a click on a group's label collapses it into its summary rows; a
+// click on the heat map centres the view at its time and scrolls to its CPU.
+TEST(GuiWindow, BigMachineGroupsCollapseAndHeatMapNavigates) {
+  ensureApp();
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  const int rec = w.addModel(withFile(apptest::bigMachineModel(), "/synthetic/big.trace"));
+  ASSERT_TRUE(waitIdle(w));
+  TimelinePane* pane = w.timeline()->pane(rec);
+  ASSERT_NE(pane, nullptr);
+  ASSERT_EQ(pane->rows().size(), 32u + 6u);  // 2 packages, 4 LLCs, 32 CPUs
+  EXPECT_FALSE(pane->heatmap());             // 64 CPUs or fewer: no overview by default
+  QTest::mouseClick(pane, Qt::LeftButton, {}, QPoint(20, pane->rowTop(0) + 4));
+  ASSERT_EQ(pane->rows().size(), 2u + 1u + 2u + 16u);  // package 0 as two summary rows
+  EXPECT_EQ(pane->rows()[0].type, app::render::RowType::Summary);
+  QTest::mouseClick(pane, Qt::LeftButton, {}, QPoint(20, pane->rowTop(0) + 4));
+  ASSERT_EQ(pane->rows().size(), 38u);
+
+  pane->setHeatmap(app::render::HeatMetric::Busy);
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_TRUE(pane->heatmapReady());
+  const QRect heat = pane->heatmapRect();
+  ASSERT_FALSE(heat.isEmpty());
+  auto* view = w.viewState();
+  view->showRange(0, 100000);  // 100 us wide
+  ASSERT_TRUE(waitIdle(w));
+  QSignalSpy scrolled(pane, &TimelinePane::rowScrollRequested);
+  // 3/4 across: 750 us into the 1000 us trace; 20/32 down: CPU 20 (row order is CPU order here).
+  const QPoint at(heat.left() + heat.width() * 3 / 4, heat.top() + heat.height() * 20 / 32 + 1);
+  QTest::mouseClick(pane, Qt::LeftButton, {}, at);
+  const double expected = static_cast<double>(view->begin()) +
+                          static_cast<double>(view->span() - view->begin()) * (at.x() - heat.left()) / heat.width();
+  const auto& v = view->viewport();
+  EXPECT_NEAR(static_cast<double>(v.start + v.span() / 2), expected, 2 * v.nsPerPx);
+  ASSERT_EQ(scrolled.count(), 1);
+  int cpu20 = -1;
+  for (size_t i = 0; i < pane->rows().size(); ++i)
+    if (pane->rows()[i].type == app::render::RowType::Cpu && pane->rows()[i].cpu == 20) cpu20 = static_cast<int>(i);
+  ASSERT_GE(cpu20, 0);
+  EXPECT_EQ(scrolled.front().front().toInt(), pane->rowTop(cpu20));
 }
 
 TEST(GuiJobs, CancelStopsTheWorkAndStillReportsBack) {

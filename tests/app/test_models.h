@@ -18,4 +18,11 @@ std::shared_ptr<core::TraceModel> smtModel();
 /// idle every 7th slice and a 2 ms slice every 5000th) on each of `cpus` CPUs.
 std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus = 2);
 
+/// 2 sockets x 8 cores x 2 threads with 4 LLCs ("2s:8c:2t:4l": CPUs 0-7,
+/// 8-15, 16-23, 24-31 share an LLC; 0-15 are package and node 0). From 0 to
+/// 1000 us (relative; absolute ts = 1000 + relative): CPUs 0-7 run t1000+c
+/// throughout, CPUs 8-15 run t1000+c for the first 500 us, CPUs 16-31 idle.
+/// t2000 is woken onto CPU 0 at 200 us and waits there to the end.
+std::shared_ptr<core::TraceModel> bigMachineModel();
+
 }  // namespace apptest

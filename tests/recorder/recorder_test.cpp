@@ -140,6 +140,7 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
     if (!fs::is_directory(cpu.path() / "topology")) continue;
     for (const char* f : {"core_id", "physical_package_id", "thread_siblings_list"})
       expected.insert("cpu/" + name + "/topology/" + f);
+    if (fs::exists(cpu.path() / "topology" / "die_id")) expected.insert("cpu/" + name + "/topology/die_id");  // Linux 5.2+
     std::error_code ec;
     for (const auto& index : fs::directory_iterator(cpu.path() / "cache", ec))
       if (index.path().filename().string().starts_with("index"))

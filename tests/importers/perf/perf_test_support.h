@@ -468,4 +468,56 @@ inline std::vector<uint8_t> cpuTopologyFeature(const std::vector<std::string>& p
   return out;
 }
 
+inline void appendU32(std::vector<uint8_t>& out, uint32_t v) {
+  out.insert(out.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4);
+}
+
+/// The parts perf 4.10+ and 5.3+ add to HEADER_CPU_TOPOLOGY (tools/perf/util/
+/// header.c write_cpu_topology): each CPU's core_id and socket_id, then the die
+/// siblings lists and each CPU's die_id.
+inline void appendCpuIdsAndDies(std::vector<uint8_t>& out, const std::vector<std::pair<uint32_t, uint32_t>>& coreSocket,
+                                const std::vector<std::string>& dieLists, const std::vector<uint32_t>& dieIds) {
+  for (const auto& [coreId, socketId] : coreSocket) {
+    appendU32(out, coreId);
+    appendU32(out, socketId);
+  }
+  appendU32(out, static_cast<uint32_t>(dieLists.size()));
+  for (const auto& s : dieLists) appendHeaderString(out, s);
+  for (uint32_t id : dieIds) appendU32(out, id);
+}
+
+/// HEADER_NUMA_TOPOLOGY (write_numa_topology): u32 nr, then per node u32 id,
+/// u64 mem_total, u64 mem_free, the CPU list string.
+inline std::vector<uint8_t> numaTopologyFeature(const std::vector<std::pair<uint32_t, std::string>>& nodes) {
+  std::vector<uint8_t> out;
+  appendU32(out, static_cast<uint32_t>(nodes.size()));
+  for (const auto& [id, cpus] : nodes) {
+    appendU32(out, id);
+    out.resize(out.size() + 16, 0);
+    appendHeaderString(out, cpus);
+  }
+  return out;
+}
+
+/// HEADER_CACHE (write_cache): u32 version 1, u32 count, then per cache u32
+/// level, line_size, sets, ways and the strings type, size, map.
+struct CacheEntry {
+  uint32_t level;
+  std::string type;
+  std::string map;
+};
+inline std::vector<uint8_t> cacheFeature(const std::vector<CacheEntry>& caches) {
+  std::vector<uint8_t> out;
+  appendU32(out, 1);
+  appendU32(out, static_cast<uint32_t>(caches.size()));
+  for (const auto& c : caches) {
+    appendU32(out, c.level);
+    for (uint32_t v : {64u, 64u, 8u}) appendU32(out, v);
+    appendHeaderString(out, c.type);
+    appendHeaderString(out, "32K");
+    appendHeaderString(out, c.map);
+  }
+  return out;
+}
+
 }  // namespace perf_test
