@@ -1,10 +1,11 @@
 // One scheduler event as an importer decodes it, in a format-neutral,
-// self-contained value (comms copied in) that can wait in the EventSorter; and
-// applyEvent(), the one place that turns such a value into a SchedBuilder call.
-// Made by the importers' decoders (ftrace text and perf script today).
+// self-contained value (comms copied in) that can wait in the EventSorter and
+// travel through the EventFeed; and applyEvent(), the one place that turns such
+// a value into a SchedBuilder call. Made by every importer's decoder.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -28,6 +29,11 @@ enum class EventOp : uint8_t {
   Rename,     ///< tid, text 0 = new comm
   TaskInfo,   ///< tid, aux = tgid, text 0 = comm: identity told outside the events (onTaskInfo)
   DataLoss,   ///< aux = events lost on cpu before ts (-1 unknown)
+  TaskSeed,   ///< tid, state, cpu: a task's state at trace start (onTaskStateSeed)
+  CountOnly,  ///< an event that is counted under its countKey and nothing else (not placeable)
+  /// An importer's own record on its way through the EventSorter to its
+  /// EventSink (cpuA says which kind); never applied to the builder.
+  Private,
 };
 
 struct DecodedEvent {
@@ -51,7 +57,12 @@ struct DecodedEvent {
   TaskState state = TaskState::Unknown;
   uint8_t externalText = 0;  ///< bit k: text k lies outside the event (longer than kInlineText)
   uint8_t textLen[2] = {};
+  /// What the event is counted as: the key EventFeed::eventType() gave its
+  /// name, or a format's own key its EventSink counts by; kNoCount: not counted.
+  uint16_t countKey = kNoCount;
   char text[2][kInlineText];
+
+  static constexpr uint16_t kNoCount = UINT16_MAX;
 
   EventContext context() const { return {ts, cpu, ctxTid, irq}; }
 
@@ -88,6 +99,7 @@ struct DecodedEvent {
   void setExternalTag(int k, uint32_t tag) { std::memcpy(text[k] + 12, &tag, sizeof tag); }
 };
 static_assert(sizeof(DecodedEvent) == 96);
+static_assert(offsetof(DecodedEvent, countKey) == 62, "the key fills the bytes the texts' alignment left");
 
 /// Makes the builder call `e` stands for. Never fails: the builder counts what
 /// it cannot use (see SchedBuilder).
@@ -126,6 +138,9 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
     case EventOp::Rename: b.onRename(ctx, e.tid, e.textAt(0)); break;
     case EventOp::TaskInfo: b.onTaskInfo(e.tid, static_cast<int32_t>(e.aux), e.textAt(0)); break;
     case EventOp::DataLoss: b.onDataLoss(e.cpu, e.ts, e.aux); break;
+    case EventOp::TaskSeed: b.onTaskStateSeed(e.ts, e.tid, e.state, e.cpu); break;
+    case EventOp::CountOnly:
+    case EventOp::Private: break;
   }
 }
 

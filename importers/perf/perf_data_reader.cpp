@@ -13,13 +13,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/decoded_event.h"
+#include "core/event_feed.h"
+#include "core/event_sorter.h"
 #include "core/mapped_file.h"
 #include "core/task_state.h"
 #include "core/topology.h"
-#include "importers/perf/builder_feed.h"
-#include "importers/perf/decoded_event.h"
 #include "importers/perf/perf_data_format.h"
-#include "importers/perf/round_sorter.h"
 #include "importers/perf/tracing_data.h"
 
 namespace importers::perf {
@@ -34,6 +34,27 @@ constexpr uint32_t kProgressEvery = 1 << 16;
 constexpr uint64_t kThreadedFromBytes = 4 << 20;
 // perf's u64 nanoseconds beyond int64 are corrupt data; the model's time is int64.
 constexpr uint64_t kMaxTs = INT64_MAX;
+
+using core::DecodedEvent;
+using core::EventOp;
+
+// perf's own records on their way through the sorter to Reader::take(): events
+// of op Private, this in cpuA, the record's CPU (-1: none) in cpuB. They wait
+// on CPU 0's queue when they have none: with explicit release every queue is
+// sorted by (ts, file order), so the queue does not change the order.
+enum PerfRecord : int32_t {
+  kRecComm,      ///< tid, aux = tgid, text 0 comm
+  kRecCommExec,  ///< as kRecComm, for a COMM record of an exec
+  kRecTaskIds,   ///< FORK/EXIT records: tid, aux = tgid
+  kRecLost,      ///< aux = events lost (PERF_RECORD_LOST)
+  kRecLostSamples,  ///< aux = samples lost (PERF_RECORD_LOST_SAMPLES)
+};
+
+// A perf record without a usable timestamp (0, or ~0: "none" to perf).
+bool noTime(const DecodedEvent& e) { return e.ts <= 0; }
+
+// Comms are at most 15 characters (TASK_COMM_LEN); longer text is cut.
+void setComm(DecodedEvent& e, int k, std::string_view comm) { e.setText(k, comm.substr(0, DecodedEvent::kInlineText)); }
 
 std::string offsetText(uint64_t off) {
   char buf[64];
@@ -206,7 +227,7 @@ enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migra
 
 struct Decoder {
   SchedKind kind = SchedKind::Other;
-  uint32_t countType = 0;
+  uint16_t countKey = DecodedEvent::kNoCount;
   uint32_t minRawSize = 0;  // every fixed field lies below this
   Field commonPid;
   Field commonFlags;
@@ -311,22 +332,29 @@ bool parseCpuList(std::string_view s, std::vector<int>& out) {
 
 struct TaskInfo {
   int32_t tgid = -1;
-  char comm[16] = {};  // as DecodedEvent::text: NUL-terminated unless 16 long
+  uint8_t commLen = 0;
+  char comm[16] = {};
+  std::string_view commText() const { return {comm, commLen}; }
 };
 
-class Reader {
+class Reader final : public core::EventSink {
  public:
   Reader(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options, Threading threading)
-      : m_path(path), m_b(builder), m_opt(options), m_threading(threading), m_out(builder) {}
+      : m_path(path), m_b(builder), m_opt(options), m_threading(threading),
+        m_feed(builder, core::EventFeed::Position::ByteOffset), m_sorter(m_feed, INT64_MAX, SIZE_MAX) {
+    m_sorter.setExplicitRelease();
+    m_sorter.setSink(this);
+  }
 
   core::Status run();
+  void take(DecodedEvent& e) override { deliver(e); }
 
  private:
   core::Error errorAt(uint64_t off, const std::string& what) const {
     return core::Error(m_path + ": " + offsetText(off) + ": " + what);
   }
   void diag(core::DiagCode code, uint64_t off, std::string what, std::optional<int> cpu = {}) {
-    m_out.diagnostic(code, off, std::move(what), cpu);
+    if (m_feed.keepsRecord(code)) m_feed.diagnostic(code, off, what, cpu);
   }
 
   core::Status readFileHeader();
@@ -344,12 +372,16 @@ class Reader {
   int attrForOther(const uint8_t* rec, uint32_t size) const;
 
   void queue(DecodedEvent& e);
-  void flushUpTo(uint64_t limit);
-  void flushAll() { flushUpTo(UINT64_MAX); }
+  /// To the builder (threaded: to its thread); DataLoss counted as reported.
+  void emit(const DecodedEvent& e) {
+    if (e.op == EventOp::DataLoss && e.aux > 0) m_lostFed += static_cast<uint64_t>(e.aux);
+    m_feed.event(e);
+  }
   void decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a);
   bool locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const uint8_t*& raw, uint32_t& rawLen) const;
   void decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a);
   void deliver(DecodedEvent& e);
+  void deliverRecord(DecodedEvent& e);
   void finish();
 
   uint64_t rd64(const uint8_t* p) const {
@@ -387,10 +419,10 @@ class Reader {
       const TaskInfo& info = m_tasks[tid];
       DecodedEvent e;
       e.op = EventOp::TaskInfo;
-      e.a = tid;
-      e.b = info.tgid;
-      std::memcpy(e.text[0], info.comm, sizeof info.comm);
-      m_out.event(e);
+      e.tid = tid;
+      e.aux = info.tgid;
+      e.setText(0, info.commText());
+      emit(e);
     }
     m_announce.clear();
   }
@@ -399,7 +431,11 @@ class Reader {
   core::SchedBuilder& m_b;
   const ImportOptions& m_opt;
   Threading m_threading;
-  BuilderFeed m_out;  // every event and diagnostic goes through it, never straight to m_b
+  // Every event and diagnostic goes through the feed, never straight to m_b;
+  // the sorter puts records into perf's order (rounds) and hands them to take().
+  core::EventFeed m_feed;
+  core::EventSorter m_sorter;
+  uint64_t m_lostFed = 0;  // events reported lost so far
   core::MappedFile m_file;  // the whole input, mapped read-only
   Bytes m_bytes;
   bool m_swap = false;
@@ -417,10 +453,9 @@ class Reader {
   std::vector<Decoder> m_decoders;
   bool m_haveExecTracepoint = false;
 
-  RoundSorter<DecodedEvent> m_sorter;
-  uint64_t m_nextFlush = 0;
-  uint64_t m_maxTs = 0;
-  uint64_t m_lastDeliveredTs = 0;
+  int64_t m_nextFlush = 0;
+  int64_t m_maxTs = 0;
+  int64_t m_lastDeliveredTs = 0;
 
   std::unordered_map<int32_t, TaskInfo> m_tasks;
   std::vector<uint64_t> m_seenTids;
@@ -464,28 +499,28 @@ core::Status Reader::run() {
                                     (m_threading == Threading::Auto && m_dataEnd - m_dataBegin >= kThreadedFromBytes && spareCpu()));
   if (!threaded) {
     core::Status body = processRecords(m_dataBegin, m_dataEnd);
-    flushAll();
+    m_sorter.finish();
     finish();
     return body;
   }
-  m_out.setThreaded();
+  m_feed.setThreaded();
   std::thread worker([this] {
     core::Status body;
     try {
       body = processRecords(m_dataBegin, m_dataEnd);
-      flushAll();
+      m_sorter.finish();
       finish();
     } catch (const std::exception& e) {
       body = core::Error(m_path + ": reading stopped: " + e.what());
     }
-    m_out.finish(std::move(body));
+    m_feed.finish(std::move(body));
   });
   core::Status body;
   try {
-    body = m_out.drain(m_opt);
+    body = m_feed.drain(m_opt.progress);
   } catch (const std::exception& e) {
     // The worker must not wait for a consumer that is gone.
-    m_out.abandon();
+    m_feed.abandon();
     body = core::Error(m_path + ": building the model failed: " + e.what());
   }
   worker.join();
@@ -752,7 +787,7 @@ void Reader::rebuildDecoders() {
         name = name.substr(colon + 1);
       d.name = name;
     }
-    d.countType = m_b.eventType(d.name);
+    d.countKey = m_feed.eventType(d.name);
     if (d.kind == SchedKind::Exec) m_haveExecTracepoint = true;
     a.decoder = static_cast<uint32_t>(m_decoders.size());
     m_decoders.push_back(std::move(d));
@@ -784,16 +819,13 @@ int Reader::attrForOther(const uint8_t* rec, uint32_t size) const {
 
 void Reader::queue(DecodedEvent& e) {
   // perf delivers records without a usable timestamp at once (ordered_events__queue).
-  if (e.ts == 0 || e.ts == UINT64_MAX) {
+  if (noTime(e)) {
     deliver(e);
     return;
   }
-  m_sorter.push(e.cpu >= 0 ? static_cast<uint32_t>(e.cpu) + 1 : 0, e);
+  if (e.op == EventOp::Private) e.cpu = std::max(e.cpu, 0);
+  m_sorter.push(e);
   m_maxTs = std::max(m_maxTs, e.ts);
-}
-
-void Reader::flushUpTo(uint64_t limit) {
-  m_sorter.flush(limit, [this](DecodedEvent& e) { deliver(e); });
 }
 
 core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
@@ -806,8 +838,8 @@ core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
       untilProgress = kProgressEvery;
       if (m_opt.stop.stop_requested()) return core::Error(m_path + ": import cancelled");
       const double fraction = static_cast<double>(off - begin) / span;
-      if (m_out.threaded())
-        m_out.progress(fraction);
+      if (m_feed.threaded())
+        m_feed.progress(fraction);
       else if (m_opt.progress)
         m_opt.progress(fraction);
     }
@@ -838,7 +870,7 @@ core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
       case kRecordFinishedRound:
         // perf record writes one round per pass over the per-CPU buffers; an event
         // of round N can only be overtaken by events up to the end of round N-1.
-        flushUpTo(m_nextFlush);
+        m_sorter.releaseUpTo(m_nextFlush);
         m_nextFlush = m_maxTs;
         break;
       case kRecordComm:
@@ -972,26 +1004,28 @@ bool Reader::locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const u
 void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a) {
   const Decoder& d = m_decoders[a.decoder];
   DecodedEvent e;
-  e.off = off;
-  e.countType = static_cast<uint16_t>(d.countType);
+  e.position = off;
+  e.cpu = -1;
+  e.countKey = d.countKey;
   // Every sample is counted, like perf script prints it, even one that cannot be placed.
   auto skip = [&](core::DiagCode code, std::string why) {
-    e.op = EventOp::Uncounted;
+    e.op = EventOp::CountOnly;
     diag(code, off, std::move(why), e.cpu >= 0 ? std::optional<int>(e.cpu) : std::nullopt);
-    m_out.event(e);
+    emit(e);
   };
   if (size < a.fixedEnd) {
     skip(core::DiagCode::malformed_record, "sample record of " + std::to_string(size) + " bytes is too short for its declared fields");
     return;
   }
-  e.ts = a.timeOff >= 0 ? rd64(rec + a.timeOff) : 0;
-  if (e.ts > kMaxTs) {
-    skip(core::DiagCode::malformed_record, "sample timestamp " + std::to_string(e.ts) + " is beyond the signed 64-bit range");
+  const uint64_t ts = a.timeOff >= 0 ? rd64(rec + a.timeOff) : 0;
+  if (ts > kMaxTs) {
+    skip(core::DiagCode::malformed_record, "sample timestamp " + std::to_string(ts) + " is beyond the signed 64-bit range");
     return;
   }
+  e.ts = static_cast<int64_t>(ts);
   if (a.cpuOff >= 0) {
     const uint32_t cpu = rd32(rec + a.cpuOff);
-    e.cpu = static_cast<int16_t>(cpu < static_cast<uint32_t>(kMaxCpu) ? static_cast<int32_t>(cpu) : -1);
+    e.cpu = cpu < static_cast<uint32_t>(kMaxCpu) ? static_cast<int32_t>(cpu) : -1;
   }
   if (a.tidOff >= 0) e.ctxTid = static_cast<int32_t>(rd32(rec + a.tidOff + 4));
 
@@ -1027,50 +1061,53 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
   switch (d.kind) {
     case SchedKind::Switch: {
       e.op = EventOp::Switch;
-      e.setText(0, str(0));
-      e.a = i32(1, 0);
+      setComm(e, 0, str(0));
+      e.tid = i32(1, 0);
       const auto rawState = static_cast<uint64_t>(field(raw, d.f[3]));
       e.state = rawState < d.stateOf.size() ? d.stateOf[rawState]
                                             : core::taskStateFromRaw(rawState, d.encoding).value_or(core::TaskState::Unknown);
-      e.setText(1, str(4));
-      e.b = i32(5, 0);
-      e.setHalves(i32(2, core::kPrioUnknown), i32(6, core::kPrioUnknown));
+      setComm(e, 1, str(4));
+      e.otherTid = i32(5, 0);
+      e.prio = i32(2, core::kPrioUnknown);
+      e.otherPrio = i32(6, core::kPrioUnknown);
       break;
     }
     case SchedKind::Wakeup:
     case SchedKind::Waking:
     case SchedKind::WakeupNew:
-      e.op = d.kind == SchedKind::Waking ? EventOp::Waking : EventOp::Wakeup;
-      if (d.kind == SchedKind::WakeupNew) e.flags |= kFlagNew;
-      e.a = i32(0, 0);
-      e.setText(0, str(1));
-      e.setHalves(i32(2, core::kPrioUnknown), i32(3, -1));
+      e.op = d.kind == SchedKind::Waking ? EventOp::Waking
+                                         : d.kind == SchedKind::WakeupNew ? EventOp::WakeupNew : EventOp::Wakeup;
+      e.tid = i32(0, 0);
+      setComm(e, 0, str(1));
+      e.prio = i32(2, core::kPrioUnknown);
+      e.cpuA = i32(3, -1);
       break;
     case SchedKind::Migrate:
       e.op = EventOp::Migrate;
-      e.a = i32(0, 0);
-      e.b = i32(1, -1);
-      e.setText(0, str(2));
-      e.setHalves(i32(3, core::kPrioUnknown), i32(4, -1));
+      e.tid = i32(0, 0);
+      e.cpuB = i32(1, -1);
+      setComm(e, 0, str(2));
+      e.prio = i32(3, core::kPrioUnknown);
+      e.cpuA = i32(4, -1);
       break;
     case SchedKind::Fork:
       e.op = EventOp::Fork;
-      e.a = i32(0, 0);
-      e.b = i32(1, 0);
-      e.setText(0, str(2));
-      e.setText(1, str(3));
+      e.tid = i32(0, 0);
+      e.otherTid = i32(1, 0);
+      setComm(e, 0, str(2));
+      setComm(e, 1, str(3));
       break;
     case SchedKind::Exit:
       e.op = EventOp::Exit;
-      e.a = i32(0, 0);
-      e.setText(0, str(1));
-      e.setHalves(i32(2, core::kPrioUnknown), -1);
+      e.tid = i32(0, 0);
+      setComm(e, 0, str(1));
+      e.prio = i32(2, core::kPrioUnknown);
       break;
     case SchedKind::Exec:
       e.op = EventOp::Exec;
-      e.a = i32(0, 0);
-      e.b = i32(2, e.a);
-      e.setLongText(str(1));  // points into the mapped file, alive for the whole import
+      e.tid = i32(0, 0);
+      e.otherTid = i32(2, e.tid);
+      e.setText(0, str(1));  // a long one points into the mapped file; the sorter keeps a copy
       break;
     case SchedKind::Other: break;
   }
@@ -1079,46 +1116,50 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
 
 void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a) {
   DecodedEvent e;
-  e.off = off;
+  e.position = off;
+  e.op = EventOp::Private;
+  e.cpu = -1;
   const bool haveTrailer = a.trailerSize > 0 && a.trailerSize + kRecordHeaderSize <= size;
   const uint8_t* trailer = rec + size - a.trailerSize;
-  if (haveTrailer && a.trailerTime >= 0) e.ts = rd64(trailer + a.trailerTime);
-  if (e.ts > kMaxTs && e.ts != UINT64_MAX) return;  // garbage; ~0 means "no time" to perf
+  uint64_t ts = 0;
+  if (haveTrailer && a.trailerTime >= 0) ts = rd64(trailer + a.trailerTime);
+  if (ts > kMaxTs && ts != UINT64_MAX) return;  // garbage; ~0 means "no time" to perf
+  e.ts = ts == UINT64_MAX ? 0 : static_cast<int64_t>(ts);
   if (haveTrailer && a.trailerCpu >= 0) {
     const uint32_t c = rd32(trailer + a.trailerCpu);
-    if (c < static_cast<uint32_t>(kMaxCpu)) e.cpu = static_cast<int16_t>(c);
+    if (c < static_cast<uint32_t>(kMaxCpu)) e.cpu = static_cast<int32_t>(c);
   }
+  e.cpuB = e.cpu;
   const uint32_t payloadEnd = haveTrailer ? size - a.trailerSize : size;
   switch (type) {
     case kRecordComm: {
       if (payloadEnd < 16) return;
-      e.op = EventOp::Comm;
-      e.a = static_cast<int32_t>(rd32(rec + 8));
-      e.b = static_cast<int32_t>(rd32(rec + 12));
+      e.aux = static_cast<int32_t>(rd32(rec + 8));
+      e.tid = static_cast<int32_t>(rd32(rec + 12));
       const char* s = reinterpret_cast<const char*>(rec + 16);
-      e.setText(0, {s, boundedLength(s, payloadEnd - 16)});
+      setComm(e, 0, {s, boundedLength(s, payloadEnd - 16)});
       uint16_t misc;
       std::memcpy(&misc, rec + 4, 2);
       if (m_swap) misc = byteSwap(misc);
-      if (misc & kMiscCommExec) e.flags |= kFlagExec;
+      e.cpuA = (misc & kMiscCommExec) ? kRecCommExec : kRecComm;
       break;
     }
     case kRecordFork:
     case kRecordExit:
       if (payloadEnd < 24) return;
-      e.op = EventOp::TaskIds;
-      e.a = static_cast<int32_t>(rd32(rec + 8));
-      e.b = static_cast<int32_t>(rd32(rec + 16));
+      e.cpuA = kRecTaskIds;
+      e.aux = static_cast<int32_t>(rd32(rec + 8));
+      e.tid = static_cast<int32_t>(rd32(rec + 16));
       break;
     case kRecordLost:
       if (payloadEnd < 24) return;
-      e.op = EventOp::Lost;
-      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 16), INT64_MAX / 2)));
+      e.cpuA = kRecLost;
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 16), INT64_MAX / 2));
       break;
     case kRecordLostSamples:
       if (payloadEnd < 16) return;
-      e.op = EventOp::LostSamples;
-      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 8), INT64_MAX / 2)));
+      e.cpuA = kRecLostSamples;
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 8), INT64_MAX / 2));
       break;
     default: return;
   }
@@ -1130,58 +1171,52 @@ void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32
 void Reader::deliver(DecodedEvent& e) {
   switch (e.op) {
     case EventOp::Switch:
-      seeTid(e.a);
-      seeTid(e.b);
+      seeTid(e.tid);
+      seeTid(e.otherTid);
       break;
     case EventOp::Waking:
     case EventOp::Wakeup:
+    case EventOp::WakeupNew:
     case EventOp::Migrate:
     case EventOp::Exit:
-    case EventOp::Exec: seeTid(e.a); break;
+    case EventOp::Exec: seeTid(e.tid); break;
     case EventOp::Fork:
-      seeTid(e.a);
-      seeTid(e.b);
-      if (auto it = m_tasks.find(e.b); it != m_tasks.end()) e.c = it->second.tgid;
+      seeTid(e.tid);
+      seeTid(e.otherTid);
+      if (auto it = m_tasks.find(e.otherTid); it != m_tasks.end()) e.aux = it->second.tgid;
       break;
-    case EventOp::Other:
-    case EventOp::Uncounted: break;
-    case EventOp::Comm: {
-      TaskInfo& info = m_tasks[e.b];
-      info.tgid = e.a;
-      std::memcpy(info.comm, e.text[0], sizeof info.comm);
-      if (e.ts == 0 || e.ts > kMaxTs) return;  // synthesized at start: names a task, not an event
-      if (seenTid(e.b)) {
+    case EventOp::Private: {
+      if (e.cpuA != kRecComm && e.cpuA != kRecCommExec) {
+        deliverRecord(e);
+        return;
+      }
+      TaskInfo& info = m_tasks[e.tid];
+      info.tgid = static_cast<int32_t>(e.aux);
+      const std::string_view comm = e.textAt(0);
+      info.commLen = static_cast<uint8_t>(comm.size());
+      std::memcpy(info.comm, comm.data(), comm.size());
+      if (noTime(e)) return;  // synthesized at start: names a task, not an event
+      if (seenTid(e.tid)) {
         DecodedEvent ids;
         ids.op = EventOp::TaskInfo;
-        ids.a = e.b;
-        ids.b = e.a;
-        ids.text[0][0] = 0;
-        m_out.event(ids);
+        ids.position = e.position;
+        ids.tid = e.tid;
+        ids.aux = info.tgid;
+        emit(ids);
       }
       // A rename in the trace (prctl, or exec when sched_process_exec is not
       // recorded) is an event of its own.
-      if (e.cpu < 0 || ((e.flags & kFlagExec) && m_haveExecTracepoint)) return;
-      seeTid(e.b);
-      m_out.event(e);
+      if (e.cpuB < 0 || (e.cpuA == kRecCommExec && m_haveExecTracepoint)) return;
+      seeTid(e.tid);
+      e.op = EventOp::Rename;
+      e.cpu = e.cpuB;
+      emit(e);
       announce();
       return;
     }
-    case EventOp::TaskIds: m_tasks[e.b].tgid = e.a; return;
-    case EventOp::Lost:
-    case EventOp::LostSamples:
-      if (e.op == EventOp::LostSamples && (e.ts == 0 || e.ts > kMaxTs)) {
-        // Synthesized by perf record at the end from each event's lost-sample
-        // counter: the same overruns the LOST records already reported, per event.
-        m_synthLostSamples += static_cast<uint64_t>(e.value());
-        return;
-      }
-      e.op = EventOp::DataLoss;
-      if (e.ts == 0 || e.ts > kMaxTs) e.ts = m_lastDeliveredTs;
-      m_out.event(e);
-      return;
-    default: return;
+    default: break;
   }
-  m_out.event(e);
+  emit(e);
   if (!m_announce.empty()) {
     // An exit may have ended the task already; naming it now would start a new one.
     if (e.op == EventOp::Exit)
@@ -1192,17 +1227,38 @@ void Reader::deliver(DecodedEvent& e) {
   m_lastDeliveredTs = e.ts;
 }
 
+void Reader::deliverRecord(DecodedEvent& e) {
+  switch (e.cpuA) {
+    case kRecTaskIds: m_tasks[e.tid].tgid = static_cast<int32_t>(e.aux); return;
+    case kRecLostSamples:
+      if (noTime(e)) {
+        // Synthesized by perf record at the end from each event's lost-sample
+        // counter: the same overruns the LOST records already reported, per event.
+        m_synthLostSamples += static_cast<uint64_t>(e.aux);
+        return;
+      }
+      [[fallthrough]];
+    case kRecLost:
+      e.op = EventOp::DataLoss;
+      e.cpu = e.cpuB;
+      if (noTime(e)) e.ts = m_lastDeliveredTs;
+      emit(e);
+      return;
+    default: return;
+  }
+}
+
 void Reader::finish() {
   // Synthesized LOST_SAMPLES repeat what LOST records said; only an excess (a
   // LOST record that never got written) is news.
-  const uint64_t reported = m_out.lostFed();
-  if (m_synthLostSamples > reported) {
+  if (m_synthLostSamples > m_lostFed) {
     DecodedEvent e;
     e.op = EventOp::DataLoss;
-    e.off = m_dataEnd;
+    e.cpu = -1;
+    e.position = m_dataEnd;
     e.ts = m_lastDeliveredTs;
-    e.setValue(static_cast<int64_t>(m_synthLostSamples - reported));
-    m_out.event(e);
+    e.aux = static_cast<int64_t>(m_synthLostSamples - m_lostFed);
+    emit(e);
   }
 }
 

@@ -189,14 +189,14 @@ TEST_F(SharedTraceDats, RecordByRecordLikeLibtracecmd) {
         stream.fill(block, 4096);
         ASSERT_FALSE(block.error) << block.error->message;
         for (const auto& e : block.events()) {
-          if (e.kind == EventKind::DataLoss) continue;
+          if (e.op == core::EventOp::DataLoss) continue;
           ASSERT_LT(i, expected.size()) << "cpu " << cpuRef.cpu;
           ASSERT_EQ(static_cast<uint64_t>(e.ts), expected[i].ts) << "cpu " << cpuRef.cpu << " record " << i;
-          ASSERT_EQ(e.eventId, expected[i].type) << "cpu " << cpuRef.cpu << " record " << i;
-          if (e.kind == EventKind::Switch) {
+          ASSERT_EQ(e.countKey, expected[i].type) << "cpu " << cpuRef.cpu << " record " << i;
+          if (e.op == core::EventOp::Switch) {
             const auto want = core::taskStateFromLetters(expected[i].prevState);
             ASSERT_TRUE(want) << expected[i].prevState;
-            ASSERT_EQ(e.prevState, *want) << "prev_state=" << expected[i].prevState << " record " << i;
+            ASSERT_EQ(e.state, *want) << "prev_state=" << expected[i].prevState << " record " << i;
           }
           ++i;
           ++compared;
