@@ -18,7 +18,8 @@ namespace core {
 /// Which builder call an event makes, and what its generic fields mean:
 enum class EventOp : uint8_t {
   Other,      ///< any event without its own builder call: marks its CPU busy at ts
-  Switch,     ///< tid/otherTid = prev/next, prio/otherPrio, text 0/1 = prev/next comm, state = prev_state
+  Switch,     ///< tid/otherTid = prev/next, prio/otherPrio, text 0/1 = prev/next comm, state = prev_state,
+              ///< aux = 1: to forced idle (replays' core scheduling)
   Waking,     ///< tid, prio, cpuA = target_cpu, text 0 = comm
   Wakeup,     ///< as Waking
   WakeupNew,  ///< as Waking
@@ -30,6 +31,7 @@ enum class EventOp : uint8_t {
   TaskInfo,   ///< tid, aux = tgid, text 0 = comm: identity told outside the events (onTaskInfo)
   DataLoss,   ///< aux = events lost on cpu before ts (-1 unknown)
   TaskSeed,   ///< tid, state, cpu: a task's state at trace start (onTaskStateSeed)
+  IdleKind,   ///< aux = 1: the idle CPU becomes forced idle, 0: no longer (onIdleKind)
   CountOnly,  ///< an event that is counted under its countKey and nothing else (not placeable)
   /// An importer's own record on its way through the EventSorter to its
   /// EventSink (cpuA says which kind); never applied to the builder.
@@ -116,6 +118,7 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
       a.nextTid = e.otherTid;
       a.nextComm = e.textAt(1);
       a.nextPrio = e.otherPrio;
+      a.forcedIdle = e.aux == 1;
       b.onSwitch(ctx, a);
       break;
     }
@@ -139,6 +142,7 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
     case EventOp::TaskInfo: b.onTaskInfo(e.tid, static_cast<int32_t>(e.aux), e.textAt(0)); break;
     case EventOp::DataLoss: b.onDataLoss(e.cpu, e.ts, e.aux); break;
     case EventOp::TaskSeed: b.onTaskStateSeed(e.ts, e.tid, e.state, e.cpu); break;
+    case EventOp::IdleKind: b.onIdleKind(ctx, e.aux == 1); break;
     case EventOp::CountOnly:
     case EventOp::Private: break;
   }

@@ -39,7 +39,10 @@ std::string_view toString(Severity severity);
   X(unsupported_event, Info, "sched event of a known name whose fields could not be read")                       \
   X(truncated_input, Error, "input ended inside a record; valid prefix kept")                                     \
   X(slice_open_at_end, Info, "slices still running at trace end (closed at the last timestamp)")                  \
-  X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")
+  X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")              \
+  X(compact_switch_prev_unknown, DataLoss,                                                                        \
+    "first compact_sched switch on a CPU (Perfetto): the task it switched out is not recorded; the task it "     \
+    "switched in runs from there")
 
 enum class DiagCode : uint16_t {
 #define SCHEDLAB_DIAG_ENUM(name, sev, desc) name,

@@ -19,7 +19,8 @@ uint64_t gap(int64_t a, int64_t b) { return static_cast<uint64_t>(a) - static_ca
 // Bookkeeping (a loss before an event, a tgid after it) rides along with its
 // event: clamped like it, never counted apart from it.
 bool isBookkeeping(EventOp op) {
-  return op == EventOp::TaskInfo || op == EventOp::DataLoss || op == EventOp::TaskSeed || op == EventOp::Private;
+  return op == EventOp::TaskInfo || op == EventOp::DataLoss || op == EventOp::TaskSeed || op == EventOp::Private ||
+         op == EventOp::IdleKind;
 }
 }  // namespace
 
@@ -120,8 +121,8 @@ void EventSorter::insertLate(Queue& q) {
   q.at(i) = r;
 }
 
-void EventSorter::pushBlock(int cpu, std::span<DecodedEvent> block, int64_t maxTs, void* token) {
-  if (cpu < 0 || cpu >= SchedBuilder::kMaxCpus) {
+void EventSorter::pushBlock(int stream, std::span<DecodedEvent> block, int64_t maxTs, void* token) {
+  if (stream < 0 || stream >= SchedBuilder::kMaxCpus) {
     for (DecodedEvent& e : block) {
       if (m_sink)
         m_sink->take(e);
@@ -131,7 +132,7 @@ void EventSorter::pushBlock(int cpu, std::span<DecodedEvent> block, int64_t maxT
     if (m_sink) m_sink->blockDone(token);
     return;
   }
-  const auto c = static_cast<size_t>(cpu);
+  const auto c = static_cast<size_t>(stream);
   if (c >= m_queues.size()) m_queues.resize(c + 1);
   Queue& q = m_queues[c];
   q.lastTs = std::max(q.lastTs, maxTs);
@@ -144,7 +145,7 @@ void EventSorter::pushBlock(int cpu, std::span<DecodedEvent> block, int64_t maxT
     m_queued += block.size();
     if (q.blocks.size() == 1) settleBlockHead(q);
   }
-  afterPush(cpu);
+  afterPush(stream);
 }
 
 // A block's event becomes its queue's head: only now is it compared with the

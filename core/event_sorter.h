@@ -79,11 +79,13 @@ class EventSorter {
   /// release rules let go. Events on a CPU outside [0, SchedBuilder::kMaxCpus)
   /// go on at once (the builder counts and drops them).
   void push(const DecodedEvent& e);
-  /// Queues the events of `block`, in their order, for CPU `cpu`, without
+  /// Queues the events of `block`, in their order, on queue `stream` without
   /// copying them: they stay where they are until the sink's blockDone(token).
-  /// `maxTs` is the latest timestamp in the block. A CPU is fed by push() or
-  /// by pushBlock(), not both.
-  void pushBlock(int cpu, std::span<DecodedEvent> block, int64_t maxTs, void* token);
+  /// A stream is one CPU's events in time order (its number is the CPU's, or,
+  /// for a format with several streams per CPU, the decoder's own: the events
+  /// keep their CPU). `maxTs` is the latest timestamp in the block. A queue is
+  /// fed by push() or by pushBlock(), not both.
+  void pushBlock(int stream, std::span<DecodedEvent> block, int64_t maxTs, void* token);
 
   /// Every CPU the trace has is known (a header's CPU count): events then also
   /// go on once every CPU has been read past them. An event on a CPU beyond

@@ -526,6 +526,7 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
                                std::string& strings) const {
   out.ts = convertTs(rawTs);
   out.externalText = 0;
+  out.aux = -1;
   if (length < m_commonLength) {
     out.op = EventOp::Private;
     out.cpuA = kMalformedRecord;
