@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "core/sched_builder.h"
 #include "core/task_state.h"
@@ -32,6 +33,10 @@ enum class EventOp : uint8_t {
   DataLoss,   ///< aux = events lost on cpu before ts (-1 unknown)
   TaskSeed,   ///< tid, state, cpu: a task's state at trace start (onTaskStateSeed)
   IdleKind,   ///< aux = 1: the idle CPU becomes forced idle, 0: no longer (onIdleKind)
+  /// What a replay set for the current task of tid: aux = core-scheduling
+  /// cookie, prio/otherPrio = uclamp min/max (-1 unset), cpuA = TaskPolicy,
+  /// text 0 = its CPU affinity as a bit mask (empty: every CPU)
+  TaskAttributes,
   CountOnly,  ///< an event that is counted under its countKey and nothing else (not placeable)
   /// An importer's own record on its way through the EventSorter to its
   /// EventSink (cpuA says which kind); never applied to the builder.
@@ -143,6 +148,18 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
     case EventOp::DataLoss: b.onDataLoss(e.cpu, e.ts, e.aux); break;
     case EventOp::TaskSeed: b.onTaskStateSeed(e.ts, e.tid, e.state, e.cpu); break;
     case EventOp::IdleKind: b.onIdleKind(ctx, e.aux == 1); break;
+    case EventOp::TaskAttributes: {
+      if (e.aux > 0 || e.prio >= 0 || e.otherPrio >= 0)
+        b.setTaskAttributes(e.tid, static_cast<uint32_t>(e.aux), static_cast<int16_t>(e.prio),
+                            static_cast<int16_t>(e.otherPrio));
+      std::vector<CpuId> affinity;
+      const std::string_view mask = e.textAt(0);
+      for (size_t i = 0; i < mask.size() * 8; ++i)
+        if (static_cast<uint8_t>(mask[i / 8]) >> (i % 8) & 1) affinity.push_back(static_cast<CpuId>(i));
+      const auto policy = static_cast<TaskPolicy>(e.cpuA);
+      if (policy != TaskPolicy::Unknown || !affinity.empty()) b.setTaskPolicy(e.tid, policy, std::move(affinity));
+      break;
+    }
     case EventOp::CountOnly:
     case EventOp::Private: break;
   }

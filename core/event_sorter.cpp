@@ -20,7 +20,7 @@ uint64_t gap(int64_t a, int64_t b) { return static_cast<uint64_t>(a) - static_ca
 // event: clamped like it, never counted apart from it.
 bool isBookkeeping(EventOp op) {
   return op == EventOp::TaskInfo || op == EventOp::DataLoss || op == EventOp::TaskSeed || op == EventOp::Private ||
-         op == EventOp::IdleKind;
+         op == EventOp::IdleKind || op == EventOp::TaskAttributes;
 }
 }  // namespace
 

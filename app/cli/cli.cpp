@@ -143,14 +143,17 @@ void printUsage(std::ostream& out) {
          "  render FILE -o OUT.png [--width N] [--from T] [--to T] [--bench] [--json]\n"
          "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"
          "  report A [B] -o OUT.pdf|.html|.json|.csv [--replay MODEL]... [--from T] [--to T] [--page a4|letter]\n"
-         "                                          a report of one run or two compared, with replays of A\n\n"
+         "                                          a report of one run or two compared, with replays of A\n"
+         "  export FILE -o OUT.perfetto-trace [--replay MODEL]...\n"
+         "                                          the run (and replays of it) as Perfetto traces\n\n"
          "Common options:\n"
          "  --topology CxT          cores x threads per core, overriding what the trace says\n"
          "  --topology-from DIR     a sysfs-style topology folder (/sys/devices/system/cpu layout)\n\n"
          "Times (T): 1.5s, 250ms, 10us, 300ns or plain seconds, relative to the trace start;\n"
          "prefix with @ for absolute trace time (@285.77).\n"
          "Formats are detected from the file's content: ftrace text (trace, trace_pipe, trace-cmd report,\n"
-         "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf).\n"
+         "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf),\n"
+         "Perfetto protobuf traces.\n"
          "Run 'schedlab-cli COMMAND --help' for a command's details.\n";
 }
 }  // namespace
@@ -169,6 +172,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "diff") return diffCommand(rest, out, err);
   if (command == "render") return renderCommand(rest, out, err);
   if (command == "report") return reportCommand(rest, out, err);
+  if (command == "export") return exportCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

@@ -71,5 +71,6 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
 int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int exportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
 }  // namespace app::cli

@@ -202,6 +202,7 @@ class Reader final : public core::EventSink {
   bool scanFtraceStats(const Field& f, const Region& r);
   bool scanSchedlab(const Field& f, const Region& r);
   void applySchedlab();
+  void emitAttributes(int32_t tid);
   void applyScan();
 
   // --- pass 2 ---
@@ -238,6 +239,12 @@ class Reader final : public core::EventSink {
     if (m_seenTids[w] & bit) return;
     m_seenTids[w] |= bit;
     if (m_tasks.count(tid)) m_announce.push_back(tid);
+    if (m_taskAttributes.count(tid)) m_attribute.push_back(tid);
+  }
+  bool seenTid(int32_t tid) const {
+    if (tid <= 0 || tid >= (1 << 22)) return false;
+    const auto w = static_cast<size_t>(tid) >> 6;
+    return w < m_seenTids.size() && (m_seenTids[w] >> (tid & 63) & 1);
   }
   void announce() {
     for (int32_t tid : m_announce) {
@@ -284,7 +291,9 @@ class Reader final : public core::EventSink {
     core::TaskPolicy policy = core::TaskPolicy::Unknown;
     std::vector<core::CpuId> affinity;
   };
-  std::vector<TaskAttributes> m_taskAttributes;
+  // By tid, in the order of the tasks that had it: each goes to the next task
+  // of that tid when it appears (a task must be alive to take them).
+  std::unordered_map<int32_t, std::vector<TaskAttributes>> m_taskAttributes;
   std::optional<core::ReplayInfo> m_replay;
 
   // pass 2
@@ -310,6 +319,7 @@ class Reader final : public core::EventSink {
   // the sink
   std::vector<uint64_t> m_seenTids;
   std::vector<int32_t> m_announce;
+  std::vector<int32_t> m_attribute;  // tasks to give their attributes after the event that made them appear
   std::unordered_set<int32_t> m_newTaskChildren;
 };
 
@@ -594,7 +604,7 @@ bool Reader::scanSchedlab(const Field& packet, const Region& r) {
         }
       }
       if (!item.ok()) return failReader(r, item, "malformed SchedLab task attributes");
-      if (t.tid > 0) m_taskAttributes.push_back(std::move(t));
+      if (t.tid > 0) m_taskAttributes[t.tid].push_back(std::move(t));
     } else if (f.id == kSchedlabReplay) {
       core::ReplayInfo info;
       while (item.next(x)) {
@@ -623,13 +633,30 @@ bool Reader::scanSchedlab(const Field& packet, const Region& r) {
   return true;
 }
 
-// After the events, when the tasks they name exist.
 void Reader::applySchedlab() {
-  for (auto& t : m_taskAttributes) {
-    if (t.cookie != 0 || t.uclampMin >= 0 || t.uclampMax >= 0) m_b.setTaskAttributes(t.tid, t.cookie, t.uclampMin, t.uclampMax);
-    if (t.policy != core::TaskPolicy::Unknown || !t.affinity.empty()) m_b.setTaskPolicy(t.tid, t.policy, std::move(t.affinity));
-  }
   if (m_replay) m_b.setReplayInfo(std::move(*m_replay));
+}
+
+// The next attributes of `tid`, for the task of it that just appeared.
+void Reader::emitAttributes(int32_t tid) {
+  auto it = m_taskAttributes.find(tid);
+  if (it == m_taskAttributes.end() || it->second.empty()) return;
+  const TaskAttributes& t = it->second.front();
+  DecodedEvent e;
+  e.op = EventOp::TaskAttributes;
+  e.tid = tid;
+  e.aux = t.cookie;
+  e.prio = t.uclampMin;
+  e.otherPrio = t.uclampMax;
+  e.cpuA = static_cast<int32_t>(t.policy);
+  std::string mask;
+  for (core::CpuId c : t.affinity) {
+    if (mask.size() <= c / 8u) mask.resize(c / 8u + 1, '\0');
+    mask[c / 8u] = static_cast<char>(mask[c / 8u] | (1 << (c % 8)));
+  }
+  e.setText(0, mask);  // the feed copies a long one
+  m_feed.event(e);
+  it->second.erase(it->second.begin());
 }
 
 void Reader::applyScan() {
@@ -1065,6 +1092,7 @@ void Reader::take(DecodedEvent& e) {
       }
       e.cpuA = -1;
       seeTid(e.tid);
+      if (seenTid(e.otherTid) && m_taskAttributes.count(e.otherTid)) m_attribute.push_back(e.otherTid);  // a new task of a known tid
       seeTid(e.otherTid);
       if (auto it = m_tasks.find(e.otherTid); it != m_tasks.end() && it->second.tgid > 0 && e.aux < 0)
         e.aux = it->second.tgid;
@@ -1078,6 +1106,11 @@ void Reader::take(DecodedEvent& e) {
       m_announce.clear();
     else
       announce();
+  }
+  if (!m_attribute.empty()) {
+    if (e.op != EventOp::Exit)
+      for (int32_t tid : m_attribute) emitAttributes(tid);
+    m_attribute.clear();
   }
 }
 

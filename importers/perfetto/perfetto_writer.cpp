@@ -22,7 +22,8 @@ constexpr size_t kBundleEvents = 1024;
 // One event on its way into a bundle: its FtraceEvent bytes in the arena.
 struct Pending {
   int64_t ts;
-  uint32_t seq;  // ties keep the order the model implies (a switch before what follows it)
+  uint8_t rank;  // at equal times: what the task switched out did (0), the switch (1), what follows (2)
+  uint32_t seq;  // then the order written
   int32_t cpu;
   uint32_t off;
   uint32_t len;
@@ -58,18 +59,19 @@ class Writer {
  private:
   std::string_view commAt(Utid u, int64_t ts) const;
   int32_t tidOf(Utid u) const { return u.value < m_m.threads.size() ? m_m.threads.tid[u.value] : 0; }
-  MessageWriter& begin(int64_t ts, int32_t cpu, bool lossBefore = false) {
+  MessageWriter& begin(int64_t ts, int32_t cpu, bool lossBefore = false, uint8_t rank = 1) {
     m_ev.clear();
     m_ev.varint(kEventTimestamp, static_cast<uint64_t>(ts));
     m_pendingTs = ts;
     m_pendingCpu = cpu;
     m_pendingLoss = lossBefore;
+    m_pendingRank = rank;
     return m_ev;
   }
   void end() {
     const auto off = static_cast<uint32_t>(m_arena.size());
     m_arena.append(m_ev.data());
-    m_events.push_back({m_pendingTs, m_seq++, m_pendingCpu, off, static_cast<uint32_t>(m_ev.size()), m_pendingLoss});
+    m_events.push_back({m_pendingTs, m_pendingRank, m_seq++, m_pendingCpu, off, static_cast<uint32_t>(m_ev.size()), m_pendingLoss});
   }
   void marker(int64_t ts, int32_t cpu, bool lossBefore = false) {
     begin(ts, cpu, lossBefore);
@@ -80,6 +82,7 @@ class Writer {
     end();
   }
   int cpuRunning(Utid u, int64_t ts) const;
+  bool runEndsAt(int cpu, Utid u, int64_t ts) const;
 
   void switches();
   void wakeups();
@@ -101,6 +104,7 @@ class Writer {
   int64_t m_pendingTs = 0;
   int32_t m_pendingCpu = 0;
   bool m_pendingLoss = false;
+  uint8_t m_pendingRank = 1;
   uint32_t m_seq = 0;
 };
 
@@ -123,6 +127,18 @@ int Writer::cpuRunning(Utid u, int64_t ts) const {
   return -1;
 }
 
+// Whether a run of `u` on `cpu` ends at `ts` (what it does at that instant comes before its switch out).
+bool Writer::runEndsAt(int cpu, Utid u, int64_t ts) const {
+  if (cpu < 0 || static_cast<size_t>(cpu) >= m_m.cpuSlices.size()) return false;
+  const auto& s = m_m.cpuSlices[static_cast<size_t>(cpu)];
+  auto it = std::lower_bound(s.ts.begin(), s.ts.end(), ts);
+  for (size_t i = static_cast<size_t>(it - s.ts.begin()); i-- > 0;) {
+    if (s.dur[i] >= 0 && s.end(i) < ts) break;
+    if (s.utid[i] == u && s.dur[i] >= 0 && s.end(i) == ts) return true;
+  }
+  return false;
+}
+
 void Writer::switches() {
   for (size_t c = 0; c < m_m.cpuSlices.size(); ++c) {
     const auto& s = m_m.cpuSlices[c];
@@ -139,7 +155,8 @@ void Writer::switches() {
       const bool switchedIn = i > 0 && s.kind[i - 1] != core::SliceKind::Lost && s.end(i - 1) == s.ts[i] &&
                               (s.endReason[i - 1] == core::SliceEnd::Preempted || s.endReason[i - 1] == core::SliceEnd::Blocked ||
                                s.endReason[i - 1] == core::SliceEnd::Exited || s.endReason[i - 1] == core::SliceEnd::Mismatch);
-      const bool idleKindChange = i > 0 && switchedIn && s.utid[i - 1] == core::kIdleUtid && s.utid[i] == core::kIdleUtid;
+      const bool idleKindChange = i > 0 && switchedIn && s.utid[i - 1] == core::kIdleUtid && s.utid[i] == core::kIdleUtid &&
+                                  s.kind[i - 1] != s.kind[i];
       if (idleKindChange) {
         // Core scheduling forces an idle CPU idle (or lets it go) without a switch.
         begin(s.ts[i], cpu).varint(kEventSchedlabIdleKind, s.kind[i] == core::SliceKind::ForcedIdle ? 2 : 1);
@@ -159,7 +176,8 @@ void Writer::switches() {
       }
       const int64_t ts = s.end(i);
       const bool nextHere = i + 1 < s.size() && s.ts[i + 1] == ts && s.kind[i + 1] != core::SliceKind::Lost;
-      if (nextHere && s.utid[i] == core::kIdleUtid && s.utid[i + 1] == core::kIdleUtid) continue;  // idle kind change
+      if (nextHere && s.utid[i] == core::kIdleUtid && s.utid[i + 1] == core::kIdleUtid && s.kind[i] != s.kind[i + 1])
+        continue;  // an idle kind change, written with the next slice
       const Utid prev = s.utid[i];
       const Utid next = nextHere ? s.utid[i + 1] : core::kIdleUtid;
       MessageWriter sw;
@@ -183,7 +201,7 @@ void Writer::wakeups() {
   for (size_t i = 0; i < w.ts.size(); ++i) {
     const bool fromIrq = (w.flags[i] & core::kWakeupFromIrq) || !w.waker[i].isValid();
     int32_t cpu = knownCpu(w.wakerCpu[i]) ? w.wakerCpu[i] : (knownCpu(w.targetCpu[i]) ? w.targetCpu[i] : 0);
-    MessageWriter& e = begin(w.ts[i], cpu);
+    MessageWriter& e = begin(w.ts[i], cpu, false, !fromIrq && runEndsAt(cpu, w.waker[i], w.ts[i]) ? 0 : 2);
     if (!fromIrq) e.varint(kEventPid, static_cast<uint64_t>(static_cast<uint32_t>(tidOf(w.waker[i]))));
     if (w.flags[i] & core::kWakeupFromIrq) e.varint(kEventCommonFlags, 0x08);
     MessageWriter wk;
@@ -279,7 +297,7 @@ void Writer::frequencies() {
 
 void Writer::bundles(MessageWriter& trace) {
   std::stable_sort(m_events.begin(), m_events.end(), [](const Pending& a, const Pending& b) {
-    return a.cpu != b.cpu ? a.cpu < b.cpu : a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
+    return a.cpu != b.cpu ? a.cpu < b.cpu : a.ts != b.ts ? a.ts < b.ts : a.rank != b.rank ? a.rank < b.rank : a.seq < b.seq;
   });
   // Bundles of each CPU, then all of them by their first event: read in that
   // order, every CPU stays near the others in time.

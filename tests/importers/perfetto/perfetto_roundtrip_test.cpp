@@ -1,0 +1,286 @@
+// Export -> import: a recording of every format, and a replay with core
+// scheduling, read back from their Perfetto export to the same statistics
+// (`stats --json`); and compact_sched twins of a real recording, which must
+// build the same model as its per-event form.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "core/analysis/stats.h"
+#include "core/analysis/stats_json.h"
+#include "core/json_writer.h"
+#include "importers/importer.h"
+#include "importers/perfetto/perfetto_writer.h"
+#include "replay/replay.h"
+#include "replay/workload/trace_extractor.h"
+#include "tests/importers/perfetto/perfetto_test_support.h"
+
+namespace {
+
+using namespace perfetto_test;
+namespace fs = std::filesystem;
+
+std::string statsJson(const core::TraceModel& m) {
+  core::JsonWriter j;
+  j.beginObject();
+  core::analysis::writeRunStatsJson(j, core::analysis::computeStats(m), core::analysis::StatsGrouping::Task);
+  j.endObject();
+  return j.str();
+}
+
+std::string scratch(const std::string& name) {
+  return (fs::temp_directory_path() / ("schedlab-perfetto-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+std::shared_ptr<core::TraceModel> import(const std::string& path) {
+  auto r = importers::importTrace(path);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message());
+  if (!r) return nullptr;
+  EXPECT_FALSE(r->error) << r->error->message();
+  return r->model;
+}
+
+// The first lines where two stats JSON texts differ ("" when equal), for the failure message.
+std::string firstJsonDifference(const std::string& a, const std::string& b) {
+  auto lines = [](const std::string& t) {
+    std::vector<std::string> out;
+    std::istringstream in(t);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  const auto x = lines(a), y = lines(b);
+  std::string where;
+  for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const std::string la = i < x.size() ? x[i] : "(end)", lb = i < y.size() ? y[i] : "(end)";
+    if (la.find("\"tid\"") != std::string::npos || la.find("\"cpu\":") != std::string::npos) where = la;
+    if (la != lb) return "line " + std::to_string(i + 1) + " (after" + where + "): " + la + " vs " + lb;
+  }
+  return "";
+}
+
+// The first place two models' run slices differ, for the failure message.
+// `exceptRepaired`: a slice the builder ended for a switch the trace lacks
+// (SliceEnd::Mismatch) may end otherwise in `b`: the export writes that repair
+// as the traced switch it stands for.
+std::string firstSliceDifference(const core::TraceModel& a, const core::TraceModel& b, bool exceptRepaired = false) {
+  if (a.cpuSlices.size() != b.cpuSlices.size()) return "CPU count";
+  for (size_t c = 0; c < a.cpuSlices.size(); ++c) {
+    const auto &x = a.cpuSlices[c], &y = b.cpuSlices[c];
+    for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+      if (i >= x.size() || i >= y.size()) return "cpu " + std::to_string(c) + ": slice count";
+      const bool repaired = exceptRepaired && x.endReason[i] == core::SliceEnd::Mismatch;
+      if (x.ts[i] != y.ts[i] || x.dur[i] != y.dur[i] || a.threads.tid[x.utid[i].value] != b.threads.tid[y.utid[i].value] ||
+          x.kind[i] != y.kind[i] || (!repaired && (x.endReason[i] != y.endReason[i] || x.endState[i] != y.endState[i])))
+      {
+        auto show = [&](const core::TraceModel& m, const core::CpuSliceTable& t) {
+          return "[" + std::to_string(t.ts[i]) + " +" + std::to_string(t.dur[i]) + " tid " +
+                 std::to_string(m.threads.tid[t.utid[i].value]) + " end " + std::to_string(int(t.endReason[i])) +
+                 " state " + std::to_string(int(t.endState[i])) + " kind " + std::to_string(int(t.kind[i])) + " flags " +
+                 std::to_string(int(t.flags[i])) + "]";
+        };
+        return "cpu " + std::to_string(c) + " slice " + std::to_string(i) + ": " + show(a, x) + " vs " + show(b, y);
+      }
+    }
+  }
+  return "none";
+}
+
+std::map<int32_t, int64_t> runtimeByTid(const core::TraceModel& m) {
+  std::map<int32_t, int64_t> rt;
+  for (const auto& s : m.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s.kind[i] == core::SliceKind::Task && s.dur[i] > 0) rt[m.threads.tid[s.utid[i].value]] += s.dur[i];
+  return rt;
+}
+
+std::vector<std::pair<int64_t, int32_t>> wakeupsOf(const core::TraceModel& m) {
+  std::vector<std::pair<int64_t, int32_t>> w;
+  for (size_t i = 0; i < m.wakeups.ts.size(); ++i) w.emplace_back(m.wakeups.ts[i], m.threads.tid[m.wakeups.wakee[i].value]);
+  std::sort(w.begin(), w.end());
+  return w;
+}
+
+uint64_t repairedSlices(const core::TraceModel& m) {
+  uint64_t n = 0;
+  for (const auto& s : m.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i) n += s.endReason[i] == core::SliceEnd::Mismatch;
+  return n;
+}
+
+void expectSameStats(const core::TraceModel& original, const std::string& exported) {
+  auto back = import(exported);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->format, "perfetto");
+  EXPECT_EQ(firstJsonDifference(statsJson(original), statsJson(*back)), "")
+      << "first slice difference: " << firstSliceDifference(original, *back);
+}
+
+class RecordingRoundTrip : public ::testing::TestWithParam<const char*> {};
+
+// These recordings hold switches the builder had to infer (switch_in_inferred):
+// their export writes each repair as a traced switch, so what reads back is
+// the same schedule with those endings known. Statistics that depend on how a
+// run ended (wait, latency counts) differ there; nothing else may.
+TEST_P(RecordingRoundTrip, ReadsItsExportBackToTheSameSchedule) {
+  const std::string path = sharedTrace(std::string("recorded/hackbench-proc/") + GetParam());
+  if (!fs::exists(path)) GTEST_SKIP() << "shared trace missing: " << path;
+  auto original = import(path);
+  ASSERT_TRUE(original);
+  const std::string out = scratch(std::string(GetParam()) + ".perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(*original, out));
+  auto back = import(out);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(firstSliceDifference(*original, *back, /*exceptRepaired=*/true), "none");
+  EXPECT_EQ(runtimeByTid(*back), runtimeByTid(*original));
+  // The same wakeups (rows of equal times on different CPUs may come in
+  // another order). Text formats print microseconds: there a waking and the
+  // wakee's switch out on another CPU often share a time, and which came
+  // first (whether the waking found the task still running) is not in the
+  // model, so their wakeup rows may differ.
+  const bool microseconds = std::string(GetParam()).ends_with(".txt");
+  if (!microseconds) {
+    const auto x = wakeupsOf(*original), y = wakeupsOf(*back);
+    EXPECT_EQ(y.size(), x.size());
+    const auto d = std::mismatch(x.begin(), x.end(), y.begin(), y.end());
+    EXPECT_TRUE(d.first == x.end()) << "first different wakeup at " << d.first->first << " of tid " << d.first->second;
+  }
+  EXPECT_EQ(back->firstTs, original->firstTs);
+  EXPECT_EQ(back->lastTs, original->lastTs);
+  EXPECT_EQ(back->topology.cpuCount(), original->topology.cpuCount());
+  if (repairedSlices(*original) == 0) expectSameStats(*original, out);
+  fs::remove(out);
+}
+
+// A recording without repairs reads back to identical statistics.
+TEST(PerfettoRoundTrip, ARecordingWithoutRepairsReadsBackToIdenticalStatistics) {
+  auto original = import(testData("tracedat/tiny-v6.dat"));
+  ASSERT_TRUE(original);
+  ASSERT_EQ(repairedSlices(*original), 0u);
+  const std::string out = scratch("tiny.perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(*original, out));
+  expectSameStats(*original, out);
+  fs::remove(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(HackbenchProc, RecordingRoundTrip,
+                         ::testing::Values("trace.dat", "perf.data", "ctf", "trace.txt", "perf-script.txt"),
+                         [](const auto& param) {
+                           std::string n = param.param;
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(PerfettoRoundTrip, AReplayWithCoreSchedulingKeepsItsForcedIdleCookiesAndTopology) {
+  const std::string path = sharedTrace("recorded/hackbench-proc/trace.dat");
+  if (!fs::exists(path)) GTEST_SKIP() << "shared trace missing: " << path;
+  auto recording = import(path);
+  ASSERT_TRUE(recording);
+  auto workload = replay::extractWorkload(*recording);
+  ASSERT_TRUE(workload) << workload.error().message();
+  replay::ReplayOptions options;
+  options.model = "cfs+coresched";
+  options.topology = core::Topology::uniform(1, 2);
+  options.params = {"coresched.cookie=per-thread"};
+  auto result = replay::runReplay(*workload, options);
+  ASSERT_TRUE(result) << result.error().message();
+  const core::TraceModel& replayed = *result->model;
+  // What makes this case: forced idle on an SMT pair, tasks with cookies.
+  int64_t forcedIdle = 0;
+  for (const auto& s : replayed.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s.kind[i] == core::SliceKind::ForcedIdle) forcedIdle += s.dur[i];
+  ASSERT_GT(forcedIdle, 0);
+  ASSERT_EQ(replayed.topology.threadsPerCore(), 2);
+
+  const std::string out = scratch("replay.perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(replayed, out));
+  auto back = import(out);
+  ASSERT_TRUE(back && back->replay);
+  // The same schedule, forced idle and all.
+  EXPECT_EQ(firstSliceDifference(replayed, *back), "none");
+  EXPECT_EQ(runtimeByTid(*back), runtimeByTid(replayed));
+  const auto a = core::analysis::computeStats(replayed), b = core::analysis::computeStats(*back);
+  EXPECT_EQ(b.forcedIdleNs, a.forcedIdleNs);
+  EXPECT_EQ(b.busyNs, a.busyNs);
+  ASSERT_EQ(b.cookies.size(), a.cookies.size());
+  for (size_t i = 0; i < a.cookies.size(); ++i) {
+    EXPECT_EQ(b.cookies[i].name, a.cookies[i].name);
+    EXPECT_EQ(b.cookies[i].runtimeNs, a.cookies[i].runtimeNs);
+    EXPECT_EQ(b.cookies[i].forcedIdleCausedNs, a.cookies[i].forcedIdleCausedNs);
+  }
+  EXPECT_EQ(back->replay->model, replayed.replay->model);
+  EXPECT_EQ(back->replay->cookieNames, replayed.replay->cookieNames);
+  EXPECT_EQ(back->topology.threadsPerCore(), 2);
+  fs::remove(out);
+}
+
+// The compact encoding of a real recording's events (its Perfetto export,
+// re-encoded by the test's own writer) against their per-event form.
+TEST(PerfettoCompactSched, ACompactTwinBuildsTheSameModelAsItsPerEventForm) {
+  auto recording = import(testData("tracedat/tiny-v6.dat"));
+  ASSERT_TRUE(recording);
+  const std::string perEvent = scratch("per-event.perfetto-trace");
+  const std::string compact = scratch("compact.perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(*recording, perEvent));
+  const Bytes perEventBytes = readFile(perEvent);
+  const Bytes compactBytes = compactTrace(perEventBytes, /*keepFirstSwitchPerCpu=*/true);
+  writeFile(compact, compactBytes);
+
+  Census c;
+  censusOfTrace(compactBytes, c);
+  ASSERT_GT(c.compactSwitches, 100u);  // the twin really is compact
+  ASSERT_GT(c.compactWakings, 50u);
+
+  auto a = import(perEvent);
+  auto b = import(compact);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(firstJsonDifference(statsJson(*a), statsJson(*b)), "");
+  EXPECT_EQ(firstSliceDifference(*a, *b), "none");
+  EXPECT_EQ(b->wakeups.ts, a->wakeups.ts);
+  EXPECT_EQ(b->diagnostics.count(core::DiagCode::compact_switch_prev_unknown), 0u);
+  // Counted like the per-event form.
+  EXPECT_EQ(b->eventCounts, a->eventCounts);
+  fs::remove(perEvent);
+  fs::remove(compact);
+}
+
+TEST(PerfettoCompactSched, TheFirstCompactSwitchOfACpuIsCounted) {
+  const Bytes compactBytes = compactTrace(readFile(testData("perfetto/tiny.perfetto-trace")), false);
+  const std::string compact = scratch("all-compact.perfetto-trace");
+  writeFile(compact, compactBytes);
+  auto m = import(compact);
+  ASSERT_TRUE(m);
+  // One per CPU with switches: their prev_* is not in the compact form.
+  size_t cpusWithSlices = 0;
+  for (const auto& s : m->cpuSlices) cpusWithSlices += s.size() > 0;
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::compact_switch_prev_unknown), cpusWithSlices);
+  // Every switch is still counted as the sched_switch it is.
+  Census c;
+  censusOfTrace(compactBytes, c);
+  uint64_t counted = 0;
+  for (const auto& [n, k] : m->eventCounts)
+    if (n == "sched_switch") counted = k;
+  EXPECT_EQ(counted, c.compactSwitches);
+  fs::remove(compact);
+}
+
+TEST(PerfettoCompressed, DeflateAndZstdPacketsReadLikeTheirPlainForm) {
+  const Bytes plain = readFile(testData("perfetto/tiny.perfetto-trace"));
+  auto a = import(testData("perfetto/tiny.perfetto-trace"));
+  ASSERT_TRUE(a);
+  for (bool zstd : {false, true}) {
+    const std::string path = scratch(zstd ? "zstd.perfetto-trace" : "deflate.perfetto-trace");
+    writeFile(path, compressedTrace(plain, zstd, 7));
+    auto b = import(path);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(firstJsonDifference(statsJson(*a), statsJson(*b)), "") << (zstd ? "zstd" : "deflate");
+    EXPECT_EQ(b->eventCounts, a->eventCounts);
+    fs::remove(path);
+  }
+}
+
+}  // namespace
