@@ -387,11 +387,15 @@ bool Reader::scanPacket(const Field& packet, const Region& r) {
     if (f.type != WireType::Bytes) continue;
     switch (f.id) {
       case kFtraceEvents: {
+        // Only the CPU: writers put it first, so the events are not walked here.
         MessageReader bundle(f);
         Field b;
         int cpu = 0;
         while (bundle.next(b))
-          if (b.id == kBundleCpu && b.type == WireType::Varint) cpu = static_cast<int>(std::min<uint64_t>(b.value, kMaxCpu));
+          if (b.id == kBundleCpu && b.type == WireType::Varint) {
+            cpu = static_cast<int>(std::min<uint64_t>(b.value, kMaxCpu));
+            break;
+          }
         if (!bundle.ok()) return failReader(r, bundle, "malformed FtraceEventBundle");
         if (cpu < kMaxCpu) ++m_bundlesOfStream[streamOf(sequenceOf(packet), cpu)];
         break;

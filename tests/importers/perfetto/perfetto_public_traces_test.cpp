@@ -8,6 +8,7 @@
 #include <set>
 
 #include "importers/importer.h"
+#include "importers/perfetto/perfetto_reader.h"
 #include "tests/importers/perfetto/perfetto_test_support.h"
 
 namespace {
@@ -93,5 +94,33 @@ TEST_P(PublicPerfettoTrace, EventCountsRuntimesAndTheProcessTreeMatchAnIndepende
 
 INSTANTIATE_TEST_SUITE_P(Android, PublicPerfettoTrace, ::testing::ValuesIn(kTraces),
                          [](const auto& param) { return param.index == 0 ? std::string("cpu_sampling") : std::string("test_trace"); });
+
+}  // namespace
+
+namespace {
+
+// Decoding on a worker thread while this one builds (the way large files are
+// read) gives the model the direct way gives.
+TEST(PerfettoThreading, DecodingOnAWorkerBuildsTheSameModel) {
+  const std::string path = sharedTrace(kTraces[1].file);
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared trace missing: " << path;
+  auto build = [&](importers::perfetto::Threading threading) {
+    core::SchedBuilder b;
+    const core::Status st = importers::perfetto::readPerfetto(path, b, {}, threading);
+    EXPECT_TRUE(st) << st.message();
+    return b.finalize();
+  };
+  const auto direct = build(importers::perfetto::Threading::Never);
+  const auto threaded = build(importers::perfetto::Threading::Always);
+  EXPECT_EQ(threaded->eventCounts, direct->eventCounts);
+  EXPECT_EQ(threaded->metadata, direct->metadata);
+  ASSERT_EQ(threaded->cpuSlices.size(), direct->cpuSlices.size());
+  for (size_t c = 0; c < direct->cpuSlices.size(); ++c) {
+    EXPECT_EQ(threaded->cpuSlices[c].ts, direct->cpuSlices[c].ts) << "cpu " << c;
+    EXPECT_EQ(threaded->cpuSlices[c].dur, direct->cpuSlices[c].dur) << "cpu " << c;
+  }
+  EXPECT_EQ(threaded->threads.tgid, direct->threads.tgid);
+  EXPECT_EQ(threaded->diagnostics.total(core::Severity::Info), direct->diagnostics.total(core::Severity::Info));
+}
 
 }  // namespace
