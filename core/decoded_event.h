@@ -108,6 +108,13 @@ struct DecodedEvent {
 static_assert(sizeof(DecodedEvent) == 96);
 static_assert(offsetof(DecodedEvent, countKey) == 62, "the key fills the bytes the texts' alignment left");
 
+/// IrqContext bits from ftrace's common_flags: TRACE_FLAG_HARDIRQ 0x08,
+/// TRACE_FLAG_SOFTIRQ 0x10, TRACE_FLAG_NMI 0x40 (kernel/trace/trace.h).
+inline uint8_t irqFromTraceFlags(uint64_t flags) {
+  return static_cast<uint8_t>(((flags & 0x08) ? kCtxHardIrq : 0) | ((flags & 0x10) ? kCtxSoftIrq : 0) |
+                              ((flags & 0x40) ? kCtxNmi : 0));
+}
+
 /// Makes the builder call `e` stands for. Never fails: the builder counts what
 /// it cannot use (see SchedBuilder).
 inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {

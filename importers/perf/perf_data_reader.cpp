@@ -17,6 +17,7 @@
 #include "core/event_feed.h"
 #include "core/event_sorter.h"
 #include "core/mapped_file.h"
+#include "core/task_identities.h"
 #include "core/task_state.h"
 #include "core/topology.h"
 #include "importers/perf/perf_data_format.h"
@@ -330,13 +331,6 @@ bool parseCpuList(std::string_view s, std::vector<int>& out) {
 
 // --- The reader ----------------------------------------------------------------
 
-struct TaskInfo {
-  int32_t tgid = -1;
-  uint8_t commLen = 0;
-  char comm[16] = {};
-  std::string_view commText() const { return {comm, commLen}; }
-};
-
 class Reader final : public core::EventSink {
  public:
   Reader(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options, Threading threading)
@@ -396,37 +390,6 @@ class Reader final : public core::EventSink {
   }
   [[gnu::always_inline]] int64_t field(const uint8_t* raw, const Field& f) const;
   [[gnu::always_inline]] std::string_view string(const uint8_t* raw, uint32_t len, const Field& f) const;
-  // The first time the schedule names a tid, its identity from COMM/FORK records
-  // (tgid, the comm at trace start) is queued and given to the builder right
-  // after the event that created the task — not before (a fork would then find
-  // a live task of that tid) and not at the end (the task may be dead by then).
-  void seeTid(int32_t tid) {
-    if (tid <= 0 || tid >= (1 << 22)) return;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    const uint64_t bit = uint64_t{1} << (tid & 63);
-    if (w >= m_seenTids.size()) m_seenTids.resize(std::max(w + 1, m_seenTids.size() * 2), 0);
-    if (m_seenTids[w] & bit) return;
-    m_seenTids[w] |= bit;
-    if (m_tasks.count(tid)) m_announce.push_back(tid);
-  }
-  bool seenTid(int32_t tid) const {
-    if (tid <= 0 || tid >= (1 << 22)) return false;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    return w < m_seenTids.size() && (m_seenTids[w] >> (tid & 63) & 1);
-  }
-  void announce() {
-    for (int32_t tid : m_announce) {
-      const TaskInfo& info = m_tasks[tid];
-      DecodedEvent e;
-      e.op = EventOp::TaskInfo;
-      e.tid = tid;
-      e.aux = info.tgid;
-      e.setText(0, info.commText());
-      emit(e);
-    }
-    m_announce.clear();
-  }
-
   std::string m_path;
   core::SchedBuilder& m_b;
   const ImportOptions& m_opt;
@@ -457,9 +420,8 @@ class Reader final : public core::EventSink {
   int64_t m_maxTs = 0;
   int64_t m_lastDeliveredTs = 0;
 
-  std::unordered_map<int32_t, TaskInfo> m_tasks;
-  std::vector<uint64_t> m_seenTids;
-  std::vector<int32_t> m_announce;
+  // Identities from COMM/FORK records (tgid, the comm at trace start).
+  core::TaskIdentities m_tasks;
   uint64_t m_synthLostSamples = 0;
   int m_nrCpusOnline = 0;
   int m_nrCpusAvail = 0;
@@ -1050,10 +1012,7 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
   }
   if (d.commonPid.present()) e.ctxTid = static_cast<int32_t>(field(raw, d.commonPid));
   if (d.commonFlags.present()) {
-    // common_flags: TRACE_FLAG_HARDIRQ 0x08, SOFTIRQ 0x10, NMI 0x40 (kernel/trace/trace.h).
-    const auto flags = static_cast<uint32_t>(field(raw, d.commonFlags));
-    e.irq = static_cast<uint8_t>(((flags & 0x08) ? core::kCtxHardIrq : 0) | ((flags & 0x10) ? core::kCtxSoftIrq : 0) |
-                                 ((flags & 0x40) ? core::kCtxNmi : 0));
+    e.irq = core::irqFromTraceFlags(static_cast<uint32_t>(field(raw, d.commonFlags)));
   }
   auto i32 = [&](int k, int32_t fallback) { return d.f[k].isInt() ? static_cast<int32_t>(field(raw, d.f[k])) : fallback; };
   auto str = [&](int k) { return d.f[k].present() ? string(raw, rawLen, d.f[k]) : std::string_view{}; };
@@ -1171,32 +1130,30 @@ void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32
 void Reader::deliver(DecodedEvent& e) {
   switch (e.op) {
     case EventOp::Switch:
-      seeTid(e.tid);
-      seeTid(e.otherTid);
+      m_tasks.see(e.tid);
+      m_tasks.see(e.otherTid);
       break;
     case EventOp::Waking:
     case EventOp::Wakeup:
     case EventOp::WakeupNew:
     case EventOp::Migrate:
     case EventOp::Exit:
-    case EventOp::Exec: seeTid(e.tid); break;
+    case EventOp::Exec: m_tasks.see(e.tid); break;
     case EventOp::Fork:
-      seeTid(e.tid);
-      seeTid(e.otherTid);
-      if (auto it = m_tasks.find(e.otherTid); it != m_tasks.end()) e.aux = it->second.tgid;
+      m_tasks.see(e.tid);
+      m_tasks.see(e.otherTid);
+      if (const auto* id = m_tasks.find(e.otherTid)) e.aux = id->tgid;
       break;
     case EventOp::Private: {
       if (e.cpuA != kRecComm && e.cpuA != kRecCommExec) {
         deliverRecord(e);
         return;
       }
-      TaskInfo& info = m_tasks[e.tid];
+      auto& info = m_tasks.of(e.tid);
       info.tgid = static_cast<int32_t>(e.aux);
-      const std::string_view comm = e.textAt(0);
-      info.commLen = static_cast<uint8_t>(comm.size());
-      std::memcpy(info.comm, comm.data(), comm.size());
+      info.setComm(e.textAt(0));
       if (noTime(e)) return;  // synthesized at start: names a task, not an event
-      if (seenTid(e.tid)) {
+      if (m_tasks.seen(e.tid)) {
         DecodedEvent ids;
         ids.op = EventOp::TaskInfo;
         ids.position = e.position;
@@ -1207,29 +1164,23 @@ void Reader::deliver(DecodedEvent& e) {
       // A rename in the trace (prctl, or exec when sched_process_exec is not
       // recorded) is an event of its own.
       if (e.cpuB < 0 || (e.cpuA == kRecCommExec && m_haveExecTracepoint)) return;
-      seeTid(e.tid);
+      m_tasks.see(e.tid);
       e.op = EventOp::Rename;
       e.cpu = e.cpuB;
       emit(e);
-      announce();
+      m_tasks.announce(m_feed, false);
       return;
     }
     default: break;
   }
   emit(e);
-  if (!m_announce.empty()) {
-    // An exit may have ended the task already; naming it now would start a new one.
-    if (e.op == EventOp::Exit)
-      m_announce.clear();
-    else
-      announce();
-  }
+  m_tasks.announce(m_feed, e.op == EventOp::Exit);
   m_lastDeliveredTs = e.ts;
 }
 
 void Reader::deliverRecord(DecodedEvent& e) {
   switch (e.cpuA) {
-    case kRecTaskIds: m_tasks[e.tid].tgid = static_cast<int32_t>(e.aux); return;
+    case kRecTaskIds: m_tasks.of(e.tid).tgid = static_cast<int32_t>(e.aux); return;
     case kRecLostSamples:
       if (noTime(e)) {
         // Synthesized by perf record at the end from each event's lost-sample

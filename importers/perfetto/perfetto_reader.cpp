@@ -18,6 +18,7 @@
 #include "core/event_feed.h"
 #include "core/event_sorter.h"
 #include "core/mapped_file.h"
+#include "core/task_identities.h"
 #include "core/task_state.h"
 #include "core/topology.h"
 #include "importers/perfetto/perfetto_fields.h"
@@ -135,20 +136,6 @@ std::string_view clockName(uint64_t v) {
   }
 }
 
-struct TaskIdentity {
-  int32_t tgid = -1;
-  uint8_t nameLen = 0;
-  char name[16] = {};
-  bool nameFromThread = false;
-  std::string_view nameText() const { return {name, nameLen}; }
-  void setName(std::string_view s, bool fromThread) {
-    s = s.substr(0, 15);  // TASK_COMM_LEN - 1, as the kernel keeps it
-    nameLen = static_cast<uint8_t>(s.size());
-    std::memcpy(name, s.data(), s.size());
-    nameFromThread = fromThread;
-  }
-};
-
 // One bundle's events, sorted, as the sorter merges them in place.
 struct Block {
   std::vector<DecodedEvent> events;
@@ -194,6 +181,10 @@ class Reader final : public core::EventSink {
 
   // --- pass 1 ---
   bool scanPacket(const Field& packet, const Region& r);
+  // In time order (the sink): `tid` named by the event being delivered.
+  void see(int32_t tid) {
+    if (m_tasks.see(tid) && m_taskAttributes.count(tid)) m_attribute.push_back(tid);
+  }
   uint32_t streamOf(uint64_t sequence, int cpu);
   bool scanProcessTree(const Field& f, const Region& r);
   bool scanProcessStats(const Field& f, const Region& r);
@@ -230,35 +221,6 @@ class Reader final : public core::EventSink {
     if (m_feed.keepsRecord(code)) m_feed.diagnostic(code, position, what, cpu, ts);
   }
 
-  // --- in time order (the sink) ---
-  void seeTid(int32_t tid) {
-    if (tid <= 0 || tid >= (1 << 22)) return;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    const uint64_t bit = uint64_t{1} << (tid & 63);
-    if (w >= m_seenTids.size()) m_seenTids.resize(std::max(w + 1, m_seenTids.size() * 2), 0);
-    if (m_seenTids[w] & bit) return;
-    m_seenTids[w] |= bit;
-    if (m_tasks.count(tid)) m_announce.push_back(tid);
-    if (m_taskAttributes.count(tid)) m_attribute.push_back(tid);
-  }
-  bool seenTid(int32_t tid) const {
-    if (tid <= 0 || tid >= (1 << 22)) return false;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    return w < m_seenTids.size() && (m_seenTids[w] >> (tid & 63) & 1);
-  }
-  void announce() {
-    for (int32_t tid : m_announce) {
-      const TaskIdentity& id = m_tasks[tid];
-      DecodedEvent e;
-      e.op = EventOp::TaskInfo;
-      e.tid = tid;
-      e.aux = id.tgid;
-      e.setText(0, id.nameText());
-      m_feed.event(e);
-    }
-    m_announce.clear();
-  }
-
   std::string m_path;
   core::SchedBuilder& m_b;
   const ImportOptions& m_opt;
@@ -273,7 +235,8 @@ class Reader final : public core::EventSink {
   // The sorter's streams: one per (writer, CPU), with their bundles still to come.
   std::unordered_map<uint64_t, uint32_t> m_streamIndex;
   std::vector<uint32_t> m_bundlesOfStream;
-  std::unordered_map<int32_t, TaskIdentity> m_tasks;
+  core::TaskIdentities m_tasks;             // from process_tree / process_stats
+  std::unordered_set<int32_t> m_namedByThread;  // tree threads with a name of their own
   uint32_t m_numCpus = 0;
   std::vector<std::pair<int, int>> m_cpuPlaces;  // cpu_info: (core, package) by CPU, from SchedLab's own fields
   bool m_cpuPlacesComplete = true;
@@ -317,8 +280,6 @@ class Reader final : public core::EventSink {
   uint64_t m_packets = 0;
 
   // the sink
-  std::vector<uint64_t> m_seenTids;
-  std::vector<int32_t> m_announce;
   std::vector<int32_t> m_attribute;  // tasks to give their attributes after the event that made them appear
   std::unordered_set<int32_t> m_newTaskChildren;
 };
@@ -442,9 +403,12 @@ bool Reader::scanProcessTree(const Field& tree, const Region& r) {
       }
       if (!item.ok()) return failReader(r, item, "malformed ProcessTree.Thread");
       if (tid <= 0) continue;
-      TaskIdentity& id = m_tasks[tid];
+      auto& id = m_tasks.of(tid);
       if (tgid > 0) id.tgid = tgid;
-      if (!name.empty()) id.setName(name, true);
+      if (!name.empty()) {
+        id.setComm(name);
+        m_namedByThread.insert(tid);
+      }
     } else if (f.id == kTreeProcess) {
       int32_t pid = 0;
       std::string_view cmdline0;
@@ -458,12 +422,12 @@ bool Reader::scanProcessTree(const Field& tree, const Region& r) {
       }
       if (!item.ok()) return failReader(r, item, "malformed ProcessTree.Process");
       if (pid <= 0) continue;
-      TaskIdentity& id = m_tasks[pid];
+      auto& id = m_tasks.of(pid);
       id.tgid = pid;
       // The main thread's comm is the base name of the program, as the kernel sets it at exec.
-      if (!id.nameFromThread && !cmdline0.empty()) {
+      if (!m_namedByThread.count(pid) && !cmdline0.empty()) {
         const size_t slash = cmdline0.rfind('/');
-        id.setName(slash == std::string_view::npos ? cmdline0 : cmdline0.substr(slash + 1), false);
+        id.setComm(slash == std::string_view::npos ? cmdline0 : cmdline0.substr(slash + 1));
       }
     }
   }
@@ -493,7 +457,7 @@ bool Reader::scanProcessStats(const Field& stats, const Region& r) {
     if (!proc.ok()) return failReader(r, proc, "malformed ProcessStats.Process");
     if (pid <= 0) continue;
     for (int32_t tid : tids)
-      if (tid > 0 && m_tasks[tid].tgid <= 0) m_tasks[tid].tgid = pid;
+      if (tid > 0 && m_tasks.of(tid).tgid <= 0) m_tasks.of(tid).tgid = pid;
   }
   if (!m.ok()) return failReader(r, m, "malformed ProcessStats");
   return true;
@@ -823,9 +787,7 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
   e.cpu = cpu;
   e.ctxTid = pid;
   e.position = r.offsetOf(event.data);
-  // common_flags: TRACE_FLAG_HARDIRQ 0x08, SOFTIRQ 0x10, NMI 0x40 (kernel/trace/trace.h).
-  e.irq = static_cast<uint8_t>(((flags & 0x08) ? core::kCtxHardIrq : 0) | ((flags & 0x10) ? core::kCtxSoftIrq : 0) |
-                               ((flags & 0x40) ? core::kCtxNmi : 0));
+  e.irq = core::irqFromTraceFlags(flags);
   if (!havePayload) {
     if (idleKind != 0) {
       e.op = EventOp::IdleKind;
@@ -1063,8 +1025,7 @@ bool Reader::decodeCompact(const Field& compact, const Region& r, int cpu, Block
       e.cpuA = static_cast<int32_t>(targetCpu);
       e.prio = static_cast<int32_t>(p);
       e.setText(0, comm);
-      e.irq = static_cast<uint8_t>(((flags & 0x08) ? core::kCtxHardIrq : 0) | ((flags & 0x10) ? core::kCtxSoftIrq : 0) |
-                                   ((flags & 0x40) ? core::kCtxNmi : 0));
+      e.irq = core::irqFromTraceFlags(flags);
     }
     if (!ts.ok() || !pid.ok() || !target.ok() || !prio.ok() || !commCol.ok() || pid.next(tid))
       return fail(r, compact.data, "compact_sched waking columns are cut or differ in length");
@@ -1075,8 +1036,8 @@ bool Reader::decodeCompact(const Field& compact, const Region& r, int cpu, Block
 void Reader::take(DecodedEvent& e) {
   switch (e.op) {
     case EventOp::Switch:
-      seeTid(e.tid);
-      seeTid(e.otherTid);
+      see(e.tid);
+      see(e.otherTid);
       break;
     case EventOp::Waking:
     case EventOp::Wakeup:
@@ -1084,7 +1045,7 @@ void Reader::take(DecodedEvent& e) {
     case EventOp::Migrate:
     case EventOp::Exit:
     case EventOp::Exec:
-    case EventOp::Rename: seeTid(e.tid); break;
+    case EventOp::Rename: see(e.tid); break;
     case EventOp::Fork:
       // task_newtask and sched_process_fork both report a fork (in that order)
       // when both are traced: the second is only counted.
@@ -1095,22 +1056,15 @@ void Reader::take(DecodedEvent& e) {
         break;
       }
       e.cpuA = -1;
-      seeTid(e.tid);
-      if (seenTid(e.otherTid) && m_taskAttributes.count(e.otherTid)) m_attribute.push_back(e.otherTid);  // a new task of a known tid
-      seeTid(e.otherTid);
-      if (auto it = m_tasks.find(e.otherTid); it != m_tasks.end() && it->second.tgid > 0 && e.aux < 0)
-        e.aux = it->second.tgid;
+      see(e.tid);
+      if (m_tasks.seen(e.otherTid) && m_taskAttributes.count(e.otherTid)) m_attribute.push_back(e.otherTid);  // a new task of a known tid
+      see(e.otherTid);
+      if (const auto* id = m_tasks.find(e.otherTid); id && id->tgid > 0 && e.aux < 0) e.aux = id->tgid;
       break;
     default: break;
   }
   m_feed.event(e);
-  if (!m_announce.empty()) {
-    // An exit may have ended the task already; naming it now would start a new one.
-    if (e.op == EventOp::Exit)
-      m_announce.clear();
-    else
-      announce();
-  }
+  m_tasks.announce(m_feed, e.op == EventOp::Exit);
   if (!m_attribute.empty()) {
     if (e.op != EventOp::Exit)
       for (int32_t tid : m_attribute) emitAttributes(tid);

@@ -16,6 +16,20 @@ namespace importers::perfetto {
 
 enum class WireType : uint8_t { Varint = 0, Fixed64 = 1, Bytes = 2, Fixed32 = 5 };
 
+/// Reads a varint at `p` (advanced past it); false when it runs past `end` or past 10 bytes.
+inline bool readVarint(const uint8_t*& p, const uint8_t* end, uint64_t& out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
 /// One field of a message: its number, and its value (an integer, or the bytes
 /// of a length-delimited field, pointing into the message).
 struct Field {
@@ -87,18 +101,7 @@ class MessageReader {
   const uint8_t* position() const { return m_p; }
 
  private:
-  bool varint(uint64_t& out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && m_p < m_end; shift += 7) {
-      const uint8_t b = *m_p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        out = v;
-        return true;
-      }
-    }
-    return false;
-  }
+  bool varint(uint64_t& out) { return readVarint(m_p, m_end, out); }
   bool fail(const uint8_t* at, std::string why) {
     m_error = std::move(why);
     m_errorAt = at;
@@ -119,15 +122,7 @@ class PackedVarints {
   explicit PackedVarints(const Field& f) : m_p(f.data), m_end(f.data + f.size) {}
   bool next(uint64_t& out) {
     if (m_p >= m_end) return false;
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && m_p < m_end; shift += 7) {
-      const uint8_t b = *m_p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        out = v;
-        return true;
-      }
-    }
+    if (readVarint(m_p, m_end, out)) return true;
     m_ok = false;
     return false;
   }

@@ -536,15 +536,7 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
   const auto id = static_cast<uint16_t>(readInt(rec, m_type));
   out.countKey = id;
   out.ctxTid = m_pid.size ? clampTid(readInt(rec, m_pid)) : -1;
-  uint8_t irq = 0;
-  if (m_flags.size) {
-    // TRACE_FLAG_HARDIRQ 0x08, TRACE_FLAG_SOFTIRQ 0x10, TRACE_FLAG_NMI 0x40 (kernel/trace/trace.h).
-    const auto flags = static_cast<uint32_t>(readInt(rec, m_flags));
-    if (flags & 0x08) irq |= core::kCtxHardIrq;
-    if (flags & 0x10) irq |= core::kCtxSoftIrq;
-    if (flags & 0x40) irq |= core::kCtxNmi;
-  }
-  out.irq = irq;
+  out.irq = m_flags.size ? core::irqFromTraceFlags(static_cast<uint32_t>(readInt(rec, m_flags))) : 0;
   const int16_t index = id < m_index.size() ? m_index[id] : kNoFormat;
   if (index < 0) {
     out.op = index == kNoDecoder ? EventOp::Other : EventOp::Private;
