@@ -1,5 +1,8 @@
 #include "core/event_feed.h"
 
+#include <exception>
+#include <thread>
+
 namespace core {
 
 uint16_t EventFeed::eventType(std::string_view name) {
@@ -172,6 +175,29 @@ void EventFeed::finish(Status status) {
     m_status = std::move(status);
   }
   m_changed.notify_all();
+}
+
+Status EventFeed::runThreaded(const std::function<Status()>& produce, const std::function<void(double)>& progress,
+                              const std::string& source) {
+  setThreaded();
+  std::thread worker([&] {
+    Status st;
+    try {
+      st = produce();
+    } catch (const std::exception& e) {
+      st = Error(source + ": reading stopped: " + e.what());
+    }
+    finish(std::move(st));
+  });
+  Status body;
+  try {
+    body = drain(progress);
+  } catch (const std::exception& e) {
+    abandon();  // the worker must not wait for a consumer that is gone
+    body = Error(source + ": building the model failed: " + e.what());
+  }
+  worker.join();
+  return body;
 }
 
 Status EventFeed::drain(const std::function<void(double)>& progress) {

@@ -68,6 +68,13 @@ class EventFeed {
   /// Ends the stream: drain() returns `status` after the last batch.
   void finish(Status status);
 
+  /// Runs `produce` (which feeds this feed and returns how its input ended) on
+  /// a worker thread while this thread applies what it hands over: decoding
+  /// and building overlap on two cores. Returns the producer's status, or
+  /// "SOURCE: building the model failed: why". Never throws.
+  Status runThreaded(const std::function<Status()>& produce, const std::function<void(double)>& progress,
+                     const std::string& source);
+
   // --- Consumer side (the importing thread) ---
   /// Applies what the producer hands over until finish(); returns its status.
   /// Direct: returns the status given to finish() at once.

@@ -459,34 +459,14 @@ core::Status Reader::run() {
   // Pipe data changes the event list while it streams, so it is read here.
   const bool threaded = !m_pipe && (m_threading == Threading::Always ||
                                     (m_threading == Threading::Auto && m_dataEnd - m_dataBegin >= kThreadedFromBytes && spareCpu()));
-  if (!threaded) {
+  const auto read = [this] {
     core::Status body = processRecords(m_dataBegin, m_dataEnd);
     m_sorter.finish();
     finish();
     return body;
-  }
-  m_feed.setThreaded();
-  std::thread worker([this] {
-    core::Status body;
-    try {
-      body = processRecords(m_dataBegin, m_dataEnd);
-      m_sorter.finish();
-      finish();
-    } catch (const std::exception& e) {
-      body = core::Error(m_path + ": reading stopped: " + e.what());
-    }
-    m_feed.finish(std::move(body));
-  });
-  core::Status body;
-  try {
-    body = m_feed.drain(m_opt.progress);
-  } catch (const std::exception& e) {
-    // The worker must not wait for a consumer that is gone.
-    m_feed.abandon();
-    body = core::Error(m_path + ": building the model failed: " + e.what());
-  }
-  worker.join();
-  return body;
+  };
+  if (!threaded) return read();
+  return m_feed.runThreaded(read, m_opt.progress, m_path);
 }
 
 core::Status Reader::readFileHeader() {

@@ -1131,31 +1131,9 @@ core::Status Reader::run() {
   const bool threaded = m_threading == Threading::Always ||
                         (m_threading == Threading::Auto && m_file.size() >= kThreadedFromBytes &&
                          std::thread::hardware_concurrency() > 1);
-  if (!threaded) {
-    core::Status st = decodeAll();
-    applySchedlab();
-    return st;
-  }
-  // Decoding and building take about the same time: the bundles are decoded
-  // and sorted on a worker, the model is built here.
-  m_feed.setThreaded();
-  std::thread worker([this] {
-    core::Status st;
-    try {
-      st = decodeAll();
-    } catch (const std::exception& e) {
-      st = core::Error(m_path + ": reading stopped: " + e.what());
-    }
-    m_feed.finish(std::move(st));
-  });
-  core::Status body;
-  try {
-    body = m_feed.drain(m_opt.progress);
-  } catch (const std::exception& e) {
-    m_feed.abandon();  // the worker must not wait for a consumer that is gone
-    body = core::Error(m_path + ": building the model failed: " + e.what());
-  }
-  worker.join();
+  // Decoding and building take about the same time: with a core to spare the
+  // bundles are decoded and sorted on a worker, the model is built here.
+  core::Status body = threaded ? m_feed.runThreaded([this] { return decodeAll(); }, m_opt.progress, m_path) : decodeAll();
   applySchedlab();
   return body;
 }

@@ -837,8 +837,10 @@ TEST(GuiExport, PerfettoTraceOfTheChosenRun) {
   ensureApp();
   const QString path = QFileInfo(testData("ftrace/good/tracefs_tgid.txt")).absoluteFilePath();
   QTemporaryDir dir;
-  MainWindow w(defaultReplayBackend());
+  MainWindow w(std::make_shared<FakeBackend>());
   w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
   w.openFiles({path});
   ASSERT_TRUE(waitIdle(w));
   ASSERT_EQ(w.runs()->count(), 1) << w.errors().join(QLatin1Char('\n')).toStdString();
