@@ -22,7 +22,7 @@ constexpr size_t kBundleEvents = 1024;
 // One event on its way into a bundle: its FtraceEvent bytes in the arena.
 struct Pending {
   int64_t ts;
-  uint8_t rank;  // at equal times: what the task switched out did (0), the switch (1), what follows (2)
+  uint8_t rank;  // at equal times: what comes before the switch (0), the switch (1), what follows (2)
   uint32_t seq;  // then the order written
   int32_t cpu;
   uint32_t off;
@@ -83,7 +83,10 @@ class Writer {
   }
   int cpuRunning(Utid u, int64_t ts) const;
   bool runEndsAt(int cpu, Utid u, int64_t ts) const;
+  bool runStartsAt(int cpu, Utid u, int64_t ts) const;
 
+  void writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core::TaskState prevState, Utid next, int nextPrio,
+                   bool forcedIdle, bool lossBefore);
   void switches();
   void wakeups();
   void taskEvents();
@@ -115,7 +118,7 @@ std::string_view Writer::commAt(Utid u, int64_t ts) const {
   return m_m.strings.get(it == c.begin() ? c.front().second : std::prev(it)->second);
 }
 
-// The CPU `u` runs on at `ts`, or -1.
+// The CPU `u` runs on at `ts` (or is switched out of at `ts`), or -1.
 int Writer::cpuRunning(Utid u, int64_t ts) const {
   for (size_t cpu = 0; cpu < m_m.cpuSlices.size(); ++cpu) {
     const auto& s = m_m.cpuSlices[cpu];
@@ -123,6 +126,8 @@ int Writer::cpuRunning(Utid u, int64_t ts) const {
     if (it == s.ts.begin()) continue;
     const size_t i = static_cast<size_t>(it - s.ts.begin()) - 1;
     if (s.utid[i] == u && (s.dur[i] < 0 || ts <= s.end(i))) return static_cast<int>(cpu);
+    // Switched out at `ts` itself, with the next run already begun.
+    if (runEndsAt(static_cast<int>(cpu), u, ts)) return static_cast<int>(cpu);
   }
   return -1;
 }
@@ -137,6 +142,30 @@ bool Writer::runEndsAt(int cpu, Utid u, int64_t ts) const {
     if (s.utid[i] == u && s.dur[i] >= 0 && s.end(i) == ts) return true;
   }
   return false;
+}
+
+// Whether a run of `u` on `cpu` starts at `ts` (what leads to it at that instant comes before its switch in).
+bool Writer::runStartsAt(int cpu, Utid u, int64_t ts) const {
+  if (cpu < 0 || static_cast<size_t>(cpu) >= m_m.cpuSlices.size()) return false;
+  const auto& s = m_m.cpuSlices[static_cast<size_t>(cpu)];
+  for (auto it = std::lower_bound(s.ts.begin(), s.ts.end(), ts); it != s.ts.end() && *it == ts; ++it)
+    if (s.utid[static_cast<size_t>(it - s.ts.begin())] == u) return true;
+  return false;
+}
+
+void Writer::writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core::TaskState prevState, Utid next,
+                         int nextPrio, bool forcedIdle, bool lossBefore) {
+  MessageWriter sw;
+  sw.bytes(1, commAt(prev, ts));
+  sw.sint(2, tidOf(prev));
+  sw.sint(3, prevPrio);
+  sw.sint(4, static_cast<int64_t>(rawState(prevState)));
+  sw.bytes(5, commAt(next, ts));
+  sw.sint(6, tidOf(next));
+  sw.sint(7, nextPrio);
+  if (forcedIdle) sw.varint(kSwitchSchedlabForcedIdle, 1);
+  begin(ts, cpu, lossBefore);
+  payload(kSchedSwitch, sw);
 }
 
 void Writer::switches() {
@@ -162,6 +191,12 @@ void Writer::switches() {
         begin(s.ts[i], cpu).varint(kEventSchedlabIdleKind, s.kind[i] == core::SliceKind::ForcedIdle ? 2 : 1);
         end();
         lastEvent = s.ts[i];
+      } else if (!switchedIn && !(s.flags[i] & core::kSliceStartUnknown)) {
+        // The CPU's record began with this slice's switch from idle (its first
+        // event, or the first after lost data): a switch, so that it is counted.
+        writeSwitch(s.ts[i], cpu, core::kIdleUtid, core::kPrioUnknown, core::TaskState::RunnablePreempted, s.utid[i],
+                    s.prio[i], s.kind[i] == core::SliceKind::ForcedIdle, afterLoss);
+        lastEvent = s.ts[i];
       } else if (!switchedIn) {
         marker(s.ts[i], cpu, afterLoss);  // the CPU is seen from here: its first slice starts here
         lastEvent = s.ts[i];
@@ -178,19 +213,9 @@ void Writer::switches() {
       const bool nextHere = i + 1 < s.size() && s.ts[i + 1] == ts && s.kind[i + 1] != core::SliceKind::Lost;
       if (nextHere && s.utid[i] == core::kIdleUtid && s.utid[i + 1] == core::kIdleUtid && s.kind[i] != s.kind[i + 1])
         continue;  // an idle kind change, written with the next slice
-      const Utid prev = s.utid[i];
-      const Utid next = nextHere ? s.utid[i + 1] : core::kIdleUtid;
-      MessageWriter sw;
-      sw.bytes(1, commAt(prev, ts));
-      sw.sint(2, tidOf(prev));
-      sw.sint(3, s.prio[i]);
-      sw.sint(4, static_cast<int64_t>(rawState(s.endReason[i] == core::SliceEnd::Exited ? core::TaskState::Dead : s.endState[i])));
-      sw.bytes(5, commAt(next, ts));
-      sw.sint(6, tidOf(next));
-      sw.sint(7, nextHere ? s.prio[i + 1] : core::kPrioUnknown);
-      if (nextHere && s.kind[i + 1] == core::SliceKind::ForcedIdle) sw.varint(kSwitchSchedlabForcedIdle, 1);
-      begin(ts, cpu);
-      payload(kSchedSwitch, sw);
+      writeSwitch(ts, cpu, s.utid[i], s.prio[i], s.endReason[i] == core::SliceEnd::Exited ? core::TaskState::Dead : s.endState[i],
+                  nextHere ? s.utid[i + 1] : core::kIdleUtid, nextHere ? s.prio[i + 1] : core::kPrioUnknown,
+                  nextHere && s.kind[i + 1] == core::SliceKind::ForcedIdle, false);
       lastEvent = ts;
     }
   }
@@ -201,7 +226,11 @@ void Writer::wakeups() {
   for (size_t i = 0; i < w.ts.size(); ++i) {
     const bool fromIrq = (w.flags[i] & core::kWakeupFromIrq) || !w.waker[i].isValid();
     int32_t cpu = knownCpu(w.wakerCpu[i]) ? w.wakerCpu[i] : (knownCpu(w.targetCpu[i]) ? w.targetCpu[i] : 0);
-    MessageWriter& e = begin(w.ts[i], cpu, false, !fromIrq && runEndsAt(cpu, w.waker[i], w.ts[i]) ? 0 : 2);
+    // At the instant of a switch here, a wakeup by the task switched out, or
+    // of the task switched in (a simulated run may start the instant it is
+    // woken), comes before the switch; any other follows it.
+    const bool before = (!fromIrq && runEndsAt(cpu, w.waker[i], w.ts[i])) || runStartsAt(cpu, w.wakee[i], w.ts[i]);
+    MessageWriter& e = begin(w.ts[i], cpu, false, before ? 0 : 2);
     if (!fromIrq) e.varint(kEventPid, static_cast<uint64_t>(static_cast<uint32_t>(tidOf(w.waker[i]))));
     if (w.flags[i] & core::kWakeupFromIrq) e.varint(kEventCommonFlags, 0x08);
     MessageWriter wk;
@@ -251,7 +280,8 @@ void Writer::taskEvents() {
         p.sint(4, m_m.threads.prio[t.utid[i].value]);
         break;
     }
-    begin(ts, cpu);
+    // A task exits (or forks, or execs) before the switch that takes it off.
+    begin(ts, cpu, false, runEndsAt(cpu, t.utid[i], ts) ? 0 : 2);
     payload(id, p);
   }
 }
@@ -272,7 +302,9 @@ void Writer::migrations() {
     p.sint(3, m_m.threads.prio[mg.utid[i].value]);
     p.sint(4, orig);
     p.sint(5, dest);
-    begin(ts, cpu);
+    // A task moves to a CPU before the switch that puts it on there, and off a
+    // CPU after the switch that takes it off.
+    begin(ts, cpu, false, runStartsAt(cpu, mg.utid[i], ts) ? 0 : 2);
     payload(kSchedMigrateTask, p);
   }
 }
@@ -475,9 +507,11 @@ std::string Writer::run() {
   for (size_t c = 0; c < m_m.cpuSlices.size(); ++c)
     if (m_m.cpuSlices[c].size()) m_firstStart[c] = m_m.cpuSlices[c].ts[0];
 
+  // Written in this order, events of one instant and rank keep the kernel's
+  // order: a fork before its child's wakeup, a waking before the migration it causes.
   switches();
-  wakeups();
   taskEvents();
+  wakeups();
   migrations();
   frequencies();
   // The trace spans what the model spans, whatever ends it.

@@ -73,7 +73,8 @@ std::string firstSliceDifference(const core::TraceModel& a, const core::TraceMod
       if (i >= x.size() || i >= y.size()) return "cpu " + std::to_string(c) + ": slice count";
       const bool repaired = exceptRepaired && x.endReason[i] == core::SliceEnd::Mismatch;
       if (x.ts[i] != y.ts[i] || x.dur[i] != y.dur[i] || a.threads.tid[x.utid[i].value] != b.threads.tid[y.utid[i].value] ||
-          x.kind[i] != y.kind[i] || (!repaired && (x.endReason[i] != y.endReason[i] || x.endState[i] != y.endState[i])))
+          x.kind[i] != y.kind[i] || (!repaired && (x.endReason[i] != y.endReason[i] || x.endState[i] != y.endState[i])) ||
+          (x.flags[i] & core::kSliceStartUnknown) != (y.flags[i] & core::kSliceStartUnknown))
       {
         auto show = [&](const core::TraceModel& m, const core::CpuSliceTable& t) {
           return "[" + std::to_string(t.ts[i]) + " +" + std::to_string(t.dur[i]) + " tid " +
@@ -203,6 +204,7 @@ TEST(PerfettoRoundTrip, AReplayWithCoreSchedulingKeepsItsForcedIdleCookiesAndTop
   // The same schedule, forced idle and all.
   EXPECT_EQ(firstSliceDifference(replayed, *back), "none");
   EXPECT_EQ(runtimeByTid(*back), runtimeByTid(replayed));
+  EXPECT_EQ(firstJsonDifference(statsJson(replayed), statsJson(*back)), "");
   const auto a = core::analysis::computeStats(replayed), b = core::analysis::computeStats(*back);
   EXPECT_EQ(b.forcedIdleNs, a.forcedIdleNs);
   EXPECT_EQ(b.busyNs, a.busyNs);
