@@ -241,6 +241,7 @@ class Reader final : public core::EventSink {
   std::vector<std::pair<int, int>> m_cpuPlaces;  // cpu_info: (core, package) by CPU, from SchedLab's own fields
   bool m_cpuPlacesComplete = true;
   uint32_t m_cpuInfoCount = 0;
+  uint32_t m_ftraceStatsCpus = 0;  // FtraceStats name every CPU's ring buffer, idle ones too
   std::string m_release;
   std::unordered_map<int, std::pair<uint64_t, uint64_t>> m_overruns;  // cpu -> overrun at start, at end
   std::unordered_map<int, bool> m_haveStartOverrun;
@@ -528,7 +529,10 @@ bool Reader::scanFtraceStats(const Field& stats, const Region& r) {
       if (x.id == kCpuStatsOverrun && x.type == WireType::Varint) overrun = x.value;
     }
     if (!c.ok()) return failReader(r, c, "malformed FtraceCpuStats");
-    if (cpu >= 0 && cpu < kMaxCpu) overruns.emplace_back(cpu, overrun);
+    if (cpu >= 0 && cpu < kMaxCpu) {
+      overruns.emplace_back(cpu, overrun);
+      m_ftraceStatsCpus = std::max(m_ftraceStatsCpus, static_cast<uint32_t>(cpu) + 1);
+    }
   }
   if (!m.ok()) return failReader(r, m, "malformed FtraceStats");
   for (const auto& [cpu, overrun] : overruns) {
@@ -656,6 +660,8 @@ void Reader::applyScan() {
     m_b.setTopology(core::Topology::flat(static_cast<int>(m_numCpus), "perfetto system_info"));
   else if (m_cpuInfoCount > 0)
     m_b.setTopology(core::Topology::flat(static_cast<int>(std::min<uint32_t>(m_cpuInfoCount, kMaxCpu)), "perfetto cpu_info"));
+  else if (m_ftraceStatsCpus > 0)
+    m_b.setTopology(core::Topology::flat(static_cast<int>(m_ftraceStatsCpus), "perfetto ftrace_stats"));
 }
 
 // --- pass 2: the bundles ---------------------------------------------------
@@ -794,7 +800,9 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
       e.aux = idleKind == 2 ? 1 : 0;
       return true;  // SchedLab's own: not an event of the recorded trace, not counted
     }
-    e.countKey = keyFor(0);
+    // A timestamp alone: where SchedLab's export marks a CPU seen (a run or
+    // lost data beginning without a switch); every ftrace event has a payload,
+    // so this is none, not counted, only the time it shows.
     return true;
   }
   e.countKey = keyFor(payload.id);

@@ -18,10 +18,11 @@ using namespace perfetto_test;
 struct PublicTrace {
   const char* file;
   uint64_t manifestSwitches;
+  int manifestCpus;  // the second has no events on CPUs 4 and 7
 };
 const PublicTrace kTraces[] = {
-    {"public/ms-perf-tools-linux-android/perfetto_trace_cpu_sampling_not_scoped.pftrace", 24698},
-    {"public/ms-perf-tools-linux-android/test_trace.perfetto-trace", 15267},
+    {"public/ms-perf-tools-linux-android/perfetto_trace_cpu_sampling_not_scoped.pftrace", 24698, 4},
+    {"public/ms-perf-tools-linux-android/test_trace.perfetto-trace", 15267, 8},
 };
 
 uint64_t countOf(const core::TraceModel& m, const std::string& name) {
@@ -50,6 +51,9 @@ TEST_P(PublicPerfettoTrace, EventCountsRuntimesAndTheProcessTreeMatchAnIndepende
   EXPECT_EQ(countOf(m, "sched_wakeup_new"), census.events[114]);
   EXPECT_EQ(countOf(m, "cpu_idle"), census.events[13]);
   EXPECT_EQ(countOf(m, "cpu_frequency"), census.events[11]);
+  // Neither has system_info's num_cpus or cpu_info: ftrace_stats name every CPU.
+  ASSERT_EQ(census.ftraceStatsCpus.size(), static_cast<size_t>(GetParam().manifestCpus));
+  EXPECT_EQ(m.topology.cpuCount(), static_cast<int>(*census.ftraceStatsCpus.rbegin() + 1));
   EXPECT_EQ(m.diagnostics.count(core::DiagCode::out_of_order_timestamp), 0u);
   EXPECT_EQ(m.diagnostics.count(core::DiagCode::sort_window_exceeded), 0u);
 

@@ -142,6 +142,7 @@ struct Census {
   std::map<int32_t, int32_t> tgidOfThread;         ///< process_tree threads
   std::map<int32_t, std::string> nameOfThread;     ///< process_tree threads
   std::map<int32_t, std::set<std::string>> commsInEvents;  ///< sched_switch/waking comms seen per tid
+  std::set<uint64_t> ftraceStatsCpus;  ///< CPUs named by ftrace_stats (one ring buffer each)
 };
 
 inline void censusOfBundle(const Bytes& bundle, Census& c) {
@@ -192,6 +193,12 @@ inline void censusOfPacket(const Bytes& packet, Census& c) {
     if (f.num == 1) censusOfBundle(f.bytes, c);
     if (f.num == 50) censusOfTrace(inflateBytes(f.bytes), c);
     if (f.num == 133) censusOfTrace(unzstdBytes(f.bytes), c);
+    if (f.num == 34) {  // ftrace_stats: cpu_stats 2 {cpu 1}
+      for (const auto& s : parse(f.bytes))
+        if (s.num == 2)
+          for (const auto& y : parse(s.bytes))
+            if (y.num == 1) c.ftraceStatsCpus.insert(y.v);
+    }
     if (f.num == 2) {  // process_tree: threads 2 {tid 1, name 2, tgid 3}
       for (const auto& t : parse(f.bytes)) {
         if (t.num != 2) continue;
