@@ -384,6 +384,93 @@ inline Bytes compactTrace(const Bytes& trace, bool keepFirstSwitchPerCpu) {
   return out;
 }
 
+/// The trace as far as compact_sched can carry it, in per-event form: each
+/// sched_switch's prev_pid, prev_comm and prev_prio rewritten to what the CPU's
+/// switch before it put on (the compact form has no prev_* fields; a task whose
+/// priority changed while it ran is switched out at another one). The CPU's
+/// first switch keeps its own. `rewritten` counts the switches changed.
+inline Bytes compactVisible(const Bytes& trace, uint64_t& rewritten) {
+  struct Incoming {
+    uint64_t pid = 0, prio = 0;
+    Bytes comm;
+  };
+  std::map<uint64_t, Incoming> lastIn;  // by CPU
+  rewritten = 0;
+  Bytes out;
+  for (const auto& top : parse(trace)) {
+    if (top.num != 1) continue;
+    Bytes packet;
+    for (const auto& pf : parse(top.bytes)) {
+      if (pf.num != 1 || pf.wire != 2) {
+        if (pf.wire == 0)
+          putInt(packet, pf.num, pf.v);
+        else
+          putBytes(packet, pf.num, pf.bytes);
+        continue;
+      }
+      uint64_t cpu = 0;
+      for (const auto& bf : parse(pf.bytes))
+        if (bf.num == 1 && bf.wire == 0) cpu = bf.v;
+      Bytes bundle;
+      for (const auto& bf : parse(pf.bytes)) {
+        if (bf.num != 2) {
+          if (bf.wire == 0)
+            putInt(bundle, bf.num, bf.v);
+          else
+            putBytes(bundle, bf.num, bf.bytes);
+          continue;
+        }
+        Bytes event;
+        for (const auto& x : parse(bf.bytes)) {
+          if (x.wire == 0) {
+            putInt(event, x.num, x.v);
+            continue;
+          }
+          if (x.num != 4) {
+            putBytes(event, x.num, x.bytes);
+            continue;
+          }
+          // sched_switch: prev_comm 1, prev_pid 2, prev_prio 3, next_comm 5, next_pid 6, next_prio 7
+          Incoming next;
+          auto fields = parse(x.bytes);
+          for (const auto& y : fields) {
+            if (y.num == 5) next.comm = y.bytes;
+            if (y.num == 6) next.pid = y.v;
+            if (y.num == 7) next.prio = y.v;
+          }
+          Bytes sw;
+          const auto known = lastIn.find(cpu);
+          bool changed = false;
+          for (const auto& y : fields) {
+            if (known != lastIn.end() && (y.num == 1 || y.num == 2 || y.num == 3)) {
+              const Incoming& in = known->second;
+              if (y.num == 1) {
+                changed |= y.bytes != in.comm;
+                putBytes(sw, 1, in.comm);
+              } else {
+                const uint64_t v = y.num == 2 ? in.pid : in.prio;
+                changed |= y.v != v;
+                putInt(sw, y.num, v);
+              }
+            } else if (y.wire == 0) {
+              putInt(sw, y.num, y.v);
+            } else {
+              putBytes(sw, y.num, y.bytes);
+            }
+          }
+          rewritten += changed;
+          lastIn[cpu] = next;
+          putBytes(event, 4, sw);
+        }
+        putBytes(bundle, 2, event);
+      }
+      putBytes(packet, 1, bundle);
+    }
+    putBytes(out, 1, packet);
+  }
+  return out;
+}
+
 /// The trace with its packets in deflate (`zstd` false) or zstd compressed_packets, `perPacket` at a time.
 inline Bytes compressedTrace(const Bytes& trace, bool zstd, size_t perPacket) {
   Bytes out, batch;
