@@ -20,7 +20,8 @@ namespace core {
 enum class EventOp : uint8_t {
   Other,      ///< any event without its own builder call: marks its CPU busy at ts
   Switch,     ///< tid/otherTid = prev/next, prio/otherPrio, text 0/1 = prev/next comm, state = prev_state,
-              ///< aux = 1: to forced idle (replays' core scheduling)
+              ///< aux = 1: to forced idle (replays' core scheduling), 2: a switch-in an
+              ///< import inferred, as its export wrote it (onRepairedSwitch)
   Waking,     ///< tid, prio, cpuA = target_cpu, text 0 = comm
   Wakeup,     ///< as Waking
   WakeupNew,  ///< as Waking
@@ -131,7 +132,10 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
       a.nextComm = e.textAt(1);
       a.nextPrio = e.otherPrio;
       a.forcedIdle = e.aux == 1;
-      b.onSwitch(ctx, a);
+      if (e.aux == 2)
+        b.onRepairedSwitch(ctx, a.nextTid, a.nextComm, a.nextPrio);
+      else
+        b.onSwitch(ctx, a);
       break;
     }
     case EventOp::Waking:

@@ -99,6 +99,9 @@ inline constexpr uint32_t kCpuSchedlabCore = 1000;
 inline constexpr uint32_t kCpuSchedlabPackage = 1001;
 /// On a sched_switch to idle: the CPU is forced idle (core scheduling).
 inline constexpr uint32_t kSwitchSchedlabForcedIdle = 1000;
+/// On a sched_switch: SchedLab's import had inferred it (the recording lacked
+/// it; SliceEnd::Mismatch, kSliceStartInferred), so it reads back as that repair.
+inline constexpr uint32_t kSwitchSchedlabRepaired = 1001;
 /// An FtraceEvent without payload that turns an idle CPU forced idle (2) or
 /// back (1) without a switch.
 inline constexpr uint32_t kEventSchedlabIdleKind = 1000;

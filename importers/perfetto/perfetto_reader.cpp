@@ -822,6 +822,9 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
           case 6: e.otherTid = x.asInt32(); break;
           case 7: e.otherPrio = x.asInt32(); break;
           case kSwitchSchedlabForcedIdle: e.aux = x.value != 0 ? 1 : -1; break;
+          case kSwitchSchedlabRepaired:
+            if (x.value != 0) e.aux = 2;
+            break;
           default: break;
         }
       }

@@ -86,7 +86,7 @@ class Writer {
   bool runStartsAt(int cpu, Utid u, int64_t ts) const;
 
   void writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core::TaskState prevState, Utid next, int nextPrio,
-                   bool forcedIdle, bool lossBefore);
+                   bool forcedIdle, bool lossBefore, bool repaired = false);
   void switches();
   void wakeups();
   void taskEvents();
@@ -154,7 +154,7 @@ bool Writer::runStartsAt(int cpu, Utid u, int64_t ts) const {
 }
 
 void Writer::writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core::TaskState prevState, Utid next,
-                         int nextPrio, bool forcedIdle, bool lossBefore) {
+                         int nextPrio, bool forcedIdle, bool lossBefore, bool repaired) {
   MessageWriter sw;
   sw.bytes(1, commAt(prev, ts));
   sw.sint(2, tidOf(prev));
@@ -164,6 +164,7 @@ void Writer::writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core:
   sw.sint(6, tidOf(next));
   sw.sint(7, nextPrio);
   if (forcedIdle) sw.varint(kSwitchSchedlabForcedIdle, 1);
+  if (repaired) sw.varint(kSwitchSchedlabRepaired, 1);
   begin(ts, cpu, lossBefore);
   payload(kSchedSwitch, sw);
 }
@@ -213,9 +214,13 @@ void Writer::switches() {
       const bool nextHere = i + 1 < s.size() && s.ts[i + 1] == ts && s.kind[i + 1] != core::SliceKind::Lost;
       if (nextHere && s.utid[i] == core::kIdleUtid && s.utid[i + 1] == core::kIdleUtid && s.kind[i] != s.kind[i + 1])
         continue;  // an idle kind change, written with the next slice
+      // A switch the import inferred is written as the repair it was; a run it
+      // ended on another CPU (the task found running here) ends with it.
+      const bool repaired = s.endReason[i] == core::SliceEnd::Mismatch;
+      if (repaired && !(nextHere && (s.flags[i + 1] & core::kSliceStartInferred))) continue;
       writeSwitch(ts, cpu, s.utid[i], s.prio[i], s.endReason[i] == core::SliceEnd::Exited ? core::TaskState::Dead : s.endState[i],
                   nextHere ? s.utid[i + 1] : core::kIdleUtid, nextHere ? s.prio[i + 1] : core::kPrioUnknown,
-                  nextHere && s.kind[i + 1] == core::SliceKind::ForcedIdle, false);
+                  nextHere && s.kind[i + 1] == core::SliceKind::ForcedIdle, false, repaired);
       lastEvent = ts;
     }
   }

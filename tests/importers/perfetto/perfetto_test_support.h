@@ -387,8 +387,9 @@ inline Bytes compactTrace(const Bytes& trace, bool keepFirstSwitchPerCpu) {
 /// The trace as far as compact_sched can carry it, in per-event form: each
 /// sched_switch's prev_pid, prev_comm and prev_prio rewritten to what the CPU's
 /// switch before it put on (the compact form has no prev_* fields; a task whose
-/// priority changed while it ran is switched out at another one). The CPU's
-/// first switch keeps its own. `rewritten` counts the switches changed.
+/// priority changed while it ran is switched out at another one), and without
+/// SchedLab's own fields (1000 and up). The CPU's first switch keeps its
+/// prev_*. `rewritten` counts the switches changed.
 inline Bytes compactVisible(const Bytes& trace, uint64_t& rewritten) {
   struct Incoming {
     uint64_t pid = 0, prio = 0;
@@ -452,6 +453,8 @@ inline Bytes compactVisible(const Bytes& trace, uint64_t& rewritten) {
                 changed |= y.v != v;
                 putInt(sw, y.num, v);
               }
+            } else if (y.num >= 1000) {
+              changed = true;
             } else if (y.wire == 0) {
               putInt(sw, y.num, y.v);
             } else {
