@@ -256,6 +256,32 @@ inline void putInt(Bytes& out, uint32_t num, uint64_t v) {
   putVarint(out, uint64_t(num) << 3);
   putVarint(out, v);
 }
+/// A varint or length-delimited field as it was read.
+inline void putField(Bytes& out, const PbField& f) {
+  if (f.wire == 0)
+    putInt(out, f.num, f.v);
+  else
+    putBytes(out, f.num, f.bytes);
+}
+
+/// The trace with every packet kept but its ftrace bundles, which `rewrite`
+/// turns into what it appends to the packet (none, one or more bundles).
+template <typename Rewrite>
+Bytes rewriteBundles(const Bytes& trace, Rewrite rewrite) {
+  Bytes out;
+  for (const auto& top : parse(trace)) {
+    if (top.num != 1) continue;
+    Bytes packet;
+    for (const auto& pf : parse(top.bytes)) {
+      if (pf.num == 1 && pf.wire == 2)
+        rewrite(pf.bytes, packet);
+      else
+        putField(packet, pf);
+    }
+    putBytes(out, 1, packet);
+  }
+  return out;
+}
 
 /// The same trace with each bundle's sched_switch and sched_waking events in
 /// compact_sched form, as traced_probes writes them (src/traced/probes/ftrace/
@@ -265,123 +291,109 @@ inline void putInt(Bytes& out, uint32_t num, uint64_t v) {
 /// rest), so that the importer can take every compact switch's prev_* from the
 /// one before it.
 inline Bytes compactTrace(const Bytes& trace, bool keepFirstSwitchPerCpu) {
-  Bytes out;
   std::set<uint64_t> cpusSeen;
-  for (const auto& top : parse(trace)) {
-    if (top.num != 1) continue;
-    Bytes packet;
-    for (const auto& pf : parse(top.bytes)) {
-      if (pf.num != 1 || pf.wire != 2) {
-        if (pf.wire == 0)
-          putInt(packet, pf.num, pf.v);
-        else
-          putBytes(packet, pf.num, pf.bytes);
+  return rewriteBundles(trace, [&](const Bytes& original, Bytes& packet) {
+    uint64_t cpu = 0;
+    Bytes head, kept, first;
+    std::vector<uint64_t> swTs, swState, swPid, swPrio, swComm, wkTs, wkPid, wkTarget, wkPrio, wkComm;
+    std::vector<std::string> intern;
+    auto internOf = [&](const Bytes& s) {
+      const std::string str(s.begin(), s.end());
+      auto it = std::find(intern.begin(), intern.end(), str);
+      if (it != intern.end()) return static_cast<uint64_t>(it - intern.begin());
+      intern.push_back(str);
+      return static_cast<uint64_t>(intern.size() - 1);
+    };
+    for (const auto& bf : parse(original)) {
+      if (bf.num == 1) cpu = bf.v;
+      if (bf.num != 2) {
+        if (bf.wire == 0) putInt(head, bf.num, bf.v);
         continue;
       }
-      uint64_t cpu = 0;
-      Bytes head, kept, first;
-      std::vector<uint64_t> swTs, swState, swPid, swPrio, swComm, wkTs, wkPid, wkTarget, wkPrio, wkComm;
-      std::vector<std::string> intern;
-      auto internOf = [&](const Bytes& s) {
-        const std::string str(s.begin(), s.end());
-        auto it = std::find(intern.begin(), intern.end(), str);
-        if (it != intern.end()) return static_cast<uint64_t>(it - intern.begin());
-        intern.push_back(str);
-        return static_cast<uint64_t>(intern.size() - 1);
-      };
-      for (const auto& bf : parse(pf.bytes)) {
-        if (bf.num == 1) cpu = bf.v;
-        if (bf.num != 2) {
-          if (bf.wire == 0) putInt(head, bf.num, bf.v);
-          continue;
-        }
-        uint64_t ts = 0;
-        const PbField* payload = nullptr;
-        auto ev = parse(bf.bytes);
-        for (const auto& x : ev) {
-          if (x.num == 1) ts = x.v;
-          if (x.wire == 2 && x.num >= 3) payload = &x;
-        }
-        const bool isSwitch = payload && payload->num == 4;
-        const bool isWaking = payload && payload->num == 20;
-        if (keepFirstSwitchPerCpu && !cpusSeen.count(cpu)) {
-          // Up to the CPU's first switch, the events stay as they are.
-          if (isSwitch) cpusSeen.insert(cpu);
-          putBytes(first, 2, bf.bytes);
-          continue;
-        }
-        if (isSwitch) {
-          uint64_t state = 0, pid = 0, prio = 0;
-          Bytes comm;
-          for (const auto& y : parse(payload->bytes)) {
-            if (y.num == 4) state = y.v;
-            if (y.num == 6) pid = y.v;
-            if (y.num == 7) prio = y.v;
-            if (y.num == 5) comm = y.bytes;
-          }
-          swTs.push_back(ts);
-          swState.push_back(state);
-          swPid.push_back(pid);
-          swPrio.push_back(prio);
-          swComm.push_back(internOf(comm));
-        } else if (isWaking) {
-          uint64_t pid = 0, prio = 0, target = 0;
-          Bytes comm;
-          for (const auto& y : parse(payload->bytes)) {
-            if (y.num == 2) pid = y.v;
-            if (y.num == 3) prio = y.v;
-            if (y.num == 5) target = y.v;
-            if (y.num == 1) comm = y.bytes;
-          }
-          wkTs.push_back(ts);
-          wkPid.push_back(pid);
-          wkTarget.push_back(target);
-          wkPrio.push_back(prio);
-          wkComm.push_back(internOf(comm));
-        } else {
-          putBytes(kept, 2, bf.bytes);
-        }
+      uint64_t ts = 0;
+      const PbField* payload = nullptr;
+      auto ev = parse(bf.bytes);
+      for (const auto& x : ev) {
+        if (x.num == 1) ts = x.v;
+        if (x.wire == 2 && x.num >= 3) payload = &x;
       }
-      if (!first.empty()) {
-        // The CPU's events up to its first switch, per event, in a bundle before the others.
-        Bytes b;
-        putInt(b, 1, cpu);
-        b.insert(b.end(), first.begin(), first.end());
-        putBytes(packet, 1, b);
+      const bool isSwitch = payload && payload->num == 4;
+      const bool isWaking = payload && payload->num == 20;
+      if (keepFirstSwitchPerCpu && !cpusSeen.count(cpu)) {
+        // Up to the CPU's first switch, the events stay as they are.
+        if (isSwitch) cpusSeen.insert(cpu);
+        putBytes(first, 2, bf.bytes);
+        continue;
       }
-      auto column = [](const std::vector<uint64_t>& v, bool delta) {
-        Bytes c;
-        uint64_t prev = 0;
-        for (uint64_t x : v) {
-          putVarint(c, delta ? x - prev : x);
-          prev = x;
+      if (isSwitch) {
+        uint64_t state = 0, pid = 0, prio = 0;
+        Bytes comm;
+        for (const auto& y : parse(payload->bytes)) {
+          if (y.num == 4) state = y.v;
+          if (y.num == 6) pid = y.v;
+          if (y.num == 7) prio = y.v;
+          if (y.num == 5) comm = y.bytes;
         }
-        return c;
-      };
-      Bytes compact;
-      for (const auto& s : intern) putBytes(compact, 5, Bytes(s.begin(), s.end()));
-      if (!swTs.empty()) {
-        putBytes(compact, 1, column(swTs, true));
-        putBytes(compact, 2, column(swState, false));
-        putBytes(compact, 3, column(swPid, false));
-        putBytes(compact, 4, column(swPrio, false));
-        putBytes(compact, 6, column(swComm, false));
+        swTs.push_back(ts);
+        swState.push_back(state);
+        swPid.push_back(pid);
+        swPrio.push_back(prio);
+        swComm.push_back(internOf(comm));
+      } else if (isWaking) {
+        uint64_t pid = 0, prio = 0, target = 0;
+        Bytes comm;
+        for (const auto& y : parse(payload->bytes)) {
+          if (y.num == 2) pid = y.v;
+          if (y.num == 3) prio = y.v;
+          if (y.num == 5) target = y.v;
+          if (y.num == 1) comm = y.bytes;
+        }
+        wkTs.push_back(ts);
+        wkPid.push_back(pid);
+        wkTarget.push_back(target);
+        wkPrio.push_back(prio);
+        wkComm.push_back(internOf(comm));
+      } else {
+        putBytes(kept, 2, bf.bytes);
       }
-      if (!wkTs.empty()) {
-        putBytes(compact, 7, column(wkTs, true));
-        putBytes(compact, 8, column(wkPid, false));
-        putBytes(compact, 9, column(wkTarget, false));
-        putBytes(compact, 10, column(wkPrio, false));
-        putBytes(compact, 11, column(wkComm, false));
-      }
-      Bytes b = head;
-      b.insert(b.end(), kept.begin(), kept.end());
-      if (!compact.empty()) putBytes(b, 4, compact);
+    }
+    if (!first.empty()) {
+      // The CPU's events up to its first switch, per event, in a bundle before the others.
+      Bytes b;
+      putInt(b, 1, cpu);
+      b.insert(b.end(), first.begin(), first.end());
       putBytes(packet, 1, b);
     }
-    putBytes(out, 1, packet);
-  }
-  return out;
+    auto column = [](const std::vector<uint64_t>& v, bool delta) {
+      Bytes c;
+      uint64_t prev = 0;
+      for (uint64_t x : v) {
+        putVarint(c, delta ? x - prev : x);
+        prev = x;
+      }
+      return c;
+    };
+    Bytes compact;
+    for (const auto& s : intern) putBytes(compact, 5, Bytes(s.begin(), s.end()));
+    if (!swTs.empty()) {
+      putBytes(compact, 1, column(swTs, true));
+      putBytes(compact, 2, column(swState, false));
+      putBytes(compact, 3, column(swPid, false));
+      putBytes(compact, 4, column(swPrio, false));
+      putBytes(compact, 6, column(swComm, false));
+    }
+    if (!wkTs.empty()) {
+      putBytes(compact, 7, column(wkTs, true));
+      putBytes(compact, 8, column(wkPid, false));
+      putBytes(compact, 9, column(wkTarget, false));
+      putBytes(compact, 10, column(wkPrio, false));
+      putBytes(compact, 11, column(wkComm, false));
+    }
+    Bytes b = head;
+    b.insert(b.end(), kept.begin(), kept.end());
+    if (!compact.empty()) putBytes(b, 4, compact);
+    putBytes(packet, 1, b);
+  });
 }
 
 /// The trace as far as compact_sched can carry it, in per-event form: each
@@ -397,81 +409,58 @@ inline Bytes compactVisible(const Bytes& trace, uint64_t& rewritten) {
   };
   std::map<uint64_t, Incoming> lastIn;  // by CPU
   rewritten = 0;
-  Bytes out;
-  for (const auto& top : parse(trace)) {
-    if (top.num != 1) continue;
-    Bytes packet;
-    for (const auto& pf : parse(top.bytes)) {
-      if (pf.num != 1 || pf.wire != 2) {
-        if (pf.wire == 0)
-          putInt(packet, pf.num, pf.v);
-        else
-          putBytes(packet, pf.num, pf.bytes);
+  return rewriteBundles(trace, [&](const Bytes& original, Bytes& packet) {
+    uint64_t cpu = 0;
+    for (const auto& bf : parse(original))
+      if (bf.num == 1 && bf.wire == 0) cpu = bf.v;
+    Bytes bundle;
+    for (const auto& bf : parse(original)) {
+      if (bf.num != 2) {
+        putField(bundle, bf);
         continue;
       }
-      uint64_t cpu = 0;
-      for (const auto& bf : parse(pf.bytes))
-        if (bf.num == 1 && bf.wire == 0) cpu = bf.v;
-      Bytes bundle;
-      for (const auto& bf : parse(pf.bytes)) {
-        if (bf.num != 2) {
-          if (bf.wire == 0)
-            putInt(bundle, bf.num, bf.v);
-          else
-            putBytes(bundle, bf.num, bf.bytes);
+      Bytes event;
+      for (const auto& x : parse(bf.bytes)) {
+        if (x.num != 4 || x.wire != 2) {
+          putField(event, x);
           continue;
         }
-        Bytes event;
-        for (const auto& x : parse(bf.bytes)) {
-          if (x.wire == 0) {
-            putInt(event, x.num, x.v);
-            continue;
-          }
-          if (x.num != 4) {
-            putBytes(event, x.num, x.bytes);
-            continue;
-          }
-          // sched_switch: prev_comm 1, prev_pid 2, prev_prio 3, next_comm 5, next_pid 6, next_prio 7
-          Incoming next;
-          auto fields = parse(x.bytes);
-          for (const auto& y : fields) {
-            if (y.num == 5) next.comm = y.bytes;
-            if (y.num == 6) next.pid = y.v;
-            if (y.num == 7) next.prio = y.v;
-          }
-          Bytes sw;
-          const auto known = lastIn.find(cpu);
-          bool changed = false;
-          for (const auto& y : fields) {
-            if (known != lastIn.end() && (y.num == 1 || y.num == 2 || y.num == 3)) {
-              const Incoming& in = known->second;
-              if (y.num == 1) {
-                changed |= y.bytes != in.comm;
-                putBytes(sw, 1, in.comm);
-              } else {
-                const uint64_t v = y.num == 2 ? in.pid : in.prio;
-                changed |= y.v != v;
-                putInt(sw, y.num, v);
-              }
-            } else if (y.num >= 1000) {
-              changed = true;
-            } else if (y.wire == 0) {
-              putInt(sw, y.num, y.v);
-            } else {
-              putBytes(sw, y.num, y.bytes);
-            }
-          }
-          rewritten += changed;
-          lastIn[cpu] = next;
-          putBytes(event, 4, sw);
+        // sched_switch: prev_comm 1, prev_pid 2, prev_prio 3, next_comm 5, next_pid 6, next_prio 7
+        Incoming next;
+        auto fields = parse(x.bytes);
+        for (const auto& y : fields) {
+          if (y.num == 5) next.comm = y.bytes;
+          if (y.num == 6) next.pid = y.v;
+          if (y.num == 7) next.prio = y.v;
         }
-        putBytes(bundle, 2, event);
+        Bytes sw;
+        const auto known = lastIn.find(cpu);
+        bool changed = false;
+        for (const auto& y : fields) {
+          if (known != lastIn.end() && (y.num == 1 || y.num == 2 || y.num == 3)) {
+            const Incoming& in = known->second;
+            if (y.num == 1) {
+              changed |= y.bytes != in.comm;
+              putBytes(sw, 1, in.comm);
+            } else {
+              const uint64_t v = y.num == 2 ? in.pid : in.prio;
+              changed |= y.v != v;
+              putInt(sw, y.num, v);
+            }
+          } else if (y.num >= 1000) {
+            changed = true;
+          } else {
+            putField(sw, y);
+          }
+        }
+        rewritten += changed;
+        lastIn[cpu] = next;
+        putBytes(event, 4, sw);
       }
-      putBytes(packet, 1, bundle);
+      putBytes(bundle, 2, event);
     }
-    putBytes(out, 1, packet);
-  }
-  return out;
+    putBytes(packet, 1, bundle);
+  });
 }
 
 /// The trace with its packets in deflate (`zstd` false) or zstd compressed_packets, `perPacket` at a time.
