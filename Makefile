@@ -4,11 +4,16 @@
 #              display it says so and writes the demo report instead.
 #   make test  sets up, then runs in turn: test-plain (the dev build and every
 #              GoogleTest suite), test-asan (the ASan+UBSan build and the whole
-#              suite again under it) and test-fuzz (every importer's libFuzzer
-#              target for FUZZ_SECONDS, 45 s each in `make test`). It stops at
-#              the first stage that fails and prints each stage's wall time.
-# Each stage also runs alone. FUZZ_SECONDS=600 make test-fuzz is the longer
-# local fuzzing run; the sanitizer options live in CMakePresets.json (asan
+#              suite again under it) and test-fuzz (every libFuzzer target:
+#              each importer, the rt-app reader and a replay's user text, for
+#              FUZZ_SECONDS each, 45 s in `make test`, from the corpus in
+#              tests/fuzz/corpus; it prints each one's executions and fails
+#              below 20,000 per 45 s, ctf below 1,000: run-fuzzers.sh says
+#              why). It stops at the first stage that fails and prints each
+#              stage's wall time.
+# Each stage also runs alone. FUZZ_SECONDS=600 FUZZ_GROW=1 make test-fuzz is the
+# longer local fuzzing run that adds what it finds to the corpus (commit it);
+# the sanitizer options live in CMakePresets.json (asan
 # test preset) and tests/fuzz/run-fuzzers.sh, suppressions in tests/sanitizers/.
 # `make setup` alone installs the Debian packages the build and tests need;
 # it is idempotent and quiet when everything is already there.
@@ -19,14 +24,15 @@ DEMO := resources/demo/pipe-and-hogs.txt
 OUT ?= demo-output
 
 # qt6-charts-dev's CMake config needs Qt6OpenGLConfig.cmake (libqt6opengl6-dev),
-# which qt6-base-dev only recommends. The tests compare against trace-cmd, perf,
-# babeltrace2 and pdftotext (poppler-utils); make bench runs hackbench (rt-tests)
-# and KernelShark's loader (libkshark-dev).
+# which qt6-base-dev only recommends. The tests compare against trace-cmd, perf
+# (linux-perf), babeltrace2, pdftotext (poppler-utils) and lscpu (util-linux),
+# and say "skipped" with the reason where one is missing; make bench runs
+# hackbench (rt-tests) and KernelShark's loader (libkshark-dev).
 PACKAGES := cmake ninja-build g++ clang libclang-rt-14-dev pkg-config \
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libgl-dev \
   libtraceevent-dev libtracecmd-dev libtracefs-dev libbabeltrace2-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libkshark-dev libzstd-dev zlib1g-dev \
-  trace-cmd linux-perf babeltrace2 poppler-utils fonts-dejavu-core rt-tests
+  trace-cmd linux-perf babeltrace2 poppler-utils util-linux fonts-dejavu-core rt-tests
 
 .PHONY: setup build test test-plain test-asan test-fuzz run bench clean
 
@@ -57,7 +63,8 @@ test-asan: setup
 	ctest --preset asan -j $(JOBS)
 
 # Only the fuzzer targets of the fuzz preset are built (clang, coverage + ASan
-# + UBSan): the suites already ran in the two stages above.
+# + UBSan): the suites already ran in the two stages above. run-fuzzers.sh
+# prints "fuzz: NAME N executions" per fuzzer and fails below its minimum.
 FUZZ_SECONDS ?= 60
 test-fuzz: setup
 	@[ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null

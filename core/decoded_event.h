@@ -29,6 +29,7 @@ enum class EventOp : uint8_t {
   Fork,       ///< tid/text 0 = parent, otherTid/text 1 = child, aux = child tgid (-1 unknown)
   Exec,       ///< tid, otherTid = old tid, text 0 = file name
   Exit,       ///< tid, prio, text 0 = comm
+  RuntimeStat,  ///< tid, aux = CPU time (ns) the kernel accounted to it (sched_stat_runtime)
   Rename,     ///< tid, text 0 = new comm
   TaskInfo,   ///< tid, aux = tgid, text 0 = comm: identity told outside the events (onTaskInfo)
   DataLoss,   ///< aux = events lost on cpu before ts (-1 unknown)
@@ -44,12 +45,19 @@ enum class EventOp : uint8_t {
   Private,
 };
 
+inline constexpr int kFileTagShift = 48;
+inline constexpr uint64_t kPositionInFileMask = (uint64_t{1} << kFileTagShift) - 1;
+inline constexpr uint64_t fileTag(size_t file) { return static_cast<uint64_t>(file) << kFileTagShift; }
+
 struct DecodedEvent {
   static constexpr size_t kInlineText = 16;  ///< TASK_COMM_LEN: every comm fits
 
   int64_t ts = 0;
   /// Line (text formats) or byte offset of the event: where the builder's
-  /// diagnostics point, and the order of events with equal timestamps.
+  /// diagnostics point, and the order of events with equal timestamps. An
+  /// input of several files (perf record --threads) puts the file's number in
+  /// the top bits (fileTag()): ties then keep file order, and diagnostics name
+  /// the file (EventFeed::setFiles).
   uint64_t position = 0;
   int64_t aux = -1;  ///< see EventOp; -1 is "unknown" for each use
   int32_t cpu = 0;
@@ -154,6 +162,7 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
       break;
     case EventOp::Exec: b.onExec(ctx, e.tid, e.otherTid, e.textAt(0)); break;
     case EventOp::Exit: b.onExit(ctx, e.tid, e.textAt(0), e.prio); break;
+    case EventOp::RuntimeStat: b.onRuntimeStat(ctx, e.tid, e.aux); break;
     case EventOp::Rename: b.onRename(ctx, e.tid, e.textAt(0)); break;
     case EventOp::TaskInfo: b.onTaskInfo(e.tid, static_cast<int32_t>(e.aux), e.textAt(0)); break;
     case EventOp::DataLoss: b.onDataLoss(e.cpu, e.ts, e.aux); break;

@@ -1,5 +1,6 @@
 #include "core/event_feed.h"
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -30,10 +31,7 @@ bool EventFeed::keepsRecord(DiagCode code) {
 void EventFeed::diagnostic(DiagCode code, uint64_t position, std::string_view message, std::optional<int> cpu,
                            std::optional<int64_t> ts) {
   if (!m_threaded) {
-    if (m_position == Position::Line)
-      m_b.setLine(position);
-    else
-      m_b.setByteOffset(position);
+    setPosition(position);
     m_b.recordDiagnostic(code, std::string(message), cpu, ts);
     return;
   }
@@ -64,6 +62,13 @@ void EventFeed::format(std::string_view name) {
 void EventFeed::progress(double fraction) {
   if (!m_threaded) return;  // a direct producer reports progress itself
   side(SideKind::Progress, {}).value = fraction;
+}
+
+void EventFeed::setFile(size_t file) {
+  file = std::min(file, m_files.size() - 1);
+  if (file == m_currentFile) return;
+  m_currentFile = file;
+  m_b.setCurrentFile(m_files[file]);
 }
 
 EventFeed::SideRecord& EventFeed::side(SideKind kind, std::string_view a, std::string_view b) {
@@ -105,10 +110,7 @@ void EventFeed::applySide(const Batch& b, const SideRecord& r, const std::functi
         m_b.diagnostics().add(r.code);
         break;
       }
-      if (m_position == Position::Line)
-        m_b.setLine(r.position);
-      else
-        m_b.setByteOffset(r.position);
+      setPosition(r.position);
       m_b.recordDiagnostic(r.code, std::string(b.textOf(r.text[0], r.textLen[0])), r.cpu, r.ts);
       break;
     case SideKind::Metadata:

@@ -40,6 +40,10 @@ class EventFeed {
   /// From now on everything is queued for drain(); call before the producer starts.
   void setThreaded() { m_threaded = true; }
   bool threaded() const { return m_threaded; }
+  /// The files of an input of several, by the number fileTag() put in each
+  /// position: diagnostics name the file and its own offset. Call before the
+  /// producer starts.
+  void setFiles(std::vector<std::string> paths) { m_files = std::move(paths); }
 
   // --- Producer side (the decoder) ---
   /// The countKey under which events of this name are counted (one per call:
@@ -116,12 +120,19 @@ class EventFeed {
 
   void apply(const DecodedEvent& e) {
     if (e.countKey != DecodedEvent::kNoCount) m_b.countEvent(m_typeOfKey[e.countKey]);
-    if (m_position == Position::Line)
-      m_b.setLine(e.position);
-    else
-      m_b.setByteOffset(e.position);
+    setPosition(e.position);
     applyEvent(m_b, e);
   }
+  // Consumer side: where the builder's next diagnostic points.
+  void setPosition(uint64_t position) {
+    if (m_position == Position::Line) {
+      m_b.setLine(position);
+      return;
+    }
+    if (!m_files.empty()) setFile(position >> kFileTagShift);
+    m_b.setByteOffset(position & kPositionInFileMask);
+  }
+  void setFile(size_t file);
   void applySide(const Batch& b, const SideRecord& r, const std::function<void(double)>& progress);
   Batch& batch() {
     if (!m_batch) m_batch = takeFreeBatch();
@@ -135,6 +146,8 @@ class EventFeed {
   SchedBuilder& m_b;
   Position m_position;
   bool m_threaded = false;
+  std::vector<std::string> m_files;
+  size_t m_currentFile = SIZE_MAX;  // none named yet: the builder names the input
   std::vector<uint32_t> m_typeOfKey;  // countKey -> the builder's event type (consumer side)
   uint16_t m_nextKey = 0;             // producer side
   std::array<uint64_t, kDiagCount> m_diagCounts{};

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/kernel_runtime_check.h"
+
 namespace core {
 
 namespace {
@@ -400,6 +402,9 @@ Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
   t.uclampMin.push_back(-1);
   t.uclampMax.push_back(-1);
   t.policy.push_back(TaskPolicy::Unknown);
+  t.kernelRuntimeNs.push_back(-1);
+  t.kernelRuntimeFromTs.push_back(0);
+  t.kernelRuntimeUntilTs.push_back(0);
   t.affinity.emplace_back();
   m_threads.emplace_back();
   if (tid >= 0 && tid < kDenseTidLimit) {
@@ -775,6 +780,40 @@ void SchedBuilder::onDataLoss(int32_t cpu, int64_t ts, int64_t count) {
   c.lastTs = end;
 }
 
+void SchedBuilder::settleLostCount(int32_t cpu, int64_t totalLost) {
+  auto& d = m_model->dataLoss;
+  int64_t counted = 0;
+  size_t uncounted = 0;
+  size_t uncountedRow = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d.cpu[i] != cpu) continue;
+    if (d.count[i] > 0) counted += d.count[i];
+    if (d.count[i] < 0) {
+      ++uncounted;
+      uncountedRow = i;
+    }
+  }
+  if (uncounted != 1 || totalLost <= counted) return;
+  d.count[uncountedRow] = totalLost - counted;
+  m_model->diagnostics.add(DiagCode::lost_events, static_cast<uint64_t>(totalLost - counted));
+}
+
+void SchedBuilder::onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeNs) {
+  if (!accept(ctx)) return;
+  if (tid <= 0 || runtimeNs < 0) return;
+  const Utid u = threadFor(tid, {}, ctx.ts);
+  auto& t = m_model->threads;
+  if (t.kernelRuntimeNs[u.value] < 0) {
+    // The first one may account time from before the trace began.
+    const int64_t inTrace = std::min(runtimeNs, ctx.ts - m_model->firstTs);
+    t.kernelRuntimeNs[u.value] = inTrace;
+    t.kernelRuntimeFromTs[u.value] = ctx.ts - inTrace;
+  } else {
+    t.kernelRuntimeNs[u.value] += runtimeNs;
+  }
+  t.kernelRuntimeUntilTs[u.value] = ctx.ts;
+}
+
 void SchedBuilder::onCounter(CounterKind kind, int32_t index, int64_t ts, double value) {
   auto& ct = m_model->counters;
   uint32_t track = 0;
@@ -831,6 +870,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
   }
   if (open) m.diagnostics.add(DiagCode::slice_open_at_end, open);
   placeInferredSwitchIns();
+  checkKernelRuntime(m);
   for (size_t u = 1; u < m.threads.size(); ++u)
     if (!m_threads[u].dead) m.threads.endTs[u] = end;
 

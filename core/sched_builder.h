@@ -96,6 +96,9 @@ class SchedBuilder {
   void onExec(EventContext ctx, int32_t tid, int32_t oldTid, std::string_view filename);
   void onExit(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio);
   void onRename(EventContext ctx, int32_t tid, std::string_view newComm);
+  /// sched_stat_runtime: the kernel accounted `runtimeNs` of CPU time to `tid`
+  /// (which ran until ctx.ts, on ctx.cpu or, for a remote update, elsewhere).
+  void onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeNs);
   /// Task identity known from outside the event stream (saved cmdlines/tgids,
   /// perf COMM records, LTTng statedump). Applies to the current task of `tid`.
   void onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm);
@@ -103,6 +106,11 @@ class SchedBuilder {
   void onTaskStateSeed(int64_t ts, int32_t tid, TaskState state, int32_t cpu);
   /// Events lost on `cpu` (-1: unknown CPU) before `ts`; count -1 if unknown.
   void onDataLoss(int32_t cpu, int64_t ts, int64_t count);
+  /// The tracer's own total of events lost on `cpu` (ftrace's per-CPU "overrun"
+  /// statistic, saved in trace.dat): when exactly one of the CPU's losses came
+  /// without a count, it is given what the counted ones leave of the total.
+  /// Several uncounted losses stay uncounted: how the total splits is unknown.
+  void settleLostCount(int32_t cpu, int64_t totalLost);
   void onCounter(CounterKind kind, int32_t index, int64_t ts, double value);
   /// Replay: an idle CPU becomes forced idle (core scheduling) or stops being
   /// so without a context switch; splits its idle slice there.

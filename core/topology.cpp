@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/topology_snapshot.h"
+
 namespace core {
 
 Topology::Topology(std::vector<std::vector<int>> cores, std::vector<int> corePackage, std::string source)
@@ -59,29 +61,35 @@ bool readIntFile(const std::filesystem::path& p, int& out) {
 }
 }  // namespace
 
-Result<Topology> Topology::fromSysfs(const std::string& dir) {
+Result<Topology> Topology::fromSysfs(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path root(dir);
-  if (!fs::is_directory(root, ec)) return Error(dir + ": not a folder");
+  fs::path root(path);
+  if (fs::is_regular_file(root, ec)) return readTopologySnapshot(path);
+  if (!fs::is_directory(root, ec)) return Error(path + ": not a folder or a topology snapshot file");
   if (fs::is_directory(root / "devices/system/cpu", ec)) root /= "devices/system/cpu";
   if (fs::is_directory(root / "cpu", ec) && !fs::exists(root / "cpu0", ec)) root /= "cpu";
-  // (package, core_id) -> cpus; ordered so cores come out in a stable order.
-  std::map<std::pair<int, int>, std::set<int>> byCore;
+  std::vector<Placement> placements;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;
     int cpu = 0;
     auto [p, e] = std::from_chars(name.data() + 3, name.data() + name.size(), cpu);
     if (e != std::errc() || p != name.data() + name.size()) continue;
-    int coreId = cpu;
-    int package = 0;
+    Placement placement{cpu, cpu, 0};
     const auto topo = entry.path() / "topology";
-    if (!readIntFile(topo / "core_id", coreId)) return Error(topo.string() + "/core_id: missing or unreadable");
-    readIntFile(topo / "physical_package_id", package);
-    byCore[{package, coreId}].insert(cpu);
+    if (!readIntFile(topo / "core_id", placement.coreId)) return Error(topo.string() + "/core_id: missing or unreadable");
+    readIntFile(topo / "physical_package_id", placement.package);
+    placements.push_back(placement);
   }
-  if (byCore.empty()) return Error(dir + ": no cpuN/topology folders found");
+  if (placements.empty()) return Error(path + ": no cpuN/topology folders found");
+  return fromPlacements(placements, "sysfs");
+}
+
+Topology Topology::fromPlacements(const std::vector<Placement>& placements, std::string source) {
+  // (package, core_id) -> cpus; ordered so cores come out in a stable order.
+  std::map<std::pair<int, int>, std::set<int>> byCore;
+  for (const Placement& p : placements) byCore[{p.package, p.coreId}].insert(p.cpu);
   // Order cores by their first CPU, keeping each core's package with it.
   std::vector<std::pair<std::vector<int>, int>> ordered;
   for (const auto& [key, cpus] : byCore) ordered.emplace_back(std::vector<int>(cpus.begin(), cpus.end()), key.first);
@@ -92,7 +100,7 @@ Result<Topology> Topology::fromSysfs(const std::string& dir) {
     cores.push_back(std::move(cpus));
     packages.push_back(package);
   }
-  return Topology(std::move(cores), std::move(packages), "sysfs");
+  return Topology(std::move(cores), std::move(packages), std::move(source));
 }
 
 const Topology::Cpu* Topology::cpu(int cpu) const {

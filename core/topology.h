@@ -32,8 +32,17 @@ class Topology {
   /// "CxT" (e.g. "4x2") or "N" (N single-thread cores).
   static Result<Topology> parseSpec(std::string_view spec);
   /// A folder laid out like /sys/devices/system/cpu (cpuN/topology/{core_id,
-  /// physical_package_id,thread_siblings_list}), or one whose children are cpuN.
-  static Result<Topology> fromSysfs(const std::string& dir);
+  /// physical_package_id,thread_siblings_list}), or one whose children are cpuN;
+  /// or a topology snapshot file (core/topology_snapshot.h) saved beside a recording.
+  static Result<Topology> fromSysfs(const std::string& path);
+  /// Where sysfs places each CPU: CPUs of one (package, core_id) are SMT siblings.
+  struct Placement {
+    int cpu = 0;
+    int coreId = 0;
+    int package = 0;
+  };
+  /// Cores ordered by their first CPU, siblings by CPU number.
+  static Topology fromPlacements(const std::vector<Placement>& placements, std::string source);
 
   bool empty() const { return m_cpus.empty(); }
   int cpuCount() const { return static_cast<int>(m_cpus.size()); }

@@ -19,6 +19,10 @@
 
 namespace core {
 
+namespace analysis {
+struct Fidelity;
+}
+
 /// A kernel prio as traces carry it (task_struct::prio): -1 SCHED_DEADLINE,
 /// 0..99 RT (FIFO/RR), 100..139 fair (nice -20..19). kPrioUnknown when no event
 /// said (importers pass it for a format without the field).
@@ -162,6 +166,13 @@ struct ThreadTable {
   std::vector<int16_t> uclampMin;  ///< requested, -1 unset
   std::vector<int16_t> uclampMax;
   std::vector<TaskPolicy> policy;  ///< Unknown in traces
+  /// CPU time the kernel accounted to the task (sum of sched_stat_runtime within
+  /// the trace, in the kernel's task clock: without steal time) from
+  /// kernelRuntimeFromTs (where the first of them began counting) to
+  /// kernelRuntimeUntilTs (the last); -1 when the trace has no sched_stat_runtime of it.
+  std::vector<int64_t> kernelRuntimeNs;
+  std::vector<int64_t> kernelRuntimeFromTs;
+  std::vector<int64_t> kernelRuntimeUntilTs;
   std::vector<std::vector<CpuId>> affinity;  ///< allowed CPUs (replays); empty: every CPU (traces do not record it)
   size_t size() const { return tid.size(); }
 };
@@ -192,6 +203,9 @@ struct ReplayInfo {
   std::string recordingPath;
   std::vector<ReplayParam> params;
   std::vector<std::string> cookieNames;  ///< core scheduling: name of each cookie value ([0] untagged)
+  /// How faithfully it reproduces its recording, when it was replayed from one
+  /// (core/analysis/fidelity.h); travels with the model to every view.
+  std::shared_ptr<const analysis::Fidelity> fidelity;
 };
 
 class TraceModel {

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/topology_snapshot.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
 
@@ -53,7 +54,9 @@ core::Result<Importer*> pickImporter(const std::string& path) {
   if (!best) {
     std::string names;
     for (const auto& imp : allImporters()) names += (names.empty() ? "" : ", ") + std::string(imp->name());
-    return core::Error(path + (input.isDirectory ? ": folder is not a CTF trace" : ": unknown format (byte offset 0)") +
+    return core::Error(path +
+                       (input.isDirectory ? ": folder is neither a CTF trace nor a perf record --threads folder"
+                                          : ": unknown format (byte offset 0)") +
                        "; supported: " + names);
   }
   return best;
@@ -65,16 +68,35 @@ std::vector<std::string> separateRunsIn(const std::string& path) {
   return picked.value()->separateRuns(path);
 }
 
+namespace {
+// A topology snapshot saved beside the trace (`schedlab-cli record` writes one)
+// says how the CPUs pair into cores, which a trace.dat does not. A snapshot that
+// cannot be read is reported, never fatal: the trace itself is fine.
+std::optional<core::Topology> topologyBeside(const std::string& path, core::SchedBuilder& builder) {
+  const std::string snapshot = core::topologySnapshotPath(path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(snapshot, ec)) return std::nullopt;
+  auto topology = core::readTopologySnapshot(snapshot);
+  if (topology) return *topology;
+  std::string why = topology.error().message();
+  if (why.starts_with(snapshot + ": ")) why.erase(0, snapshot.size() + 2);
+  builder.diagnostics().record({core::DiagCode::topology_snapshot_unreadable, snapshot, std::nullopt, std::nullopt,
+                                std::nullopt, std::nullopt, why});
+  return std::nullopt;
+}
+}  // namespace
+
 core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options) {
   auto picked = pickImporter(path);
   if (!picked) return picked.error();
   core::SchedBuilder builder;
   builder.addSourceFile(path);
   builder.setFormat(std::string(picked.value()->name()));
+  const std::optional<core::Topology> topology = options.topology ? options.topology : topologyBeside(path, builder);
   const core::Status status = picked.value()->read(path, builder, options);
   if (!status && (builder.empty() || options.stop.stop_requested())) return core::Error(status.message());
   if (!status) builder.setPartial(status.message());
-  if (options.topology) builder.setTopology(*options.topology);
+  if (topology) builder.setTopology(*topology);
   ImportResult result;
   result.model = builder.finalize();
   if (options.topology) result.model->topology.setSource("user");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <future>
 
 #include "replay/policies/fair_policy.h"
 #include "replay/policies/registry.h"
@@ -77,10 +78,24 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
     if (auto st = params.set("hz", std::to_string(*options.hz)); !st) return core::Error(st.message());
   if (workload.tasks.empty()) return core::Error("the workload has no tasks");
   if (auto st = fair::resolveEevdfRelease(params, workload.kernelRelease); !st) return core::Error(st.message());
-  if (params.getInt("idle_wakeup_ns") < 0)  // resolve "from the recording" so the stored value is the one used
-    (void)params.resolve("idle_wakeup_ns", std::to_string(std::max<int64_t>(0, workload.idleWakeupLatencyNs)),
-                         workload.idleWakeupLatencyNs >= 0 ? "measured from the recording (median)"
-                                                           : "no recording to measure: 0");
+  // Delays "from the recording" are resolved here so that what is stored is what was used.
+  constexpr const char* kDelayParams[kWakeupPaths] = {"idle_wakeup_ns", "idle_irq_wakeup_ns", "preempt_ipi_ns",
+                                                       "preempt_wakeup_ns"};
+  std::array<bool, kWakeupPaths> sampled{};
+  const bool drawEach = params.get("wakeup_delay_sampling") == "distribution";
+  for (size_t p = 0; p < kWakeupPaths; ++p) {
+    if (params.getInt(kDelayParams[p]) >= 0) continue;
+    const DelayDistribution& d = workload.wakeupDelays[p];
+    if (d.samples == 0) {
+      (void)params.resolve(kDelayParams[p], "0",
+                           workload.kind == "trace" ? "measured: the recording has no such wakeup" : "no recording: 0");
+      continue;
+    }
+    sampled[p] = drawEach;
+    (void)params.resolve(kDelayParams[p], std::to_string(d.median()),
+                         "measured from the recording: median of " + std::to_string(d.samples) + " wakeups" +
+                             (drawEach ? "; each wakeup draws from their distribution" : ""));
+  }
 
   ReplayResult result;
   result.topology = options.topology ? *options.topology : defaultTopology(workload);
@@ -104,6 +119,8 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   const Workload& w = adjusted ? *adjusted : workload;
   auto config = engineConfigFrom(params, result.topology.cpuLimit());
   if (!config) return config.error();
+  for (size_t p = 0; p < kWakeupPaths; ++p)
+    if (sampled[p]) config->wakeupDelay[p].distribution = &workload.wakeupDelays[p];
   std::vector<TaskAttributes>& attrs = config->taskAttrs;
   if (auto st = resolveSmtFactors(w, params.get("smt.task_factor"), attrs); !st) return core::Error(st.message());
   if (spec.coresched)
@@ -177,13 +194,33 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   // (An rt-app duration cuts tasks short by design: such replays report false here.)
   v.workConserved = v.tasksUnfinished == 0 && v.tasksWorkMismatch == 0;
   v.tasks = workload.tasks.size();
-  if (options.recordedStats && result.model) {
-    result.runStats = core::analysis::computeStats(*result.model);
-    v.fidelity = core::analysis::computeFidelity(
-        *options.recordedStats, *result.runStats,
-        {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
-  }
   return result;
+}
+
+core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording, const ReplayOptions& options,
+                                              const ExtractOptions& extract,
+                                              const std::function<void(double)>& progress) {
+  // The recording's statistics need only the recording: they are computed
+  // while the workload is extracted and replayed (the model is immutable).
+  auto recordedPending =
+      std::async(std::launch::async, [&recording] { return core::analysis::computeStats(recording); });
+  auto workload = extractWorkload(recording, extract);
+  if (!workload) return workload.error();
+  if (options.stop.stop_requested()) return core::Error("replay cancelled");
+  if (progress) progress(0.25);
+  auto result = runReplay(*workload, options);
+  if (!result) return result.error();
+  if (progress) progress(0.8);
+  RecordingReplay out{std::move(*workload), recordedPending.get(), std::move(*result)};
+  ReplayResult& r = out.result;
+  if (!r.model) return out;  // discardEvents: nothing to judge
+  r.runStats = core::analysis::computeStats(*r.model);
+  Validation& v = r.validation;
+  v.fidelity = core::analysis::computeFidelity(
+      out.recordedStats, *r.runStats,
+      {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+  if (r.model->replay) r.model->replay->fidelity = std::make_shared<core::analysis::Fidelity>(*v.fidelity);
+  return out;
 }
 
 void writeValidationJson(core::JsonWriter& j, const Validation& v) {

@@ -78,8 +78,14 @@ std::optional<int64_t> parseTime(const std::string& text, int64_t traceStart) {
   else if (unit == "ms") scale = 1e6;
   else if (unit == "s" || unit.empty()) scale = 1e9;
   else return std::nullopt;
-  const auto ns = static_cast<int64_t>(std::llround(v * scale));
-  return absolute ? ns : traceStart + ns;
+  // No trace time lies 2^62 ns (146 years) from its start: refusing more keeps
+  // the conversion and the sums below in range (found by replay_text_fuzzer).
+  const double scaled = v * scale;
+  if (!(std::fabs(scaled) < 0x1p62)) return std::nullopt;
+  const auto ns = static_cast<int64_t>(std::llround(scaled));
+  int64_t at = ns;
+  if (!absolute && __builtin_add_overflow(traceStart, ns, &at)) return std::nullopt;
+  return at;
 }
 
 std::string formatDuration(int64_t ns) {
@@ -134,21 +140,33 @@ void printUsage(std::ostream& out) {
          "  info FILE [--json]                      format, CPUs, topology, span, events per type, losses, diagnostics\n"
          "  stats FILE [--from T] [--to T] [--by task|process|cpu] [--json|--csv]\n"
          "                                          per-task, per-process or per-CPU scheduling statistics\n"
-         "  replay FILE|WORKLOAD.json --model cfs|eevdf|bfs|gc|vrq[+coresched][+uclamp] [--topology CxT] [--hz N]\n"
-         "         [--param K=V]... [--cookie R]... [--uclamp S=MIN:MAX]... [--sysctl N=V]... [--json] [--out FILE]\n"
-         "                                          the workload replayed through a scheduler model, with validation\n"
+         "  replay FILE|WORKLOAD.json --model baseline|cfs|eevdf|bfs|gc|vrq[+coresched][+uclamp] [--topology CxT]\n"
+         "         [--hz N] [--param K=V]... [--cookie R]... [--uclamp S=MIN:MAX]... [--sysctl N=V]... [--json]\n"
+         "         [--out FILE]                     the workload replayed through a scheduler model, with its fidelity\n"
+         "  fidelity PATH... [--model M] [--formats dat,perf,txt,script] [--json]\n"
+         "                                          identity replays of many recordings: the fidelity table\n"
          "  scenario coresched-fairness [--runs N] [--json]\n"
          "                                          the core-scheduling fairness experiment of docs/models.md §6.1\n"
+         "  why FILE --task TID|COMM [--from T] [--to T] [--critical-path] [--against FILE2] [--json]\n"
+         "                                          why a task was not running: states, antagonists, wakers, critical path\n"
          "  diff A B [--json]                       two runs compared task by task and as a whole\n"
          "  render FILE -o OUT.png [--width N] [--from T] [--to T] [--bench] [--json]\n"
          "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"
          "  report A [B] -o OUT.pdf|.html|.json|.csv [--replay MODEL]... [--from T] [--to T] [--page a4|letter]\n"
          "                                          a report of one run or two compared, with replays of A\n"
          "  export FILE -o OUT.perfetto-trace [--replay MODEL]...\n"
-         "                                          the run (and replays of it) as Perfetto traces\n\n"
+         "                                          the run (and replays of it) as Perfetto traces\n"
+         "  record -o OUT.dat [--events sched|sched+power|LIST] [--buffer-kb N] [--duration T] [-- COMMAND ARGS...]\n"
+         "                                          a trace of this machine (root): trace.dat v7 + its topology\n"
+         "  sweep PLAN.json -o RESULTS/ [-j N] [--emit parallel|slurm]   (or --trace G... --model M... --param K=V1,V2...)\n"
+         "                                          many replays (traces x models x parameters), here or on a cluster\n"
+         "  sweep-job RESULTS/ ID...                one job of a sweep: what every runner runs\n"
+         "  sweep-report RESULTS/ -o OUT.pdf|.html|.csv|.json\n"
+         "                                          every job of a sweep, best and worst settings, charts\n\n"
          "Common options:\n"
          "  --topology CxT          cores x threads per core, overriding what the trace says\n"
-         "  --topology-from DIR     a sysfs-style topology folder (/sys/devices/system/cpu layout)\n\n"
+         "  --topology-from PATH    a sysfs-style topology folder (/sys/devices/system/cpu layout) or a\n"
+         "                          topology snapshot (OUT.dat.topology, written by record)\n\n"
          "Times (T): 1.5s, 250ms, 10us, 300ns or plain seconds, relative to the trace start;\n"
          "prefix with @ for absolute trace time (@285.77).\n"
          "Formats are detected from the file's content: ftrace text (trace, trace_pipe, trace-cmd report,\n"
@@ -168,11 +186,17 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "info") return infoCommand(rest, out, err);
   if (command == "stats") return statsCommand(rest, out, err);
   if (command == "replay") return replayCommand(rest, out, err);
+  if (command == "fidelity") return fidelityCommand(rest, out, err);
   if (command == "scenario") return scenarioCommand(rest, out, err);
   if (command == "diff") return diffCommand(rest, out, err);
   if (command == "render") return renderCommand(rest, out, err);
   if (command == "report") return reportCommand(rest, out, err);
   if (command == "export") return exportCommand(rest, out, err);
+  if (command == "why") return whyCommand(rest, out, err);
+  if (command == "record") return recordCommand(rest, out, err);
+  if (command == "sweep") return sweepCommand(rest, out, err);
+  if (command == "sweep-job") return sweepJobCommand(rest, out, err);
+  if (command == "sweep-report") return sweepReportCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

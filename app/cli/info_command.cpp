@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sys/resource.h>
@@ -78,8 +79,16 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     }
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    const double bytes = f ? static_cast<double>(f.tellg()) : 0.0;
+    // A folder (CTF, perf record --threads) is as large as the files in it.
+    double bytes = 0;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(path, ec))
+        if (e.is_regular_file(ec)) bytes += static_cast<double>(e.file_size(ec));
+    } else {
+      std::ifstream f(path, std::ios::binary | std::ios::ate);
+      bytes = f ? static_cast<double>(f.tellg()) : 0.0;
+    }
     core::JsonWriter j;
     j.beginObject();
     j.field("file", path);
@@ -176,8 +185,10 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
                   static_cast<unsigned long long>(m.diagnostics.count(code)));
     out << buf << core::diagDescription(code) << "\n";
   }
+  // Info records are mostly counts; the kernel-runtime cross-check's say per task what differs.
   for (const auto& rec : m.diagnostics.records())
-    if (core::diagSeverity(rec.code) != core::Severity::Info) out << "  at " << rec.format() << "\n";
+    if (core::diagSeverity(rec.code) != core::Severity::Info || rec.code == core::DiagCode::runtime_differs_from_kernel)
+      out << "  at " << rec.format() << "\n";
   if (m.partial) out << "Partial:     " << m.partialReason << "\n";
   return failed ? kExitFailure : kExitOk;
 }

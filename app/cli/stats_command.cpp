@@ -52,6 +52,8 @@ constexpr const char* kStatsHelp =
     "               idle, scaled by forced-idle siblings / running siblings (1 with two threads per core)\n"
     "  Jain's index of cookies  the same over cookies, untagged cookie 0 included:\n"
     "               x_K = sum S_i / sum S*_i over the cookie's competing tasks\n"
+    "  idle while runnable  (totals) wall time during which some task waited on a CPU busy with another\n"
+    "               task while a CPU it could run on was idle (a placement or balancing miss)\n"
     "  freq residency  (replays with +uclamp) time per CPU at each frequency, from its frequency counter\n"
     "Latency samples belong to the range in which the task started waiting. README \"Fairness,\n"
     "defined\" states the fairness definitions in full.\n"
@@ -135,13 +137,13 @@ void printRunStatsTables(std::ostream& out, const core::analysis::RunStats& stat
   out << "\n";
   std::snprintf(buf, sizeof buf,
                 "Fairness: Jain %.4f over %zu competing tasks; GPS lag max %s ms, mean %s ms\n"
-                "Switches: %llu voluntary, %llu involuntary; %llu migrations\n"
+                "Switches: %llu voluntary, %llu involuntary; %llu migrations; idle while runnable %s ms\n"
                 "Wakeup latency: n=%llu mean %.1f us p50 %s p90 %s p99 %s max %s us\n"
                 "Scheduling delay: n=%llu mean %.1f us p50 %s p90 %s p99 %s max %s us\n",
                 stats.fairness.jain, stats.fairness.competingTasks, ms(stats.fairness.gpsLagMaxNs).c_str(),
                 ms(stats.fairness.gpsLagMeanNs).c_str(), static_cast<unsigned long long>(stats.switchesVoluntary),
                 static_cast<unsigned long long>(stats.switchesInvoluntary),
-                static_cast<unsigned long long>(stats.migrations),
+                static_cast<unsigned long long>(stats.migrations), ms(stats.idleWhileRunnableNs).c_str(),
                 static_cast<unsigned long long>(stats.wakeupLatency.count), stats.wakeupLatency.mean / 1e3,
                 us(stats.wakeupLatency.p50).c_str(), us(stats.wakeupLatency.p90).c_str(),
                 us(stats.wakeupLatency.p99).c_str(), us(stats.wakeupLatency.max).c_str(),

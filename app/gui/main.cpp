@@ -1,7 +1,8 @@
 // `schedlab`: the desktop application. Files on the command line are opened
 // as runs (--compare A B opens two as a comparison); --replay adds replays of
-// each; --screenshot renders the window offscreen once everything is loaded
-// and --export-report writes a report through the GUI's export path.
+// each; --sweep shows a sweep's results; --screenshot renders the window
+// offscreen once everything is loaded and --export-report writes a report
+// through the GUI's export path.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -14,8 +15,13 @@
 #include <cstring>
 
 #include "app/gui/diff_view.h"
+#include "app/gui/fidelity_view.h"
+#include "app/gui/latency_view.h"
 #include "app/gui/main_window.h"
+#include "app/gui/sweep_view.h"
 #include "app/gui/timeline_view.h"
+#include "app/gui/why_controller.h"
+#include "app/gui/why_view.h"
 #include "app/render/time_axis.h"
 
 namespace {
@@ -72,7 +78,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption fromOpt(QStringLiteral("from"), QStringLiteral("Show from this time (e.g. 10ms)."), QStringLiteral("T"));
   const QCommandLineOption toOpt(QStringLiteral("to"), QStringLiteral("Show up to this time."), QStringLiteral("T"));
   const QCommandLineOption selectOpt(QStringLiteral("select"), QStringLiteral("Select the range FROM:TO (statistics follow it)."), QStringLiteral("FROM:TO"));
-  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details or diff."), QStringLiteral("NAME"));
+  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details, diff, why, latency, fidelity or sweep."), QStringLiteral("NAME"));
   const QCommandLineOption compareOpt(QStringLiteral("compare"),
                                       QStringLiteral("Open A and B (the next argument) as a comparison: side by side, with the Diff tab."),
                                       QStringLiteral("A"));
@@ -89,8 +95,14 @@ int main(int argc, char** argv) {
                                     QStringLiteral("Show the details of the slice running on CPU at time T in the first recording."),
                                     QStringLiteral("CPU@T"));
   const QCommandLineOption timingOpt(QStringLiteral("timing"), QStringLiteral("Print import and first-paint timings to stderr."));
+  const QCommandLineOption sweepOpt(QStringLiteral("sweep"),
+                                    QStringLiteral("Open the results of schedlab-cli sweep in the Sweep tab."), QStringLiteral("RESULTS"));
+  const QCommandLineOption sweepRowOpt(QStringLiteral("sweep-row"),
+                                       QStringLiteral("Open the replay of job N (from 1, the manifest's order) of --sweep beside its recording."),
+                                       QStringLiteral("N"));
   parser.addOptions({screenshotOpt, replayOpt, paramOpt, topologyOpt, replayTopologyOpt, sizeOpt, searchOpt, fromOpt, toOpt,
-                     selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt, compareOpt, markerOpt, exportOpt});
+                     selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt, compareOpt, markerOpt, exportOpt, sweepOpt,
+                     sweepRowOpt});
   if (mayAskForHelpOrVersion(argc, argv)) {
     // A core application knows the arguments and names the parser prints. Qt's
     // own options (-platform ...) and --help-all, which lists them, are left to
@@ -168,6 +180,23 @@ int main(int argc, char** argv) {
   window.show();
   if (parser.isSet(compareOpt)) window.openComparison(parser.value(compareOpt), positional.takeFirst(), topology);
   for (const QString& f : positional) window.openFile(f, topology);
+  if (parser.isSet(sweepOpt)) {
+    auto view = app::gui::openSweepResults(window, parser.value(sweepOpt));
+    if (!view) {
+      std::fprintf(stderr, "schedlab: %s\n", view.error().message().c_str());
+      return 1;
+    }
+    if (parser.isSet(sweepRowOpt)) {
+      bool ok = false;
+      const int row = parser.value(sweepRowOpt).toInt(&ok);
+      const int rows = (*view)->model()->rowCount();
+      if (!ok || row < 1 || row > rows) {
+        std::fprintf(stderr, "schedlab: --sweep-row takes a job from 1 to %d\n", rows);
+        return 2;
+      }
+      (*view)->openJob(row - 1);
+    }
+  }
 
   // Steps after loading: replays, view settings, then (for --screenshot) the picture.
   const QStringList replays = parser.values(replayOpt);
@@ -241,9 +270,23 @@ int main(int argc, char** argv) {
         window.setTabsShare(0.68);  // the charts need the room
       }
       if (tab == QLatin1String("details")) window.tabs()->setCurrentIndex(2);
+      if (tab == QLatin1String("why") || tab == QLatin1String("latency")) {
+        window.tabs()->setCurrentWidget(tab == QLatin1String("why") ? static_cast<QWidget*>(window.whyController()->whyView())
+                                                                    : static_cast<QWidget*>(window.whyController()->latencyView()));
+        window.setTabsShare(0.55);
+      }
       if (tab == QLatin1String("diff")) {
         window.tabs()->setCurrentWidget(window.diffView());
         window.setTabsShare(0.55);
+      }
+      if (tab == QLatin1String("sweep"))
+        if (auto* sweepView = window.tabs()->findChild<app::gui::SweepView*>()) {
+          window.tabs()->setCurrentWidget(sweepView);
+          window.setTabsShare(0.5);
+        }
+      if (tab == QLatin1String("fidelity")) {
+        window.tabs()->setCurrentWidget(window.fidelityView());
+        window.setTabsShare(0.62);
       }
       return;
     }

@@ -40,10 +40,16 @@
 #include "app/gui/compare_dialog.h"
 #include "app/gui/details_view.h"
 #include "app/gui/diff_view.h"
+#include "app/gui/fidelity_view.h"
 #include "app/gui/export_dialog.h"
+#ifdef SCHEDLAB_HAVE_RECORDER
+#include "app/gui/record_dialog.h"
+#endif
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
+#include "app/gui/why_controller.h"
 #include "app/gui/stats_view.h"
+#include "app/gui/sweep_view.h"
 #include "app/gui/task_table_model.h"
 #include "app/render/time_axis.h"
 #include "app/render/timeline_image.h"
@@ -76,6 +82,7 @@ const std::vector<Shortcut>& shortcutTable() {
       {QStringLiteral("Ctrl+O"), QObject::tr("Open traces (also: drop files on the window, or pass them on the command line)")},
       {QStringLiteral("Ctrl+R"), QObject::tr("Replay the current recording through scheduler models")},
       {QStringLiteral("Ctrl+Shift+O"), QObject::tr("Compare two traces: side by side, with the Diff tab (also: schedlab --compare A B)")},
+      {QStringLiteral("Ctrl+Shift+R"), QObject::tr("Record a trace of this machine (root) and open it (also: schedlab-cli record)")},
       {QStringLiteral("Ctrl+E"), QObject::tr("Export the visible timeline as PNG")},
       {QStringLiteral("Ctrl+Shift+E"), QObject::tr("Export a report (PDF, HTML, JSON, CSV) of the chosen runs, as schedlab-cli report does")},
       {QStringLiteral("Ctrl+W"), QObject::tr("Close the selected run (and its replays)")},
@@ -225,6 +232,10 @@ void MainWindow::buildUi() {
   m_tabs->addTab(m_details, tr("Details"));
   m_diffView = new DiffView(this);
   m_tabs->addTab(m_diffView, tr("Diff"));
+  m_fidelityView = new FidelityView(*m_runs, this);
+  m_tabs->addTab(m_fidelityView, tr("Fidelity"));
+  m_tabs->setTabToolTip(m_tabs->indexOf(m_fidelityView),
+                        tr("How faithfully each replay reproduces its recording: every metric against the identity bounds"));
   m_tabs->setTabToolTip(m_tabs->indexOf(m_diffView), tr("What changed from run A to run B, task by task (File \u2192 Compare\u2026)"));
   connect(m_diffView, &DiffView::pairChanged, this, &MainWindow::recomputeDiff);
   connect(m_diffView, &DiffView::highlightRequested, this, &MainWindow::setSearchText);
@@ -299,6 +310,10 @@ void MainWindow::buildActions() {
   m_recentMenu = file->addMenu(tr("Open &Recent"));
   auto* compare = file->addAction(tr("&Compare\u2026"), this, &MainWindow::showCompareDialog);
   compare->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
+  addSweepResultsAction(*this, file);
+#ifdef SCHEDLAB_HAVE_RECORDER
+  addRecordAction(*this, file);
+#endif
   file->addSeparator();
   auto* exportAct = file->addAction(tr("&Export Timeline as PNG\u2026"), this, &MainWindow::exportPng);
   exportAct->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
@@ -352,6 +367,8 @@ void MainWindow::buildActions() {
     setAlignment(m_alignment == Alignment::Markers ? Alignment::Starts : Alignment::Markers);
   });
   addAction(toggleAlign);
+  view->addSeparator();
+  m_why = new WhyController(m_runs, m_area, m_view, m_tabs, view, this);
   view->addSeparator();
   auto* find = view->addAction(tr("&Find Task\u2026"), this, [this] {
     m_search->setFocus();
@@ -696,7 +713,7 @@ void MainWindow::cancelAllJobs() {
 bool MainWindow::isIdle() const {
   for (const auto& j : m_jobs)
     if (j) return false;
-  return m_statsPending == 0 && !m_statsTimer->isActive() && m_area->allDrawListsReady();
+  return m_statsPending == 0 && !m_statsTimer->isActive() && m_area->allDrawListsReady() && (!m_why || m_why->isIdle());
 }
 
 void MainWindow::reportError(const QString& title, const QString& message) {
@@ -926,6 +943,7 @@ void MainWindow::selectSlice(const SliceRef& slice) {
   m_selectedSlice = slice;
   m_area->setSelectedSlice(slice);
   m_details->showSlice(m_runs->run(slice.runId), slice);
+  m_why->selectSlice(slice);
   m_tabs->setCurrentWidget(m_details);
 }
 

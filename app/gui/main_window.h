@@ -33,8 +33,10 @@ class DetailsView;
 class DiffView;
 class RunsModel;
 class StatsView;
+class FidelityView;
 class TaskFilterProxy;
 class TaskTableModel;
+class WhyController;
 
 struct Shortcut {
   QString keys;
@@ -76,8 +78,11 @@ class MainWindow : public QMainWindow {
   TimelineArea* timeline() const { return m_area; }
   TaskTableModel* taskModel() const { return m_taskModel; }
   StatsView* statsView() const { return m_statsView; }
+  FidelityView* fidelityView() const { return m_fidelityView; }
   DetailsView* detailsView() const { return m_details; }
   DiffView* diffView() const { return m_diffView; }
+  /// The Why and Latency tabs and the timeline's wakeup arrows and critical path.
+  WhyController* whyController() const { return m_why; }
   QTabWidget* tabs() const { return m_tabs; }
   /// No job running, statistics current, every pane painted-ready.
   bool isIdle() const;
@@ -159,8 +164,10 @@ class MainWindow : public QMainWindow {
   TaskTableModel* m_taskModel = nullptr;
   TaskFilterProxy* m_taskProxy = nullptr;
   StatsView* m_statsView = nullptr;
+  FidelityView* m_fidelityView = nullptr;
   DetailsView* m_details = nullptr;
   DiffView* m_diffView = nullptr;
+  WhyController* m_why = nullptr;
   QAction* m_alignStarts = nullptr;
   QAction* m_alignMarkers = nullptr;
   Alignment m_alignment = Alignment::Starts;

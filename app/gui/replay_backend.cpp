@@ -56,17 +56,20 @@ class EngineBackend final : public ReplayBackend {
  public:
   std::vector<ReplayModelInfo> models() const override {
     std::vector<ReplayModelInfo> out;
-    std::vector<std::string> names;
+    std::vector<std::string> names = {"baseline"};
     for (const auto& p : replay::allPolicies()) names.emplace_back(p.name);
     for (const char* base : {"cfs", "eevdf"})
       for (const char* feature : {"+coresched", "+uclamp", "+coresched+uclamp"}) names.push_back(std::string(base) + feature);
     for (const auto& name : names) {
-      const auto spec = replay::parseModel(name);
+      const std::string concrete = replay::resolveBaseline(name, "");
+      const auto spec = replay::parseModel(concrete);
       if (!spec) continue;
       ReplayModelInfo info;
       info.name = name;
-      info.description = spec->title();
-      if (auto params = replay::defaultParams(info.name)) info.params = params->describe();
+      info.description = name == "baseline" ? "the model of the kernel that recorded the trace: cfs before Linux 6.6, "
+                                              "eevdf at that release from 6.6 on"
+                                            : spec->title();
+      if (auto params = replay::defaultParams(concrete)) info.params = params->describe();
       out.push_back(std::move(info));
     }
     return out;
@@ -76,21 +79,18 @@ class EngineBackend final : public ReplayBackend {
                                                       const ReplayRequest& request, std::stop_token stop,
                                                       const std::function<void(double)>& progress) const override {
     if (progress) progress(0.02);
-    auto workload = replay::extractWorkload(*recording);
-    if (!workload) return workload.error();
-    if (stop.stop_requested()) return core::Error("replay cancelled");
-    if (progress) progress(0.25);
     replay::ReplayOptions options;
-    options.model = request.model;
     options.topology = request.topology;
     for (const auto& [k, v] : request.params) options.params.push_back(k + "=" + v);
     if (!recording->sourceFiles.empty()) options.recordingPath = recording->sourceFiles.front();
     options.stop = stop;
-    auto result = replay::runReplay(*workload, options);
-    if (!result) return result.error();
-    if (!result->model) return core::Error("the replay produced no model");
+    options.model = replay::resolveBaseline(request.model, recording->kernelRelease());
+    auto replayed = replay::replayRecording(*recording, options, {}, progress);
+    if (!replayed) return replayed.error();
+    const auto& result = replayed->result;
+    if (!result.model) return core::Error("the replay produced no model");
     if (progress) progress(1.0);
-    return result->model;
+    return result.model;
   }
 };
 }  // namespace

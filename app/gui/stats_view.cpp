@@ -35,14 +35,6 @@ std::vector<std::pair<double, double>> cdfPoints(const std::vector<int64_t>& sor
   return out;
 }
 
-namespace {
-QChartView* makeView(QWidget* parent) {
-  auto* v = new QChartView(parent);
-  v->setRenderHint(QPainter::Antialiasing);
-  v->setMinimumSize(420, 280);
-  return v;
-}
-
 QChart* baseChart(const QString& title) {
   auto* chart = new QChart;
   chart->setTitle(title);
@@ -53,6 +45,14 @@ QChart* baseChart(const QString& title) {
   f.setBold(true);
   chart->setTitleFont(f);
   return chart;
+}
+
+namespace {
+QChartView* makeView(QWidget* parent) {
+  auto* v = new QChartView(parent);
+  v->setRenderHint(QPainter::Antialiasing);
+  v->setMinimumSize(420, 280);
+  return v;
 }
 
 QString shortTitle(const QString& t) { return t.size() > 28 ? t.left(26) + QStringLiteral("\u2026") : t; }

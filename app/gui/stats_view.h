@@ -43,6 +43,9 @@ class StatsView : public QWidget {
   QChartView* m_frequency;
 };
 
+/// An empty chart in the tabs' style: bold title, legend below, no animation.
+QChart* baseChart(const QString& title);
+
 /// Points of an empirical CDF, at most `maxPoints`, x in microseconds.
 std::vector<std::pair<double, double>> cdfPoints(const std::vector<int64_t>& sortedNs, size_t maxPoints = 400);
 

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "app/gui/runs_model.h"
+#include "app/gui/why_overlay.h"
 #include "app/render/colors.h"
 #include "app/render/timeline_image.h"
 
@@ -247,6 +248,11 @@ void TimelinePane::setSelectedSlice(std::optional<SliceRef> slice) {
   update();
 }
 
+void TimelinePane::setOverlay(std::shared_ptr<const TimelineOverlay> overlay) {
+  m_overlay = std::move(overlay);
+  update();
+}
+
 void TimelinePane::setCollapsed(bool collapsed) {
   m_collapsed = collapsed;
   updateHeight();
@@ -353,6 +359,7 @@ void TimelinePane::paintEvent(QPaintEvent*) {
       p.restore();
     }
   }
+  if (m_overlay) paintTimelineOverlay(p, area, m_rows, *m_overlay, m_view->viewport(), m_run.render->origin);
   paintOverlays(p, area, *m_view);
 }
 
@@ -781,6 +788,10 @@ bool TimelineArea::eventFilter(QObject* watched, QEvent* event) {
 
 void TimelineArea::setSelectedSlice(std::optional<SliceRef> slice) {
   for (auto& [id, p] : m_panes) p->setSelectedSlice(slice);
+}
+
+void TimelineArea::setOverlay(int runId, std::shared_ptr<const TimelineOverlay> overlay) {
+  for (auto& [id, p] : m_panes) p->setOverlay(id == runId ? overlay : nullptr);
 }
 
 void TimelineArea::showTaskRow(int runId, core::Utid utid) {

@@ -22,6 +22,8 @@ class QVBoxLayout;
 
 namespace app::gui {
 
+struct TimelineOverlay;
+
 inline constexpr int kGutterWidth = 190;
 inline constexpr int kRowHeight = 22;
 
@@ -114,6 +116,9 @@ class TimelinePane : public QWidget {
   void removeTaskRow(core::Utid utid);
   void setHighlight(std::shared_ptr<const render::HighlightSet> highlight);
   void setSelectedSlice(std::optional<SliceRef> slice);
+  /// Wakeup arrows and the critical path of the selected task (why_overlay.h); null for none.
+  void setOverlay(std::shared_ptr<const TimelineOverlay> overlay);
+  const TimelineOverlay* overlay() const { return m_overlay.get(); }
   void setCollapsed(bool collapsed);
   bool isCollapsed() const { return m_collapsed; }
   /// True once the draw list for the current viewport is painted-ready.
@@ -167,6 +172,7 @@ class TimelinePane : public QWidget {
   std::vector<render::TimelineRow> m_rows;
   std::shared_ptr<const render::HighlightSet> m_highlight;
   std::optional<SliceRef> m_selected;
+  std::shared_ptr<const TimelineOverlay> m_overlay;
   bool m_collapsed = false;
   int m_rowHeight = kRowHeight;
   QString m_subtitle;  // computed once: painting never walks model tables
@@ -202,6 +208,8 @@ class TimelineArea : public QWidget {
   void setSearch(const QString& text);
   const QString& search() const { return m_search; }
   void setSelectedSlice(std::optional<SliceRef> slice);
+  /// Shows `overlay` over run `runId`'s pane and clears the others'.
+  void setOverlay(int runId, std::shared_ptr<const TimelineOverlay> overlay);
   void showTaskRow(int runId, core::Utid utid);
   QThreadPool* pool() const { return m_pool; }
   /// The run whose pane the mouse was last over (-1: none yet).

@@ -79,10 +79,11 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
                                       const std::optional<core::Topology>& topology, std::stop_token stop,
                                       bool strict) {
   if (!recording) return core::Error("no recording to replay");
-  auto defaults = replay::defaultParams(model);
+  const std::string concrete = replay::resolveBaseline(model, recording->kernelRelease());
+  auto defaults = replay::defaultParams(concrete);
   if (!defaults) return defaults.error();
   replay::ReplayOptions options;
-  options.model = model;
+  options.model = concrete;
   options.topology = topology;
   options.stop = stop;
   options.recordingPath = recording->sourceFiles.empty() ? std::string() : recording->sourceFiles.front();
@@ -97,15 +98,13 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
     if (auto st = defaults->setAssignment(rest); !st) return core::Error("--param " + assignment + ": " + st.message());
     options.params.push_back(rest);
   }
-  auto workload = replay::extractWorkload(*recording);
-  if (!workload) return workload.error();
+  auto replayed = replay::replayRecording(*recording, options);
   if (stop.stop_requested()) return cancelled();
-  auto result = replay::runReplay(*workload, options);
-  if (!result) return result.error();
+  if (!replayed) return replayed.error();
   ReportReplay out;
-  out.model = result->model;
-  out.validation = result->validation;
-  out.workloadTasks = workload->tasks.size();
+  out.model = replayed->result.model;
+  out.validation = replayed->result.validation;
+  out.workloadTasks = replayed->workload.tasks.size();
   out.recording = recordingIndex;
   return out;
 }
@@ -151,6 +150,7 @@ core::Result<std::shared_ptr<const ReportData>> computeReportData(const ReportSp
     auto range = rangeOf(*e.model, e.origin);
     if (!range) return core::Error("the report's range lies outside " + e.label.toStdString());
     e.stats = core::analysis::computeStats(*e.model, *range);
+    e.why = core::analysis::explainTopWaiters(*e.model, e.stats, kReportWhyTasks);
     data->runs.push_back(std::move(e));
     step();
   }
@@ -177,6 +177,7 @@ core::Result<std::shared_ptr<const ReportData>> computeReportData(const ReportSp
     auto range = rangeOf(*e.model, e.origin);
     if (!range) return core::Error("the report's range lies outside the replay " + tag.toStdString());
     e.stats = core::analysis::computeStats(*e.model, *range);
+    e.why = core::analysis::explainTopWaiters(*e.model, e.stats, kReportWhyTasks);
     data->runs.push_back(std::move(e));
     step();
   }
@@ -203,6 +204,14 @@ core::Result<std::shared_ptr<const ReportData>> computeReportData(const ReportSp
   return std::shared_ptr<const ReportData>(std::move(data));
 }
 
+core::Status writeTextFile(const QString& path, const std::string& text) {
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      file.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()) || !file.flush())
+    return core::Error("cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
+  return {};
+}
+
 core::Status writeReport(const ReportSpec& spec, const QString& path, ReportFormat format, const ProgressFn& progress,
                          std::stop_token stop) {
   auto data = computeReportData(spec, progress, stop);
@@ -213,12 +222,8 @@ core::Status writeReport(const ReportSpec& spec, const QString& path, ReportForm
   };
   core::Status status;
   if (format == ReportFormat::Json || format == ReportFormat::Csv) {
-    const std::string text = format == ReportFormat::Json ? reportJson(**data) : reportCsv(**data);
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-        file.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()) ||
-        !file.flush())
-      return core::Error("cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
+    if (auto st = writeTextFile(path, format == ReportFormat::Json ? reportJson(**data) : reportCsv(**data)); !st)
+      return st;
   } else {
     const Document doc = buildDocument(*data);
     if (stop.stop_requested()) return cancelled();

@@ -12,6 +12,8 @@
 #include "app/render/time_axis.h"
 #include "app/render/timeline_image.h"
 #include "app/report/report_data.h"
+#include "core/analysis/fidelity.h"
+#include "core/analysis/fidelity.h"
 #include "app/report/report_figures.h"
 #include "replay/policies/registry.h"
 
@@ -191,6 +193,7 @@ class Builder {
     tasks();
     fairness();
     latency();
+    whySection();
     utilisationSection();
     smt();
     timelines();
@@ -528,6 +531,53 @@ class Builder {
     latencyTable(QStringLiteral("Scheduling delay: runnable (woken or preempted) → running."), &RunStats::schedDelay);
   }
 
+  // Per run, the tasks that waited longest: where their time went and why they
+  // waited (core/analysis/why.h; README "Why a task waited, defined").
+  void whySection() {
+    m_doc.heading(QStringLiteral("Why tasks waited"));
+    m_doc.paragraph(QStringLiteral(
+        "The tasks that were runnable the longest in each run. Antagonists: who ran on the CPUs the task could use "
+        "while it waited (CPU time, summed over CPUs). Idle while runnable: the time it waited behind another task "
+        "while a CPU it could use was idle. Critical path: from the task's end back through its wakeup chain; the "
+        "tasks it passes through, by time on it."));
+    for (const auto& r : m_d.runs) {
+      if (r.why.empty()) continue;
+      const core::TraceModel& m = *r.model;
+      const auto name = [&](core::Utid u) {
+        if (!u.isValid()) return QStringLiteral("<irq>");
+        return QStringLiteral("%1 (%2)").arg(QString::fromUtf8(m.comm(u).data(), static_cast<int>(m.comm(u).size())))
+            .arg(m.threads.tid[u.value]);
+      };
+      Table t;
+      t.dense = true;
+      t.columns = {{QStringLiteral("Task"), 1.6, false, true}, {QStringLiteral("Running"), 0.9, true},
+                   {QStringLiteral("Runnable"), 0.9, true}, {QStringLiteral("Asleep"), 0.9, true},
+                   {QStringLiteral("Idle while runnable"), 0.9, true},
+                   {QStringLiteral("Top antagonists"), 2.4, false, true}, {QStringLiteral("Top wakers"), 1.8, false, true},
+                   {QStringLiteral("Critical path through"), 2.2, false, true}};
+      for (const auto& w : r.why) {
+        QStringList antagonists, wakers, path;
+        for (size_t i = 0; i < w.antagonists.size() && i < 3; ++i)
+          antagonists << QStringLiteral("%1 %2").arg(name(w.antagonists[i].utid), dur(w.antagonists[i].ns));
+        for (size_t i = 0; i < w.wakers.size() && i < 2; ++i)
+          wakers << QStringLiteral("%1 \u00d7%2").arg(name(w.wakers[i].utid)).arg(w.wakers[i].count);
+        std::map<uint32_t, int64_t> onPath;
+        for (const auto& s : w.criticalPath.segments) onPath[s.utid.value] += s.length();
+        std::vector<std::pair<int64_t, uint32_t>> byTime;
+        for (const auto& [u, ns] : onPath) byTime.emplace_back(ns, u);
+        std::sort(byTime.rbegin(), byTime.rend());
+        for (size_t i = 0; i < byTime.size() && i < 3; ++i)
+          path << QStringLiteral("%1 %2").arg(name(core::Utid(byTime[i].second)), dur(byTime[i].first));
+        t.rows.push_back({name(w.utid), dur(w.runningNs), dur(w.runnableNs), dur(w.sleepingNs + w.blockedNs),
+                          dur(w.idleWhileRunnableNs), antagonists.join(QStringLiteral(", ")),
+                          wakers.join(QStringLiteral(", ")), path.join(QStringLiteral(", "))});
+      }
+      t.note = QStringLiteral("Run %1; idle while runnable over the whole run: %2.").arg(r.tag, dur(r.stats.idleWhileRunnableNs));
+      m_doc.subheading(QStringLiteral("%1: %2").arg(r.tag, r.label));
+      m_doc.table(std::move(t));
+    }
+  }
+
   void utilisationSection() {
     m_doc.heading(QStringLiteral("CPU utilisation"));
     int cpus = 0;
@@ -831,6 +881,7 @@ class Builder {
       for (const auto& item : u.items())
         ut.rows.push_back({QString::fromUtf8(item.what), Cell(count(item.count), item.count ? Tone::Strong : Tone::Muted)});
       m_doc.table(std::move(ut));
+      if (v->fidelity) fidelityTable(*v->fidelity);
     } else {
       m_doc.paragraph(QStringLiteral("No validation block was kept with this replay."), Tone::Muted);
     }
@@ -852,6 +903,38 @@ class Builder {
     if (v && v->makespanRecordedNs >= 0) mk = std::make_pair(v->makespanRecordedNs, v->makespanReplayNs);
     m_doc.subheading(QStringLiteral("Against the recording"));
     m_doc.table(headlineTable(headlines(df, mk), rec.tag, r.tag));
+  }
+
+  // Every fidelity metric against the identity bounds (README "Replay fidelity"), verdicts coloured.
+  void fidelityTable(const core::analysis::Fidelity& f) {
+    using core::analysis::FidelityMetric;
+    using core::analysis::Verdict;
+    m_doc.subheading(QStringLiteral("Fidelity against the recording"));
+    const auto value = [](const FidelityMetric& mt, double x) {
+      switch (mt.unit) {
+        case FidelityMetric::Unit::Ns: return dur(static_cast<int64_t>(x));
+        case FidelityMetric::Unit::Count: return count(static_cast<uint64_t>(x));
+        case FidelityMetric::Unit::Distance: return num(x, 3);
+        case FidelityMetric::Unit::Pp: return num(x, 2) + QStringLiteral(" pp");
+      }
+      return QString();
+    };
+    Table ft;
+    ft.dense = true;
+    ft.columns = {{QStringLiteral("Metric"), 3.2, false, true}, {QStringLiteral("Recorded"), 1.3, true},
+                  {QStringLiteral("Replay"), 1.3, true},        {QStringLiteral("Ratio"), 0.8, true},
+                  {QStringLiteral("Bound"), 1.4},               {QStringLiteral("Verdict"), 0.8}};
+    for (const auto& mt : f.metrics) {
+      const Tone tone = mt.verdict == Verdict::Pass ? Tone::Better : mt.verdict == Verdict::Fail ? Tone::Worse : Tone::Muted;
+      ft.rows.push_back({QString::fromStdString(mt.label), mt.recorded ? value(mt, *mt.recorded) : QString(),
+                         mt.replayed ? value(mt, *mt.replayed) : value(mt, mt.measure),
+                         mt.ratio ? num(*mt.ratio, 3) : QStringLiteral("\u2013"), QString::fromStdString(mt.bound),
+                         Cell(QString::fromStdString(std::string(core::analysis::toString(mt.verdict))), tone)});
+    }
+    ft.note = QStringLiteral("%1 of the judged metrics outside their bounds. The bounds are an identity replay's: "
+                             "the recording kernel's own model on the recorded topology.")
+                  .arg(f.failed());
+    m_doc.table(std::move(ft));
   }
 
   std::shared_ptr<const ReportData> m_data;

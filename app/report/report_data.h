@@ -15,8 +15,12 @@
 #include "app/report/report_document.h"
 #include "core/analysis/diff.h"
 #include "core/analysis/stats.h"
+#include "core/analysis/why.h"
 
 namespace app::report {
+
+/// Tasks per run in the report's "Why tasks waited" section.
+inline constexpr size_t kReportWhyTasks = 5;
 
 struct RunEntry {
   QString label;  ///< file name, or "replay: cfs"
@@ -24,6 +28,7 @@ struct RunEntry {
   QColor color;
   std::shared_ptr<const core::TraceModel> model;
   core::analysis::RunStats stats;
+  std::vector<core::analysis::WhyReport> why;  ///< the tasks that waited longest (explainTopWaiters)
   int64_t origin = 0;  ///< absolute time of relative 0 (a replay: its recording's start)
   const ReportReplay* replay = nullptr;  ///< points into ReportData::spec
   size_t recording = 0;                  ///< for a replay: index of its recording in runs
@@ -53,5 +58,9 @@ core::Status writePdf(const Document& doc, const QString& path, PageSize page, c
 core::Status writeHtml(const Document& doc, const QString& path, const ProgressFn& progress, std::stop_token stop);
 std::string reportJson(const ReportData& data);
 std::string reportCsv(const ReportData& data);
+/// A CSV field, quoted when it holds a comma, a quote or a newline.
+std::string csvField(const std::string& s);
+/// JSON and CSV reports: the whole text or an error naming the file.
+core::Status writeTextFile(const QString& path, const std::string& text);
 
 }  // namespace app::report

@@ -31,7 +31,9 @@
 //   maximum over time of |S*_i(t) - S_i(t)|, reported as max and mean over the
 //   competing tasks. Jain's index of cookies: the same over cookies, x_K = sum
 //   of S_i / sum of S*_i of their competing tasks (cookie 0 included);
-// - CPU utilisation: busy (non-idle) time / covered length.
+// - CPU utilisation: busy (non-idle) time / covered length;
+// - idle while runnable: wall time during which some task waited on a CPU
+//   running another task while a CPU it was allowed on was idle (why.h).
 // Ranges are half-open, [from, to): an interval counts for its overlap with the
 // range, an instantaneous event (a switch, a wakeup, a migration, the start of
 // the wait a latency sample measures) iff from <= its time < to. The whole trace
@@ -162,6 +164,7 @@ struct RunStats {
   uint64_t migrations = 0;
   int64_t busyNs = 0;
   int64_t forcedIdleNs = 0;
+  int64_t idleWhileRunnableNs = 0;  ///< see idleWhileRunnableNs() in why.h
   std::vector<CookieStats> cookies;  ///< empty when no task has a cookie
   std::vector<CoreStats> cores;      ///< empty without SMT
 };

@@ -134,6 +134,7 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
   j.field("switches_voluntary", stats.switchesVoluntary);
   j.field("switches_involuntary", stats.switchesInvoluntary);
   j.field("migrations", stats.migrations);
+  j.field("idle_while_runnable_ns", stats.idleWhileRunnableNs);
   j.key("wakeup_latency_ns");
   writeDistributionJson(j, stats.wakeupLatency);
   j.key("sched_delay_ns");

@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "core/task_identities.h"
 #include "core/task_state.h"
 #include "core/topology.h"
+#include "importers/perf/compressed_records.h"
 #include "importers/perf/perf_data_format.h"
 #include "importers/perf/tracing_data.h"
 
@@ -33,6 +36,14 @@ constexpr uint64_t kMaxIdsPerAttr = 1 << 22;
 constexpr int kMaxCpu = core::SchedBuilder::kMaxCpus;
 constexpr uint32_t kProgressEvery = 1 << 16;
 constexpr uint64_t kThreadedFromBytes = 4 << 20;
+// Folder layout: bytes of one data.N file read before choosing the next one.
+constexpr uint64_t kMergeChunkBytes = 1 << 20;
+constexpr size_t kMaxDataFiles = kMaxCpu;  // perf record --threads writes one per thread, at most one per CPU
+constexpr uint32_t kCompressionZstd = 1;   // enum perf_comp_type (tools/perf/util/compress.h)
+// What one compressed record may decompress to: the HEADER_COMPRESSED mmap_len
+// (perf's own limit), within these bounds, or the upper one without it.
+constexpr uint64_t kMinMaxDecompressed = 64 << 10;
+constexpr uint64_t kDefaultMaxDecompressed = 256 << 20;
 // perf's u64 nanoseconds beyond int64 are corrupt data; the model's time is int64.
 constexpr uint64_t kMaxTs = INT64_MAX;
 
@@ -224,7 +235,7 @@ Field resolve(const TracepointFormat& f, std::string_view name) {
   return out;
 }
 
-enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec };
+enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec, StatRuntime };
 
 struct Decoder {
   SchedKind kind = SchedKind::Other;
@@ -255,6 +266,8 @@ constexpr KindSpec kKinds[] = {
     {"sched_process_fork", SchedKind::Fork, {"parent_pid", "child_pid", "parent_comm", "child_comm", {}, {}, {}}, 2},
     {"sched_process_exit", SchedKind::Exit, {"pid", "comm", "prio", {}, {}, {}, {}}, 1},
     {"sched_process_exec", SchedKind::Exec, {"pid", "filename", "old_pid", {}, {}, {}, {}}, 1},
+    // perf sched record adds it: the kernel's own accounting of CPU time (update_curr()).
+    {"sched_stat_runtime", SchedKind::StatRuntime, {"pid", "runtime", {}, {}, {}, {}, {}}, 2},
 };
 
 // The flag table of prev_state's __print_flags says which encoding the kernel used.
@@ -344,22 +357,55 @@ class Reader final : public core::EventSink {
   void take(DecodedEvent& e) override { deliver(e); }
 
  private:
+  // A file of records: the perf.data file, or one data.N file of the folder
+  // layout (perf record --threads), each written by its own perf thread with its
+  // own zstd stream.
+  struct DataStream {
+    std::string path;
+    std::unique_ptr<core::MappedFile> file;  // null for the header file's own data (m_file)
+    const uint8_t* base = nullptr;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    uint64_t pos = 0;
+    uint64_t tag = 0;  // fileTag(n): put on every record's offset
+    std::unique_ptr<CompressedRecords> zstd;
+    // Folder merge (mergeDataFiles): per CPU, the latest time this file has given.
+    std::vector<int64_t> latestByCpu;
+    int64_t mark = 0;      // everything of this file up to here has been read
+    int64_t nextMark = 0;  // what mark becomes after the next chunk
+  };
+
+  // Errors name the file being read, at its own offsets; inside decompressed
+  // data also where in the decompressed stream.
   core::Error errorAt(uint64_t off, const std::string& what) const {
-    return core::Error(m_path + ": " + offsetText(off) + ": " + what);
+    const std::string& path = m_stream ? m_stream->path : m_path;
+    if (m_inCompressed)
+      return core::Error(path + ": " + offsetText(off) + ": in the zstd-compressed record, at decompressed byte " +
+                         std::to_string(m_decompressedAt) + ": " + what);
+    return core::Error(path + ": " + offsetText(off) + ": " + what);
   }
+  // `off` is the file's own offset; events and diagnostics carry the file's tag too.
+  uint64_t tagged(uint64_t off) const { return (m_stream ? m_stream->tag : 0) | off; }
   void diag(core::DiagCode code, uint64_t off, std::string what, std::optional<int> cpu = {}) {
-    if (m_feed.keepsRecord(code)) m_feed.diagnostic(code, off, what, cpu);
+    if (!m_feed.keepsRecord(code)) return;
+    if (m_inCompressed) what = "in the zstd-compressed record: " + what;
+    m_feed.diagnostic(code, tagged(off), what, cpu);
   }
 
   core::Status readFileHeader();
   core::Status readFeatures(uint64_t tableOffset);
   core::Status readFeature(int feat, uint64_t off, uint64_t size);
-  core::Status readTracingData(uint64_t off, uint64_t size, uint64_t* used);
+  core::Status readTracingData(uint64_t off, uint64_t size);
   void readTopology(const Bytes& sec, uint64_t base);
   std::optional<std::string> headerString(const Bytes& sec, uint64_t& pos);
   core::Status addAttr(Attr a);
   void rebuildDecoders();
-  core::Status processRecords(uint64_t begin, uint64_t end);
+  core::Status readAllRecords();
+  core::Status findDataFiles();
+  core::Status mergeDataFiles();
+  core::Status processRecords(DataStream& s, uint64_t budget);
+  core::Status processRecord(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off);
+  core::Status processCompressed(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off);
 
   int attrIndexForId(uint64_t id) const;
   int attrForSample(const uint8_t* rec, uint32_t size) const;
@@ -425,9 +471,23 @@ class Reader final : public core::EventSink {
   uint64_t m_synthLostSamples = 0;
   int m_nrCpusOnline = 0;
   int m_nrCpusAvail = 0;
+
+  std::vector<DataStream> m_streams;  // [0]: the header file's data section; then data.N in N order
+  DataStream* m_stream = nullptr;     // the one being read
+  bool m_dirFormat = false;           // HEADER_DIR_FORMAT: perf record --threads
+  // perf record -z (HEADER_COMPRESSED): what one record may decompress to, and
+  // the ratio the recording reached (to size the model and pick threading).
+  uint32_t m_compressionType = kCompressionZstd;  // the only one perf has written
+  uint64_t m_maxDecompressed = kDefaultMaxDecompressed;
+  uint64_t m_compressionRatio = 1;
+  bool m_inCompressed = false;
+  uint64_t m_decompressedAt = 0;
 };
 
 core::Status Reader::run() {
+  std::error_code ec;
+  // The folder layout of perf record --threads: `data` is the header file.
+  if (std::filesystem::is_directory(m_path, ec)) m_path = (std::filesystem::path(m_path) / "data").string();
   if (auto st = m_file.open(m_path); !st) return st;
   if (m_file.size() < 16) return errorAt(0, "file too short for a perf.data header (" + std::to_string(m_file.size()) + " bytes)");
   uint64_t magic;
@@ -451,16 +511,27 @@ core::Status Reader::run() {
   } else {
     if (auto st = readFileHeader(); !st) return st;
   }
-  m_b.setMetadata("perf_data_layout", m_pipe ? "pipe" : "file");
+  DataStream& header = m_streams.emplace_back();
+  header.path = m_path;
+  header.base = m_file.data();
+  header.begin = header.pos = m_dataBegin;
+  header.end = m_dataEnd;
+  if (m_dirFormat) {
+    if (auto st = findDataFiles(); !st) return st;
+  }
+  m_b.setMetadata("perf_data_layout", m_pipe ? "pipe" : m_dirFormat ? "folder" : "file");
+  uint64_t dataBytes = 0;
+  for (const auto& s : m_streams) dataBytes += s.end - s.begin;
+  dataBytes *= m_compressionRatio;
   // A sched tracepoint sample takes 90-130 bytes; the builder sizes its tables from this.
-  m_b.reserve((m_dataEnd - m_dataBegin) / 96);
+  m_b.reserve(dataBytes / 96);
   // Reading the file and building the model take about 40% and 60% of a large
   // import: with a core to spare, read on a worker thread so the two overlap.
   // Pipe data changes the event list while it streams, so it is read here.
   const bool threaded = !m_pipe && (m_threading == Threading::Always ||
-                                    (m_threading == Threading::Auto && m_dataEnd - m_dataBegin >= kThreadedFromBytes && spareCpu()));
+                                    (m_threading == Threading::Auto && dataBytes >= kThreadedFromBytes && spareCpu()));
   const auto read = [this] {
-    core::Status body = processRecords(m_dataBegin, m_dataEnd);
+    core::Status body = readAllRecords();
     m_sorter.finish();
     finish();
     return body;
@@ -569,12 +640,11 @@ core::Status Reader::readFeatures(uint64_t tableOffset) {
   return core::Status::ok();
 }
 
-core::Status Reader::readTracingData(uint64_t off, uint64_t size, uint64_t* used) {
+core::Status Reader::readTracingData(uint64_t off, uint64_t size) {
   auto parsed = parseTracingData({m_file.data() + off, static_cast<size_t>(size)}, off);
   if (!parsed) return core::Error(m_path + ": cannot read the tracing data (event formats): " + parsed.error().message());
   m_formats = std::move(parsed->formats);
   m_haveTracingData = true;
-  if (used) *used = parsed->bytesUsed;
   rebuildDecoders();
   return core::Status::ok();
 }
@@ -583,7 +653,7 @@ core::Status Reader::readFeature(int feat, uint64_t off, uint64_t size) {
   const Bytes sec = m_bytes.sub(off, size);
   uint64_t pos = 0;
   switch (feat) {
-    case kFeatTracingData: return readTracingData(off, size, nullptr);
+    case kFeatTracingData: return readTracingData(off, size);
     case kFeatHostname:
     case kFeatOsRelease:
     case kFeatVersion:
@@ -648,6 +718,20 @@ core::Status Reader::readFeature(int feat, uint64_t off, uint64_t size) {
       break;
     }
     case kFeatCpuTopology: readTopology(sec, off); break;
+    case kFeatDirFormat: m_dirFormat = true; break;
+    case kFeatCompressed: {
+      // write_compressed() in tools/perf/util/header.c: five u32.
+      if (!sec.has(0, 20)) {
+        diag(core::DiagCode::malformed_record, off, "COMPRESSED header feature is too short");
+        break;
+      }
+      m_compressionType = sec.u32(4);
+      m_compressionRatio = std::clamp<uint64_t>(sec.u32(12), 1, 100);
+      m_maxDecompressed = std::clamp<uint64_t>(sec.u32(16), kMinMaxDecompressed, kDefaultMaxDecompressed);
+      m_b.setMetadata("perf_compression", (m_compressionType == kCompressionZstd ? "zstd" : "type " + std::to_string(m_compressionType)) +
+                                              " level " + std::to_string(sec.u32(8)) + ", ratio " + std::to_string(sec.u32(12)));
+      break;
+    }
     default: break;
   }
   return core::Status::ok();
@@ -765,26 +849,114 @@ void Reader::queue(DecodedEvent& e) {
     deliver(e);
     return;
   }
+  if (m_streams.size() > 1 && e.cpu >= 0) {
+    auto& latest = m_stream->latestByCpu;
+    if (static_cast<size_t>(e.cpu) >= latest.size()) latest.resize(static_cast<size_t>(e.cpu) + 1, 0);
+    latest[static_cast<size_t>(e.cpu)] = std::max(latest[static_cast<size_t>(e.cpu)], e.ts);
+  }
   if (e.op == EventOp::Private) e.cpu = std::max(e.cpu, 0);
   m_sorter.push(e);
   m_maxTs = std::max(m_maxTs, e.ts);
 }
 
-core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
-  const uint8_t* base = m_file.data();
-  uint64_t off = begin;
+core::Status Reader::readAllRecords() {
+  if (m_streams.size() > 1) return mergeDataFiles();
+  return processRecords(m_streams.front(), UINT64_MAX);
+}
+
+// perf's data__open_dir takes every "data.*" file of the folder; these are the
+// ones perf record writes (data.0 ... data.N-1, one per thread), in number order
+// so that a file's tag, and the order of equal timestamps, never depend on
+// readdir. Empty ones (a thread that wrote nothing) are skipped, as perf does.
+core::Status Reader::findDataFiles() {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(m_path).parent_path();
+  std::vector<std::pair<uint64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder.empty() ? fs::path(".") : folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 6 || name.compare(0, 5, "data.") != 0) continue;
+    uint64_t n = 0;
+    const char* digits = name.data() + 5;
+    const auto [end, err] = std::from_chars(digits, name.data() + name.size(), n);
+    if (err != std::errc() || end != name.data() + name.size() || !entry.is_regular_file(ec)) continue;
+    found.emplace_back(n, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  if (found.size() > kMaxDataFiles)
+    return errorAt(0, "the folder holds " + std::to_string(found.size()) + " data.N files, more than one per CPU (" +
+                          std::to_string(kMaxDataFiles) + ")");
+  for (const auto& [n, path] : found) {
+    auto file = std::make_unique<core::MappedFile>();
+    if (auto st = file->open(path); !st) return st;
+    if (file->size() == 0) continue;
+    DataStream& s = m_streams.emplace_back();
+    s.path = path;
+    s.base = file->data();
+    s.end = file->size();
+    s.tag = core::fileTag(m_streams.size() - 1);
+    s.file = std::move(file);
+  }
+  if (m_streams.size() == 1)
+    return errorAt(m_dataEnd, "the header says the data lies in data.N files beside it (perf record --threads), "
+                              "but the folder has none with data");
+  std::vector<std::string> paths;
+  for (const auto& s : m_streams) paths.push_back(s.path);
+  m_feed.setFiles(std::move(paths));
+  return core::Status::ok();
+}
+
+// perf record --threads writes no FINISHED_ROUND records: each file holds the
+// ring buffers of its thread's CPUs, each CPU's records in time order. The
+// files are read a chunk at a time, always the one read least far in time, and
+// the sorter releases what a FINISHED_ROUND would let go: everything up to the
+// time that every file has been read to, one chunk back (the slack a round
+// leaves for a record that arrives a little late within its CPU).
+core::Status Reader::mergeDataFiles() {
+  while (true) {
+    DataStream* next = nullptr;
+    for (auto& s : m_streams)
+      if (s.pos < s.end && (!next || s.mark < next->mark)) next = &s;
+    if (!next) return core::Status::ok();
+    if (auto st = processRecords(*next, kMergeChunkBytes); !st) return st;
+    next->mark = next->nextMark;
+    // Before it has read a CPU, a file may still hold anything: the limit waits.
+    int64_t readTo = INT64_MAX;
+    for (int64_t ts : next->latestByCpu)
+      if (ts > 0) readTo = std::min(readTo, ts);
+    next->nextMark = next->pos < next->end ? (readTo == INT64_MAX ? 0 : readTo) : INT64_MAX;
+    if (next->pos >= next->end) next->mark = INT64_MAX;
+    int64_t limit = INT64_MAX;
+    for (const auto& s : m_streams) limit = std::min(limit, s.mark);
+    if (limit > m_nextFlush) {
+      m_sorter.releaseUpTo(limit);
+      m_nextFlush = limit;
+    }
+  }
+}
+
+core::Status Reader::processRecords(DataStream& s, uint64_t budget) {
+  m_stream = &s;
+  const uint8_t* base = s.base;
+  const uint64_t end = s.end;
+  const uint64_t stopAt = end - s.pos > budget ? s.pos + budget : end;
+  uint64_t off = s.pos;
   uint32_t untilProgress = 1;  // check for cancellation before the first record too
-  const double span = static_cast<double>(std::max<uint64_t>(1, end - begin));
-  while (off < end) {
+  while (off < stopAt) {
     if (--untilProgress == 0) {
       untilProgress = kProgressEvery;
       if (m_opt.stop.stop_requested()) return core::Error(m_path + ": import cancelled");
-      const double fraction = static_cast<double>(off - begin) / span;
+      s.pos = off;
+      uint64_t done = 0;
+      uint64_t all = 1;
+      for (const auto& t : m_streams) done += t.pos - t.begin, all += t.end - t.begin;
+      const double fraction = static_cast<double>(done) / static_cast<double>(all);
       if (m_feed.threaded())
         m_feed.progress(fraction);
       else if (m_opt.progress)
         m_opt.progress(fraction);
     }
+    s.pos = off;
     if (end - off < kRecordHeaderSize) return errorAt(off, "data ends inside a record header");
     const uint8_t* rec = base + off;
     // The hardware prefetcher stops at every 4 KiB page of the mapping; records
@@ -799,59 +971,18 @@ core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
     if (size > end - off) return errorAt(off, "record of " + std::to_string(size) + " bytes (type " + std::to_string(type) + ") runs past the end of the data (" + std::to_string(end - off) + " bytes left)");
     uint64_t next = off + size;
     switch (type) {
-      case kRecordSample: {
-        if (m_attrs.empty()) return errorAt(off, "sample before any event attribute");
-        const int idx = attrForSample(rec, size);
-        if (idx < 0) {
-          diag(core::DiagCode::malformed_record, off, "sample with an id no event declares; skipped");
-          break;
-        }
-        decodeSample(off, rec, size, m_attrs[static_cast<size_t>(idx)]);
-        break;
-      }
-      case kRecordFinishedRound:
-        // perf record writes one round per pass over the per-CPU buffers; an event
-        // of round N can only be overtaken by events up to the end of round N-1.
-        m_sorter.releaseUpTo(m_nextFlush);
-        m_nextFlush = m_maxTs;
-        break;
-      case kRecordComm:
-      case kRecordFork:
-      case kRecordExit:
-      case kRecordLost:
-      case kRecordLostSamples: {
-        if (m_attrs.empty()) break;
-        decodeOther(off, rec, size, type, m_attrs[static_cast<size_t>(attrForOther(rec, size))]);
-        break;
-      }
-      case kRecordHeaderAttr: {
-        if (size < kRecordHeaderSize + kAttrMinSize) return errorAt(off, "attribute record too short");
-        const Bytes rb = m_bytes.sub(off, size);
-        uint32_t attrSize = rb.u32(kRecordHeaderSize + 4);
-        if (attrSize == 0) attrSize = kAttrMinSize;
-        if (attrSize < kAttrMinSize || kRecordHeaderSize + attrSize > size) return errorAt(off, "attribute record declares attr size " + std::to_string(attrSize) + " beyond the record");
-        Attr a = readAttr(rb, kRecordHeaderSize);
-        for (uint64_t p = kRecordHeaderSize + attrSize; p + 8 <= size; p += 8) a.ids.push_back(rb.u64(p));
-        if (auto st = addAttr(std::move(a)); !st) return errorAt(off, st.message());
-        rebuildDecoders();
-        break;
-      }
+      // The two records whose data follows them in the file, outside their size.
       case kRecordHeaderTracingData: {
         if (size < 12) return errorAt(off, "tracing data record too short");
         // The formats follow the record; its header only holds their (8-aligned) size.
         const uint64_t dataSize = rd32(rec + 8);
         if (dataSize > end - next) return errorAt(off, "tracing data of " + std::to_string(dataSize) + " bytes runs past the end of the file");
-        uint64_t used = 0;
-        if (auto st = readTracingData(next, dataSize, &used); !st) return st;
-        next += dataSize;
-        break;
-      }
-      case kRecordHeaderFeature: {
-        if (size < 16) return errorAt(off, "feature record too short");
-        const uint64_t feat = rd64(rec + 8);
-        if (feat < kFeatBits) {
-          if (auto st = readFeature(static_cast<int>(feat), off + 16, size - 16); !st) return st;
+        if (&s != &m_streams.front()) {
+          diag(core::DiagCode::malformed_record, off, "tracing data in a data.N file (perf writes it to the header file); skipped");
+        } else if (auto st = readTracingData(next, dataSize); !st) {
+          return st;
         }
+        next += dataSize;
         break;
       }
       case kRecordAuxtrace: {
@@ -862,14 +993,124 @@ core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
         break;
       }
       case kRecordCompressed:
-        return errorAt(off, "zstd-compressed records (perf record -z) are not supported; record without -z");
-      default: break;  // MMAP, ID_INDEX, build ids...: nothing the schedule needs
+      case kRecordCompressed2:
+        if (auto st = processCompressed(rec, type, size, off); !st) return st;
+        break;
+      default:
+        if (auto st = processRecord(rec, type, size, off); !st) return st;
+        break;
     }
     off = next;
   }
-  if (off != end) return errorAt(end, "records overrun the end of the data section");
+  s.pos = off;
+  if (off > end) return errorAt(end, "records overrun the end of the data section");
+  if (off == end && s.zstd && s.zstd->pendingBytes() > 0)
+    return errorAt(end, "the zstd-compressed data ends inside a record (" + std::to_string(s.zstd->pendingBytes()) +
+                            " bytes of it decompressed)");
   return core::Status::ok();
 }
+
+// A record whose bytes are all in `rec` — in the mapped file, or decompressed.
+core::Status Reader::processRecord(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off) {
+  switch (type) {
+    case kRecordSample: {
+      if (m_attrs.empty()) return errorAt(off, "sample before any event attribute");
+      const int idx = attrForSample(rec, size);
+      if (idx < 0) {
+        diag(core::DiagCode::malformed_record, off, "sample with an id no event declares; skipped");
+        break;
+      }
+      decodeSample(off, rec, size, m_attrs[static_cast<size_t>(idx)]);
+      break;
+    }
+    case kRecordFinishedRound:
+      // perf record writes one round per pass over the per-CPU buffers; an event
+      // of round N can only be overtaken by events up to the end of round N-1.
+      // (In a folder, the round of one file says nothing of the others: the
+      // merge sets the limit there.)
+      if (m_streams.size() > 1) break;
+      m_sorter.releaseUpTo(m_nextFlush);
+      m_nextFlush = m_maxTs;
+      break;
+    case kRecordComm:
+    case kRecordFork:
+    case kRecordExit:
+    case kRecordLost:
+    case kRecordLostSamples: {
+      if (m_attrs.empty()) break;
+      decodeOther(off, rec, size, type, m_attrs[static_cast<size_t>(attrForOther(rec, size))]);
+      break;
+    }
+    case kRecordHeaderAttr:
+    case kRecordHeaderFeature:
+      // perf writes its own header records straight to the header file, never
+      // through the ring buffers it compresses or the data.N files.
+      if (m_inCompressed || m_stream != &m_streams.front()) {
+        diag(core::DiagCode::malformed_record, off, "header record (type " + std::to_string(type) + ") outside the header file's own records; skipped");
+        break;
+      }
+      if (type == kRecordHeaderAttr) {
+        if (size < kRecordHeaderSize + kAttrMinSize) return errorAt(off, "attribute record too short");
+        const Bytes rb(rec, size, m_swap);
+        uint32_t attrSize = rb.u32(kRecordHeaderSize + 4);
+        if (attrSize == 0) attrSize = kAttrMinSize;
+        if (attrSize < kAttrMinSize || kRecordHeaderSize + attrSize > size) return errorAt(off, "attribute record declares attr size " + std::to_string(attrSize) + " beyond the record");
+        Attr a = readAttr(rb, kRecordHeaderSize);
+        for (uint64_t p = kRecordHeaderSize + attrSize; p + 8 <= size; p += 8) a.ids.push_back(rb.u64(p));
+        if (auto st = addAttr(std::move(a)); !st) return errorAt(off, st.message());
+        rebuildDecoders();
+      } else {
+        if (size < 16) return errorAt(off, "feature record too short");
+        const uint64_t feat = rd64(rec + 8);
+        if (feat < kFeatBits) {
+          if (auto st = readFeature(static_cast<int>(feat), off + 16, size - 16); !st) return st;
+        }
+      }
+      break;
+    case kRecordHeaderTracingData:
+    case kRecordAuxtrace:
+    case kRecordCompressed:
+    case kRecordCompressed2:
+      // Only here from inside compressed data: their payloads lie in the file.
+      diag(core::DiagCode::malformed_record, off, "record of type " + std::to_string(type) + " inside compressed data; skipped");
+      break;
+    default: break;  // MMAP, ID_INDEX, build ids...: nothing the schedule needs
+  }
+  return core::Status::ok();
+}
+
+core::Status Reader::processCompressed(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off) {
+  uint64_t payloadAt = kRecordHeaderSize;
+  uint64_t payloadSize = size - kRecordHeaderSize;
+  if (type == kRecordCompressed2) {
+    // header, u64 data_size, the zstd bytes, padding to 8 (perf 6.15, builtin-record.c).
+    if (size < kRecordHeaderSize + 8) return errorAt(off, "compressed record too short for its data size");
+    payloadAt += 8;
+    payloadSize = rd64(rec + kRecordHeaderSize);
+    if (payloadSize > size - payloadAt)
+      return errorAt(off, "compressed record declares " + std::to_string(payloadSize) + " bytes of data, more than its " +
+                              std::to_string(size - payloadAt));
+  }
+  if (m_compressionType != kCompressionZstd)
+    return errorAt(off, "compressed record, but the header declares compression type " +
+                            std::to_string(m_compressionType) + " (only zstd, type 1, is known)");
+  DataStream& s = *m_stream;
+  if (!s.zstd) s.zstd = std::make_unique<CompressedRecords>();
+  m_inCompressed = true;
+  m_decompressedAt = s.zstd->streamBytes();
+  core::Status st = s.zstd->feed(
+      {rec + payloadAt, static_cast<size_t>(payloadSize)}, m_maxDecompressed,
+      [&](const uint8_t* inner, uint32_t innerSize, uint64_t at) {
+        m_decompressedAt = at;
+        return processRecord(inner, rd32(inner), innerSize, off);
+      },
+      m_swap);
+  m_inCompressed = false;
+  // The decompressor's own errors say where in the stream; the records' say it themselves.
+  if (!st && st.message().rfind(s.path, 0) != 0) st = errorAt(off, "zstd-compressed record: " + st.message());
+  return st;
+}
+
 
 inline int64_t Reader::field(const uint8_t* raw, const Field& f) const {
   const uint8_t* p = raw + f.off;
@@ -946,7 +1187,7 @@ bool Reader::locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const u
 void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a) {
   const Decoder& d = m_decoders[a.decoder];
   DecodedEvent e;
-  e.position = off;
+  e.position = tagged(off);
   e.cpu = -1;
   e.countKey = d.countKey;
   // Every sample is counted, like perf script prints it, even one that cannot be placed.
@@ -1046,7 +1287,14 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
       e.op = EventOp::Exec;
       e.tid = i32(0, 0);
       e.otherTid = i32(2, e.tid);
-      e.setText(0, str(1));  // a long one points into the mapped file; the sorter keeps a copy
+      // A long one points into the mapped file or the decompressed record: the
+      // sorter (or the threaded feed) keeps a copy.
+      e.setText(0, str(1));
+      break;
+    case SchedKind::StatRuntime:
+      e.op = EventOp::RuntimeStat;
+      e.tid = i32(0, 0);
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(field(raw, d.f[1])), INT64_MAX));
       break;
     case SchedKind::Other: break;
   }
@@ -1055,7 +1303,7 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
 
 void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a) {
   DecodedEvent e;
-  e.position = off;
+  e.position = tagged(off);
   e.op = EventOp::Private;
   e.cpu = -1;
   const bool haveTrailer = a.trailerSize > 0 && a.trailerSize + kRecordHeaderSize <= size;
@@ -1118,7 +1366,8 @@ void Reader::deliver(DecodedEvent& e) {
     case EventOp::WakeupNew:
     case EventOp::Migrate:
     case EventOp::Exit:
-    case EventOp::Exec: m_tasks.see(e.tid); break;
+    case EventOp::Exec:
+    case EventOp::RuntimeStat: m_tasks.see(e.tid); break;
     case EventOp::Fork:
       m_tasks.see(e.tid);
       m_tasks.see(e.otherTid);
@@ -1200,6 +1449,17 @@ int probePerfData(std::span<const std::byte> head) {
   if (std::memcmp(head.data(), "PERFILE2", 8) == 0 || std::memcmp(head.data(), "2ELIFREP", 8) == 0) return 100;
   if (std::memcmp(head.data(), "PERFFILE", 8) == 0) return 60;
   return 0;
+}
+
+int probePerfDataFolder(const std::string& path, const std::vector<std::string>& entries) {
+  if (std::find(entries.begin(), entries.end(), "data") == entries.end()) return 0;
+  char magic[8] = {};
+  const int fd = ::open((std::filesystem::path(path) / "data").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = ::read(fd, magic, sizeof magic);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof magic)) return 0;
+  return probePerfData(std::as_bytes(std::span(magic))) == 100 ? 100 : 0;
 }
 
 core::Status readPerfData(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options,

@@ -52,4 +52,54 @@ bool Decompressor::decompress(const uint8_t* src, size_t srcSize, uint8_t* dst, 
   return false;
 }
 
+struct Compressor::Impl {
+  Compression algorithm;
+  ZSTD_CCtx* zstd = nullptr;
+};
+
+Compressor::Compressor(Compression algorithm) : m_impl(std::make_unique<Impl>()) {
+  m_impl->algorithm = algorithm;
+  if (algorithm == Compression::Zstd) m_impl->zstd = ZSTD_createCCtx();
+}
+
+Compressor::~Compressor() {
+  if (m_impl->zstd) ZSTD_freeCCtx(m_impl->zstd);
+}
+
+bool Compressor::compress(const uint8_t* src, size_t srcSize, std::vector<uint8_t>& out) {
+  switch (m_impl->algorithm) {
+    case Compression::None:
+      return false;
+    case Compression::Zstd: {
+      if (!m_impl->zstd) return false;
+      out.resize(ZSTD_compressBound(srcSize));
+      const size_t n = ZSTD_compressCCtx(m_impl->zstd, out.data(), out.size(), src, srcSize, ZSTD_CLEVEL_DEFAULT);
+      if (ZSTD_isError(n)) return false;
+      out.resize(n);
+      return true;
+    }
+    case Compression::Zlib: {
+      if (srcSize > UINT32_MAX) return false;
+      uLongf n = compressBound(static_cast<uLong>(srcSize));
+      out.resize(n);
+      if (compress2(out.data(), &n, src, static_cast<uLong>(srcSize), Z_DEFAULT_COMPRESSION) != Z_OK) return false;
+      out.resize(n);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string Compressor::libraryVersion(Compression algorithm) {
+  switch (algorithm) {
+    case Compression::None:
+      return "";
+    case Compression::Zstd:
+      return ZSTD_versionString();
+    case Compression::Zlib:
+      return zlibVersion();
+  }
+  return "";
+}
+
 }  // namespace importers::tracedat

@@ -17,6 +17,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -28,6 +29,7 @@
 #include "importers/registered.h"
 #include "importers/tracedat/cpu_stream.h"
 #include "importers/tracedat/sched_event_decoder.h"
+#include "importers/tracedat/tracedat_format.h"
 #include "importers/tracedat/tracedat_layout.h"
 
 namespace importers {
@@ -35,7 +37,6 @@ namespace importers {
 namespace tracedat {
 namespace {
 
-constexpr std::string_view kMagic("\x17\x08\x44tracing", 10);
 constexpr size_t kPipelineBudgetBytes = 24u << 20;  // decoded events in flight, all CPUs together
 
 // "FILE: byte offset N (0xN) (cpu C): message", as core::DiagnosticRecord::format() writes it.
@@ -230,19 +231,19 @@ core::Status Merger::run(DecodePipeline& pipeline) {
   reserveModel(pipeline, first);
   for (size_t s = 0; s < m_streams.size(); ++s) handOver(s, first[s]);
 
-  // The CPU read least far holds every other back: read it next.
+  // The CPU read least far holds every other back: read it next. A block holds
+  // up to 4096 events, a short trace only a few blocks: cancellation is checked
+  // before each one.
   bool cancelled = false;
   for (uint64_t n = 1;; ++n) {
+    if (m_options.stop.stop_requested()) {
+      cancelled = true;
+      break;
+    }
     const int cpu = m_sorter.starvedCpu();
     if (cpu < 0) break;
     handOver(m_streamOfCpu[static_cast<size_t>(cpu)], pipeline.next(m_streamOfCpu[static_cast<size_t>(cpu)]));
-    if ((n & 0xf) == 0) {
-      if (m_options.stop.stop_requested()) {
-        cancelled = true;
-        break;
-      }
-      if ((n & 0x3f) == 0) reportProgress(pipeline);
-    }
+    if ((n & 0x3f) == 0) reportProgress(pipeline);
   }
   if (cancelled) {
     pipeline.stop();
@@ -255,6 +256,9 @@ core::Status Merger::run(DecodePipeline& pipeline) {
   for (const auto& st : m_streams) lastTs = std::max(lastTs, st.lastTs);
   for (const auto& st : m_streams)
     if (st.broken && lastTs != INT64_MIN) m_builder.onDataLoss(st.cpu, std::max(lastTs, st.lastTs), -1);
+  // A page that lost events has room for their count only if it is not full;
+  // the ring buffer's own overrun total (CPUSTAT) tells the count it lacks.
+  for (const auto& stat : m_layout.cpuStats) m_builder.settleLostCount(stat.cpu, stat.overrun);
 
   for (size_t id = 0; id < m_counts.size(); ++id)
     if (m_counts[id]) m_builder.countEvent(m_builder.eventType(m_table.name(static_cast<uint16_t>(id))), m_counts[id]);
@@ -311,7 +315,11 @@ core::Status TraceDatImporter::read(const std::string& path, core::SchedBuilder&
     builder.setFormat(formatName(l));
     if (!l.clock.empty()) builder.setMetadata("clock", l.clock);
     if (!l.uname.empty()) builder.setMetadata("kernel", l.uname);
-    if (!l.tracerVersion.empty()) builder.setMetadata("recorder", "trace-cmd " + l.tracerVersion);
+    // trace-cmd writes its bare version ("3.1.6 not-a-git-repo"); other writers name themselves.
+    if (!l.tracerVersion.empty())
+      builder.setMetadata("recorder", std::isdigit(static_cast<unsigned char>(l.tracerVersion[0]))
+                                          ? "trace-cmd " + l.tracerVersion
+                                          : l.tracerVersion);
     if (!l.bufferName.empty()) builder.setMetadata("instance", l.bufferName);
     if (!l.otherBuffers.empty()) {
       std::string names;

@@ -9,8 +9,11 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string_view>
+
+#include "importers/tracedat/tracedat_format.h"
 
 namespace importers::tracedat {
 
@@ -55,30 +58,6 @@ constexpr uint64_t kMaxOptionBytes = 64ULL << 20;     // one option's payload
 constexpr uint64_t kMaxSectionBytes = 128ULL << 20;   // one decompressed metadata section (formats: ~2 MB)
 constexpr uint32_t kMaxCount = 1 << 20;               // formats, systems, events per system
 constexpr int kMaxCpus = 8192;
-
-// Option and section ids (trace-cmd lib/trace-cmd/include/private/trace-cmd-private.h).
-enum OptionId : uint16_t {
-  kOptDone = 0,
-  kOptDate = 1,
-  kOptCpuStat = 2,
-  kOptBuffer = 3,
-  kOptTraceClock = 4,
-  kOptUname = 5,
-  kOptHook = 6,
-  kOptOffset = 7,
-  kOptCpuCount = 8,
-  kOptVersion = 9,
-  kOptTsc2Nsec = 14,
-  kOptStrings = 15,
-  kOptHeaderInfo = 16,
-  kOptFtraceEvents = 17,
-  kOptEventFormats = 18,
-  kOptKallsyms = 19,
-  kOptPrintk = 20,
-  kOptCmdlines = 21,
-  kOptBufferText = 22,
-};
-constexpr uint16_t kSectionCompressed = 1;
 
 std::string hexOffset(uint64_t offset) {
   char buf[64];
@@ -240,6 +219,29 @@ std::string selectedClock(std::string_view text) {
 
 std::string cString(const std::string& payload) { return payload.substr(0, payload.find('\0')); }
 
+// "CPU: 1\nentries: 0\noverrun: 21204\ncommit overrun: 0\n..." -> {1, 21204}
+std::optional<CpuStat> parseCpuStat(std::string_view text) {
+  std::optional<int64_t> cpu;
+  std::optional<int64_t> overrun;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    auto number = [&](std::string_view key, std::optional<int64_t>& out) {
+      if (!line.starts_with(key)) return;
+      std::string_view v = line.substr(key.size());
+      while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+      int64_t n = 0;
+      const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec == std::errc() && n >= 0) out = n;
+    };
+    number("CPU:", cpu);
+    number("overrun:", overrun);
+  }
+  if (!cpu || !overrun || *cpu >= kMaxCpus) return std::nullopt;
+  return CpuStat{static_cast<int>(*cpu), *overrun};
+}
+
 class LayoutReader {
  public:
   explicit LayoutReader(const TraceFile& file) : m_file(file) {}
@@ -262,7 +264,6 @@ class LayoutReader {
 
   const TraceFile& m_file;
   TraceLayout m_layout;
-  std::string m_headerPageText;
   bool m_haveTraceClockOption = false;
   std::string m_failure;  // set by option handlers
   uint64_t m_failureOffset = 0;
@@ -280,14 +281,10 @@ class LayoutReader {
 bool LayoutReader::readHeaderInfo(Cursor& c) {
   if (!c.expect(std::string_view("header_page\0", 12), "the \"header_page\" marker")) return false;
   const uint64_t pageSize = c.u64("the header_page size");
-  m_headerPageText = c.blob(pageSize, kMaxFormatBytes, "header_page");
+  m_layout.headerPageText = c.blob(pageSize, kMaxFormatBytes, "header_page");
   if (!c.expect(std::string_view("header_event\0", 13), "the \"header_event\" marker")) return false;
   const uint64_t eventSize = c.u64("the header_event size");
-  if (eventSize > kMaxFormatBytes) {
-    c.fail("header_event declares " + std::to_string(eventSize) + " bytes");
-    return false;
-  }
-  c.skip(eventSize, "header_event");
+  m_layout.headerEventText = c.blob(eventSize, kMaxFormatBytes, "header_event");
   return c.ok();
 }
 
@@ -401,6 +398,10 @@ bool LayoutReader::handleOption(uint16_t id, const std::string& p, uint64_t at) 
       if (ec == std::errc()) m_layout.tsOffset += v;
       return true;
     }
+    case kOptCpuStat:
+      // The per_cpu/cpuN/stats file after a "CPU: N" line.
+      if (auto stat = parseCpuStat(cString(p))) m_layout.cpuStats.push_back(*stat);
+      return true;
     case kOptCpuCount:
       if (p.size() >= 4) {
         uint32_t n;
@@ -431,7 +432,7 @@ bool LayoutReader::handleOption(uint16_t id, const std::string& p, uint64_t at) 
       }
       return true;
     default:
-      // DATE, CPUSTAT, HOOK, PROCMAPS, TRACEID, TIME_SHIFT, GUEST...: nothing a
+      // DATE, HOOK, PROCMAPS, TRACEID, TIME_SHIFT, GUEST...: nothing a
       // schedule needs. (DATE maps to wall-clock time; the model keeps trace time.)
       return true;
   }
@@ -732,7 +733,7 @@ core::Status LayoutReader::recoverFlyrecordByScan() {
 core::Result<TraceLayout> LayoutReader::read() {
   Cursor c(m_file, 0, false);
   if (m_file.size() == 0) return fileError(m_file, 0, "empty file");
-  if (!c.expect(std::string_view("\x17\x08\x44tracing", 10), "the trace.dat magic (\\x17\\x08\\x44tracing)"))
+  if (!c.expect(kMagic, "the trace.dat magic (\\x17\\x08\\x44tracing)"))
     return cursorError(m_file, c);
   const uint64_t versionAt = c.pos();
   const std::string version = c.cstring(16, "the file version");
@@ -769,7 +770,7 @@ core::Result<TraceLayout> LayoutReader::read() {
   }
   if (!st) return core::Error(st.message());
 
-  auto header = parseHeaderPage(m_headerPageText);
+  auto header = parseHeaderPage(m_layout.headerPageText);
   if (!header) return fileError(m_file, 0, "header_page format is missing or malformed");
   if (header->dataOffset >= pageSize)
     return fileError(m_file, 0, "header_page data offset beyond the page size");

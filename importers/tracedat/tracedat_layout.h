@@ -45,6 +45,12 @@ struct CpuDataRef {
   uint64_t size = 0;    ///< as the file declares it (compressed size for v7 compressed data)
 };
 
+/// A CPU's ring-buffer statistics as the recorder saved them (CPUSTAT option).
+struct CpuStat {
+  int cpu = 0;
+  int64_t overrun = 0;  ///< events overwritten before they were read
+};
+
 struct TraceLayout {
   int version = 0;
   bool bigEndian = false;
@@ -63,11 +69,14 @@ struct TraceLayout {
   uint32_t tscShift = 0;
   uint64_t tscOffset = 0;
   HeaderPage headerPage;
+  std::string headerPageText;   ///< events/header_page as the recorder saved it
+  std::string headerEventText;  ///< events/header_event
   std::vector<EventFormatText> formats;  ///< ftrace formats (system "ftrace") and event formats
   std::string cmdlines;                  ///< saved_cmdlines: "tid comm" lines
   std::string bufferName;                ///< the instance read ("" = top)
   std::vector<std::string> otherBuffers;  ///< instances present but not read
   std::vector<CpuDataRef> cpuData;
+  std::vector<CpuStat> cpuStats;
   uint64_t dataStart = 0;  ///< first byte of ring-buffer data
   /// v7 only: the option listing the CPU data was lost (file cut); the data was
   /// found by walking the flyrecord section instead. CPU numbers are assumed in order.

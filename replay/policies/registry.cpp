@@ -13,8 +13,8 @@ const std::vector<PolicyInfo>& allPolicies() {
        "docs/models.md §5.1-5.2 (fair.c up to 6.5); RT class and load balancing simplified as in §5.4-5.5",
        [](Params& p) { fair::defineParams(p, fair::Variant::Cfs); },
        [](const Params& p, int cpus) { return fair::make(p, fair::Variant::Cfs, cpus); }},
-      {"eevdf", "EEVDF (Linux 6.6+): eligibility from lag, earliest virtual deadline, run to parity",
-       "docs/models.md §5.1, §5.3 (fair.c ~6.8-6.10); RT class and load balancing as for cfs",
+      {"eevdf", "EEVDF (Linux 6.6 to 6.18.y, by release): lag, eligibility, virtual deadlines, delayed dequeue",
+       "docs/models.md §5.1, §5.3 (kernel/sched/fair.c of 6.6, 6.12 and 6.18.y); RT class and load balancing as for cfs",
        [](Params& p) { fair::defineParams(p, fair::Variant::Eevdf); },
        [](const Params& p, int cpus) { return fair::make(p, fair::Variant::Eevdf, cpus); }},
       {"bfs", "BFS v0.463 (Con Kolivas): one global queue, virtual deadlines, sticky tasks, SMT nice, ISO",
@@ -52,6 +52,16 @@ std::string ModelSpec::source() const {
     s += "; core scheduling: docs/models.md §3 (RFC v3 thread, kernel/sched/core.c, fair.c, core_sched.c)";
   if (uclamp) s += "; uclamp: docs/models.md §4 (kernel/sched/core.c, cpufreq_schedutil.c)";
   return s;
+}
+
+std::string resolveBaseline(std::string_view model, std::string_view kernelRelease) {
+  constexpr std::string_view kBaseline = "baseline";
+  if (model.substr(0, kBaseline.size()) != kBaseline ||
+      (model.size() > kBaseline.size() && model[kBaseline.size()] != '+'))
+    return std::string(model);
+  const auto release = fair::parseKernelVersion(kernelRelease);
+  const bool cfs = release && *release < fair::KernelVersion{6, 6, 0};
+  return std::string(cfs ? "cfs" : "eevdf") + std::string(model.substr(kBaseline.size()));
 }
 
 core::Result<ModelSpec> parseModel(std::string_view name) {

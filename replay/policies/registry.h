@@ -38,6 +38,11 @@ struct ModelSpec {
 };
 /// Errors name the unknown part and list what exists.
 core::Result<ModelSpec> parseModel(std::string_view name);
+/// "baseline" (optionally with features, "baseline+coresched") is the model of
+/// the kernel that recorded the trace: cfs before Linux 6.6, eevdf from 6.6 on
+/// (eevdf's release=auto then follows the release), eevdf when the trace does
+/// not say. Any other name is returned unchanged.
+std::string resolveBaseline(std::string_view model, std::string_view kernelRelease);
 /// Every parameter of the model: the engine's, the base policy's, the features'.
 void defineModelParams(const ModelSpec& spec, Params& params);
 std::unique_ptr<Policy> makeModel(const ModelSpec& spec, const Params& params, int cpuCount);

@@ -15,10 +15,35 @@ void defineEngineParams(Params& params) {
                    "incoming task's run time)");
   params.defineInt("migration_ns", 0, 0, 1'000'000'000,
                    "extra time a task needs after it runs on another CPU than last time (cache refill)");
+  // What the kernel spends between a wakeup and the wakee's switch-in that is
+  // not a scheduling decision: measured per path from the recording (see
+  // trace_extractor: measureWakeupDelays), each wakeup drawing from the measured
+  // distribution unless wakeup_delay_sampling=median.
   params.defineInt("idle_wakeup_ns", -1, -1, 1'000'000'000,
-                   "IPI delivery and idle exit: an idle CPU woken from another CPU runs schedule() this much later. "
-                   "-1 = measured from the recording (median delay from a wakeup onto an idle CPU to the switch-in "
-                   "there), 0 for hand-written workloads");
+                   "IPI delivery and idle exit: an idle CPU woken from another CPU runs schedule() this much later "
+                   "(also when balancing kicks an idle CPU). -1 = measured from the recording: from the waking to the "
+                   "wakee's switch-in on the idle target CPU; 0 without a recording");
+  params.defineInt("idle_irq_wakeup_ns", -1, -1, 1'000'000'000,
+                   "idle exit after a local interrupt: an idle CPU whose own timer or interrupt wakes a task runs "
+                   "schedule() this much later. -1 = measured from the recording (waking in the idle CPU's own "
+                   "context to the switch-in); 0 without a recording");
+  params.defineInt("preempt_ipi_ns", -1, -1, 1'000'000'000,
+                   "a wakeup from another CPU that preempts the running task takes effect this much later (IPI, "
+                   "need-resched, the switch). -1 = measured from the recording (waking to the switch from the "
+                   "preempted task, within 250 us); 0 without a recording");
+  params.defineInt("preempt_wakeup_ns", -1, -1, 1'000'000'000,
+                   "a wakeup on the CPU it preempts (the waker itself, or an interrupt of the running task) takes "
+                   "effect this much later (need-resched and the switch). -1 = measured from the recording; 0 "
+                   "without a recording");
+  params.defineChoice("wakeup_delay_sampling", "distribution", {"distribution", "median"},
+                      "delays measured from the recording: each wakeup draws one from the measured distribution "
+                      "(deterministically, from seed), or every wakeup takes the median");
+  params.defineChoice("wakeup_dependency", "exact", {"exact", "counted"},
+                      "how a task's blocks end (docs/models.md §8.1): exact = each block ends when the task that woke it "
+                      "in the recording reaches the point of its own work where it did; counted = each wakeup of the "
+                      "recording is a token for its wakee, and a block ends with the next token any of its wakers "
+                      "produces (a pipe or socket written by several tasks)");
+  params.defineInt("seed", 1, 0, INT64_MAX, "seed of the draws from measured distributions (same seed, same replay)");
   params.defineText("cpu_speed", "1.0",
                     "work rate per CPU, ns of work per ns: one number for all CPUs or a comma list per CPU "
                     "(work is counted in ns at full speed, so a CPU at 0.5 takes twice as long)");
@@ -38,7 +63,10 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   c.hz = static_cast<int>(params.getInt("hz"));
   c.contextSwitchNs = params.getInt("context_switch_ns");
   c.migrationNs = params.getInt("migration_ns");
-  c.idleWakeupNs = params.getInt("idle_wakeup_ns");
+  const char* delays[kWakeupPaths] = {"idle_wakeup_ns", "idle_irq_wakeup_ns", "preempt_ipi_ns", "preempt_wakeup_ns"};
+  for (size_t p = 0; p < kWakeupPaths; ++p) c.wakeupDelay[p].constantNs = std::max<int64_t>(0, params.getInt(delays[p]));
+  c.seed = static_cast<uint64_t>(params.getInt("seed"));
+  c.countedWakeups = params.get("wakeup_dependency") == "counted";
   c.smtFactor = params.getDouble("smt.factor");
   const std::string& text = params.get("cpu_speed");
   std::vector<double> speeds;
@@ -125,15 +153,43 @@ bool Engine::isQueued(TaskId t) const { return m_tasks[t].state == TState::Runna
 void Engine::resched(int cpu) {
   if (cpu < 0 || cpu >= cpuCount()) return;
   CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
-  if (c.curr == kNoTask && cpu != m_ctxCpu && m_config.idleWakeupNs > 0) {
-    // A remote idle CPU needs the IPI to arrive and to leave idle first.
-    if (!c.ipiPending && !c.needResched) {
-      c.ipiPending = true;
-      push(m_now + m_config.idleWakeupNs, EvKind::Ipi, static_cast<uint32_t>(cpu), ++c.ipiGen);
-    }
+  const bool idle = c.curr == kNoTask;
+  const bool local = cpu == m_ctxCpu;
+  WakeupPath path = WakeupPath::RemoteIdle;
+  if (m_inWakeup)
+    path = idle ? (local ? WakeupPath::LocalIdle : WakeupPath::RemoteIdle)
+                : (local ? WakeupPath::LocalPreempt : WakeupPath::RemotePreempt);
+  else if (!idle || local) {  // a tick, a block, balancing on its own CPU: schedule() now
+    c.needResched = true;
     return;
   }
-  c.needResched = true;
+  if (c.ipiPending || c.needResched) return;  // already on its way
+  const int64_t delay = drawWakeupDelay(path);
+  if (delay <= 0) {
+    c.needResched = true;
+    return;
+  }
+  c.ipiPending = true;
+  push(m_now + delay, EvKind::Ipi, static_cast<uint32_t>(cpu), ++c.ipiGen);
+}
+
+bool Engine::takeWakeup(TaskRt& r, uint32_t burst) {
+  if (!m_config.countedWakeups) return m_woken[r.wokenBase + burst] != 0;
+  if (r.tokens == 0) return false;
+  --r.tokens;
+  return true;
+}
+
+int64_t Engine::drawWakeupDelay(WakeupPath path) {
+  const WakeupDelay& d = m_config.wakeupDelay[static_cast<size_t>(path)];
+  if (!d.distribution || d.distribution->quantiles.empty()) return d.constantNs;
+  // splitmix64: a fixed sequence from the seed, drawn in event order.
+  uint64_t z = (m_rng += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  const auto& q = d.distribution->quantiles;
+  return q[z % q.size()];
 }
 
 void Engine::fail(std::string message) {
@@ -178,6 +234,7 @@ core::Status Engine::run(const std::stop_token& stop) {
     if (!any) return core::Error("task " + task.comm + " has an empty CPU affinity");
   }
   m_policy.attach(*this);
+  m_rng = m_config.seed;
   m_now = m_workload.originTs;
   for (size_t t = 0; t < m_workload.tasks.size(); ++t)
     if (m_workload.tasks[t].parent == kNoTask) push(m_workload.tasks[t].startTs, EvKind::Arrive, static_cast<uint32_t>(t), 0);
@@ -325,11 +382,19 @@ void Engine::fireTriggers(int cpu, TaskId t) {
       continue;
     }
     TaskRt& target = m_tasks[tr.target];
-    m_woken[target.wokenBase + tr.targetBurst] = 1;
-    if (target.state == TState::Blocked && target.burst == tr.targetBurst) {
-      const bool sync = tr.offset >= task.bursts[r.burst].work;  // the waker blocks right after: WF_SYNC
-      wake(tr.target, tr.targetBurst, cpu, false, sync);
+    const bool sync = tr.offset >= task.bursts[r.burst].work;  // the waker blocks right after: WF_SYNC
+    if (m_config.countedWakeups) {
+      // Any waker's wakeup ends the wakee's next wait for one (a pipe or socket with several writers).
+      const Task& tt = m_workload.tasks[tr.target];
+      if (target.state == TState::Blocked && target.burst < tt.bursts.size() &&
+          tt.bursts[target.burst].wake == WakeKind::Task)
+        wake(tr.target, target.burst, cpu, false, sync);
+      else
+        ++target.tokens;
+      continue;
     }
+    m_woken[target.wokenBase + tr.targetBurst] = 1;
+    if (target.state == TState::Blocked && target.burst == tr.targetBurst) wake(tr.target, tr.targetBurst, cpu, false, sync);
   }
 }
 
@@ -345,7 +410,7 @@ void Engine::burstDone(int cpu, TaskId t) {
     int64_t wakeAt = -1;
     switch (nb.wake) {
       case WakeKind::None: cont = true; break;
-      case WakeKind::Task: cont = m_woken[r.wokenBase + next] != 0; break;
+      case WakeKind::Task: cont = takeWakeup(r, next); break;
       case WakeKind::Sleep:
         if (nb.sleepNs <= 0) cont = true;
         else wakeAt = m_now + nb.sleepNs;
@@ -410,7 +475,7 @@ void Engine::startTask(TaskId t, TaskId parent, int parentCpu) {
     r.burst = 0;
     m_policy.taskNew(t, kNoTask);
     const Burst& b = task.bursts[0];
-    if (b.wake == WakeKind::Task && m_woken[r.wokenBase]) {
+    if (b.wake == WakeKind::Task && takeWakeup(r, 0)) {
       wake(t, 0, r.cpu, false, false);
     } else if (b.wake == WakeKind::Sleep) {
       push(m_workload.originTs + b.sleepNs, EvKind::TimerWake, t, 0);
@@ -443,12 +508,14 @@ void Engine::startTask(TaskId t, TaskId parent, int parentCpu) {
     return;
   }
   r.cpu = cpu;  // a new task's first placement is not a migration (__set_task_cpu)
+  m_inWakeup = parent != kNoTask;  // a task already running when the trace began arrives without a wakeup
   m_policy.enqueue(cpu, t, flags);
   if (parent != kNoTask) {
     m_sink.onWakeup(m_now, parentCpu, parent, false, t, cpu, true);
     ++m_stats.wakeups;
   }
   m_policy.checkPreemptWakeup(cpu, t, flags);
+  m_inWakeup = false;
 }
 
 void Engine::wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync) {
@@ -473,10 +540,12 @@ void Engine::wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync) {
     ++m_stats.migrations;
     r.cpu = cpu;
   }
+  m_inWakeup = true;  // whatever reschedules from here on (enqueue's update_curr too) is this wakeup's doing
   m_policy.enqueue(cpu, t, flags);
   m_sink.onWakeup(m_now, ctxCpu, ctxTask, irq, t, cpu, false);
   ++m_stats.wakeups;
   m_policy.checkPreemptWakeup(cpu, t, flags);
+  m_inWakeup = false;
 }
 
 core::TaskState Engine::blockStateOf(TaskId t) const {

@@ -25,18 +25,28 @@ namespace replay {
 // cpu_speed x the frequency scale a policy sets (schedutil) x the SMT factor
 // of the running task while another thread of its core runs a task. The
 // engine settles progress at the old rate before any of these change.
+/// How long a CPU takes from a wakeup that makes it reschedule to its
+/// schedule(): a constant, or draws from a measured distribution.
+struct WakeupDelay {
+  int64_t constantNs = 0;
+  const DelayDistribution* distribution = nullptr;  ///< set: each wakeup draws from it
+};
+
 struct EngineConfig {
   int hz = 250;
   int64_t contextSwitchNs = 0;  ///< CPU time of a switch, before the next task makes progress
   int64_t migrationNs = 0;      ///< extra time when a task runs on another CPU than last time
-  int64_t idleWakeupNs = 0;     ///< an idle CPU kicked from another CPU schedules this much later
+  /// Per WakeupPath; a kick of an idle CPU outside a wakeup (balancing) takes RemoteIdle's.
+  std::array<WakeupDelay, kWakeupPaths> wakeupDelay;
+  uint64_t seed = 1;  ///< of the draws from measured distributions
+  bool countedWakeups = false;  ///< wakeup_dependency=counted
   std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
   double smtFactor = 1.0;        ///< a task's rate while an SMT sibling is busy (topologies with SMT only)
   std::vector<TaskAttributes> taskAttrs;  ///< per workload task (missing: defaults)
 };
 
-/// Declares the engine's parameters (hz, context_switch_ns, migration_ns,
-/// idle_wakeup_ns, cpu_speed, smt.factor, smt.task_factor).
+/// Declares the engine's parameters (hz, context_switch_ns, migration_ns, the
+/// wakeup delays, cpu_speed, smt.factor, smt.task_factor).
 void defineEngineParams(Params& params);
 /// Reads them back; errors for malformed cpu_speed lists. Per-task attributes
 /// (smt.task_factor and the policies' cookies and clamps) are resolved by the caller.
@@ -144,6 +154,7 @@ class Engine {
     int64_t done = 0;         // work done in the current burst
     uint32_t nextTrigger = 0;
     uint32_t wokenBase = 0;   // index of its bursts' flags in m_woken
+    uint32_t tokens = 0;      // counted wakeups it has received and not yet used
     int lastRanCpu = -1;
   };
   struct CpuRt {
@@ -190,6 +201,9 @@ class Engine {
   void refreshRate(int cpu);
   core::TaskState blockStateOf(TaskId t) const;
   void fail(std::string message);
+  int64_t drawWakeupDelay(WakeupPath path);
+  /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
+  bool takeWakeup(TaskRt& r, uint32_t burst);
 
   const Workload& m_workload;
   const core::Topology& m_topology;
@@ -215,6 +229,8 @@ class Engine {
   std::string m_error;
   bool m_ended = false;
   bool m_smtContention = false;
+  bool m_inWakeup = false;  // resched() calls come from a wakeup's preemption check
+  uint64_t m_rng = 0;
 };
 
 }  // namespace replay

@@ -32,6 +32,56 @@ std::optional<T> parseNumber(std::string_view s) {
   return v;
 }
 
+// libstdc++'s std::regex backtracks: a quantifier on something already
+// quantified ("_**", "(a+)*") makes a failing search take time exponential in
+// the nesting (comm:t_**************x took 12 s per comm), and its compiler
+// overflows on a long back-reference or repeat count ("\\5555555555555555555":
+// undefined behaviour). Both found by replay_text_fuzzer. A comm has at most 15
+// characters: a selector needs neither, so they are refused.
+std::optional<std::string> unsafeForStdRegex(std::string_view p) {
+  std::vector<bool> groupHasQuantifier;  // per open group
+  bool afterQuantifier = false;          // the last token was a quantifier
+  bool afterQuantifiedGroup = false;     // the last token closed a group holding one
+  auto numberAt = [&](size_t i) {        // length of the digit run at i
+    size_t n = 0;
+    while (i + n < p.size() && p[i + n] >= '0' && p[i + n] <= '9') ++n;
+    return n;
+  };
+  constexpr size_t kMaxNumber = 3;  // repeat counts and back-references up to 999
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    const bool quantifier = c == '*' || c == '+' || c == '{' || (c == '?' && !afterQuantifier && (i == 0 || p[i - 1] != '('));
+    if (quantifier) {
+      if (afterQuantifier || afterQuantifiedGroup) return "a quantifier on a quantified expression (std::regex would backtrack exponentially)";
+      if (!groupHasQuantifier.empty()) groupHasQuantifier.back() = true;
+      for (; c == '{' && i + 1 < p.size() && p[i] != '}'; ++i)
+        if (numberAt(i + 1) > kMaxNumber) return "a repeat count above 999";
+      afterQuantifier = true;
+      afterQuantifiedGroup = false;
+      continue;
+    }
+    if (c == '?') continue;  // lazy ("*?") or a group's "(?:"
+    afterQuantifier = afterQuantifiedGroup = false;
+    if (c == '\\') {
+      if (numberAt(i + 1) > kMaxNumber) return "a back-reference above 999";
+      ++i;
+    } else if (c == '[') {  // a class, to its ']' (one right after '[' or '[^' is literal)
+      size_t j = i + 1;
+      if (j < p.size() && p[j] == '^') ++j;
+      if (j < p.size() && p[j] == ']') ++j;
+      while (j < p.size() && p[j] != ']') j += p[j] == '\\' ? 2 : 1;
+      i = j;
+    } else if (c == '(') {
+      groupHasQuantifier.push_back(false);
+    } else if (c == ')' && !groupHasQuantifier.empty()) {
+      afterQuantifiedGroup = groupHasQuantifier.back();
+      groupHasQuantifier.pop_back();
+      if (afterQuantifiedGroup && !groupHasQuantifier.empty()) groupHasQuantifier.back() = true;
+    }
+  }
+  return std::nullopt;
+}
+
 // "SELECTOR=VALUE", split at the last '=' (a comm regex may contain '=').
 core::Result<std::pair<TaskSelector, std::string_view>> selectorAndValue(std::string_view rule, std::string_view what) {
   const size_t eq = rule.rfind('=');
@@ -77,6 +127,8 @@ core::Result<TaskSelector> TaskSelector::parse(std::string_view text) {
   } else if (text.starts_with("comm:")) {
     s.kind = Kind::Comm;
     s.pattern = std::string(text.substr(5));
+    if (auto why = unsafeForStdRegex(s.pattern))
+      return core::Error("selector '" + s.text + "': " + *why);
     try {
       std::regex check(s.pattern);
     } catch (const std::regex_error& e) {

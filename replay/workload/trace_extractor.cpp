@@ -78,11 +78,19 @@ std::vector<int16_t> dominantPrio(const core::TraceModel& m) {
   return out;
 }
 
-// Median delay from a wakeup onto an idle CPU to the wakee's switch-in on that
-// CPU (IPI delivery and idle exit on the traced machine), or -1 with no sample.
-int64_t medianIdleWakeupLatency(const core::TraceModel& m) {
+// The delays of the wakeups whose wakee ran at once, by WakeupPath: onto an
+// idle CPU (its next slice is the wakee's), or preempting the task that was
+// running there when it woke (that slice ends preempted and the wakee's
+// follows). Local: the waking ran on the target CPU itself. A preemption that
+// took longer than kMaxPreemptDelayNs was a later decision (a tick, another
+// wakeup), not the immediate one the model charges this delay for; an idle
+// CPU that stayed idle for 10 ms after its wakeup is not counted either.
+constexpr int64_t kMaxPreemptDelayNs = 250'000;
+constexpr int64_t kMaxIdleDelayNs = 10'000'000;
+
+std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::TraceModel& m) {
   const auto& ws = m.wakeups;
-  std::vector<int64_t> samples;
+  std::array<std::vector<int64_t>, kWakeupPaths> samples;
   // Wakeups are in time order: one cursor per CPU walks its slices once.
   std::vector<size_t> cursor(m.cpuSlices.size(), 0);
   for (size_t i = 0; i < ws.size(); ++i) {
@@ -95,18 +103,22 @@ int64_t medianIdleWakeupLatency(const core::TraceModel& m) {
     while (c < t.size() && t.ts[c] <= ts) ++c;
     if (c == 0) continue;
     const size_t j = c - 1;
-    if (t.kind[j] != core::SliceKind::Idle || t.end(j) <= ts) continue;
-    // The wakee's switch-in is the next slice of that CPU if it is the wakee's.
-    if (j + 1 >= t.size() || t.utid[j + 1] != ws.wakee[i] ||
+    if (t.end(j) <= ts || j + 1 >= t.size() || t.utid[j + 1] != ws.wakee[i] ||
         (t.flags[j + 1] & (core::kSliceStartUnknown | core::kSliceStartInferred)))
       continue;
+    const bool local = ws.wakerCpu[i] == ws.targetCpu[i];
     const int64_t d = t.ts[j + 1] - ts;
-    if (d >= 0 && d < 10'000'000) samples.push_back(d);
+    if (d < 0) continue;
+    if (t.kind[j] == core::SliceKind::Idle) {
+      if (d < kMaxIdleDelayNs)
+        samples[static_cast<size_t>(local ? WakeupPath::LocalIdle : WakeupPath::RemoteIdle)].push_back(d);
+    } else if (t.kind[j] == core::SliceKind::Task && t.endReason[j] == core::SliceEnd::Preempted && d < kMaxPreemptDelayNs) {
+      samples[static_cast<size_t>(local ? WakeupPath::LocalPreempt : WakeupPath::RemotePreempt)].push_back(d);
+    }
   }
-  if (samples.empty()) return -1;
-  auto mid = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
-  std::nth_element(samples.begin(), mid, samples.end());
-  return *mid;
+  std::array<DelayDistribution, kWakeupPaths> out;
+  for (size_t p = 0; p < kWakeupPaths; ++p) out[p] = DelayDistribution::of(std::move(samples[p]));
+  return out;
 }
 
 }  // namespace
@@ -148,7 +160,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.kernelRelease = m.kernelRelease();
   w.unmodelled.lostEventRanges = m.dataLoss.size();
   w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
-  w.idleWakeupLatencyNs = medianIdleWakeupLatency(m);
+  w.wakeupDelays = measureWakeupDelays(m);
 
   const size_t threadCount = m.threads.size();
   std::vector<Scan> scans(threadCount);

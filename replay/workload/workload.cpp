@@ -1,6 +1,19 @@
 #include "replay/workload/workload.h"
 
+#include <algorithm>
+
 namespace replay {
+
+DelayDistribution DelayDistribution::of(std::vector<int64_t> samples) {
+  DelayDistribution d;
+  d.samples = samples.size();
+  if (samples.empty()) return d;
+  std::sort(samples.begin(), samples.end());
+  const size_t n = std::min(samples.size(), kQuantiles);
+  d.quantiles.reserve(n);
+  for (size_t i = 0; i < n; ++i) d.quantiles.push_back(samples[(2 * i + 1) * samples.size() / (2 * n)]);
+  return d;
+}
 
 std::string_view toString(SchedPolicy policy) {
   switch (policy) {

@@ -4,6 +4,7 @@
 // or from rt-app style JSON (rtapp_reader.h); consumed by the simulator.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -109,6 +110,22 @@ struct Unmodelled {
   std::vector<Item> items() const;
 };
 
+/// Where a wakeup that makes the wakee run at once takes it: onto an idle CPU
+/// or preempting the running task, on the waker's own CPU (local: a timer or
+/// the waker itself) or on another one (an IPI on the way).
+enum class WakeupPath : uint8_t { RemoteIdle, LocalIdle, RemotePreempt, LocalPreempt };
+inline constexpr size_t kWakeupPaths = 4;
+
+/// A delay's distribution as measured: up to kQuantiles evenly spaced quantiles
+/// of the samples (a draw picks one uniformly), and how many samples there were.
+struct DelayDistribution {
+  static constexpr size_t kQuantiles = 1024;
+  std::vector<int64_t> quantiles;  ///< ascending
+  uint64_t samples = 0;
+  static DelayDistribution of(std::vector<int64_t> samples);
+  int64_t median() const { return quantiles.empty() ? -1 : quantiles[quantiles.size() / 2]; }
+};
+
 struct Workload {
   std::string source;  ///< file it came from
   std::string kind;    ///< "trace" or "rt-app"
@@ -122,9 +139,10 @@ struct Workload {
   /// From the first burst's start to the last burst's end of the makespan tasks
   /// (Task::inMakespan), in the recording; -1 when not recorded.
   int64_t recordedMakespanNs = -1;
-  /// Median delay, in the recording, from a wakeup onto an idle CPU to the
-  /// wakee's switch-in there (IPI and idle exit); -1 when not measured.
-  int64_t idleWakeupLatencyNs = -1;
+  /// What the kernel spent, in the recording, from a wakeup to the wakee's
+  /// switch-in outside the scheduler's decisions, per WakeupPath (IPI delivery,
+  /// idle exit, the way back to schedule()); empty when not measured.
+  std::array<DelayDistribution, kWakeupPaths> wakeupDelays;
 
   int64_t totalWork() const;
   size_t burstCount() const;

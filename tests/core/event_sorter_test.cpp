@@ -421,3 +421,26 @@ TEST(EventFeed, ThreadedHandsEventsAndSideRecordsOverInOrder) {
   ASSERT_EQ(m->taskEvents.size(), 1u);
   EXPECT_EQ(m->strings.get(m->taskEvents.text[0]), "/usr/lib/x86_64-linux-gnu/some/long/path/to/a/program");
 }
+
+// An input of several files (perf record --threads): a position's file tag
+// names the file in the diagnostic, at that file's own offset; both ways in.
+TEST(EventFeed, AFileTaggedPositionNamesItsFileAtItsOwnOffset) {
+  for (const bool threaded : {false, true}) {
+    core::SchedBuilder b;
+    core::EventFeed feed(b, core::EventFeed::Position::ByteOffset);
+    feed.setFiles({"folder/data", "folder/data.0", "folder/data.1"});
+    const auto produce = [&] {
+      feed.diagnostic(DiagCode::malformed_record, core::fileTag(2) | 40, "in data.1");
+      feed.diagnostic(DiagCode::malformed_record, core::fileTag(0) | 8, "in the header file");
+      return core::Status::ok();
+    };
+    const core::Status st = threaded ? feed.runThreaded(produce, {}, "folder") : produce();
+    ASSERT_TRUE(st) << st.message();
+    const auto m = b.finalize();
+    std::vector<std::pair<std::string, uint64_t>> where;
+    for (const auto& r : m->diagnostics.records())
+      if (r.code == DiagCode::malformed_record) where.emplace_back(r.file, r.byteOffset.value_or(0));
+    const std::vector<std::pair<std::string, uint64_t>> expected = {{"folder/data.1", 40}, {"folder/data", 8}};
+    EXPECT_EQ(where, expected) << (threaded ? "threaded" : "direct");
+  }
+}

@@ -1,9 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 
 #include "core/topology.h"
+#include "core/topology_snapshot.h"
 
 TEST(Topology, Spec) {
   auto t = core::Topology::parseSpec("2x2");
@@ -46,11 +51,38 @@ TEST(Topology, FromSysfsFolder) {
   EXPECT_FALSE(core::Topology::fromSysfs(dir.string()));
 }
 
-TEST(Topology, ThisMachineSysfsReads) {
+// This machine's sysfs against util-linux's own reader of it: `lscpu -p`
+// lists CPU,Core,Socket per CPU; the CPUs sharing a (socket, core) are one
+// core, cores ordered by their lowest CPU.
+TEST(Topology, ThisMachineSysfsReadsAsLscpuDoes) {
   if (!std::filesystem::exists("/sys/devices/system/cpu/cpu0/topology/core_id")) GTEST_SKIP() << "no sysfs topology";
+  std::unique_ptr<FILE, int (*)(FILE*)> lscpu(popen("lscpu -p=CPU,CORE,SOCKET 2>/dev/null", "r"), pclose);
+  ASSERT_TRUE(lscpu);
+  std::map<std::pair<int, int>, std::vector<int>> bySocketCore;
+  std::map<int, int> socketOf;
+  char line[256];
+  while (std::fgets(line, sizeof line, lscpu.get())) {
+    int cpu = 0, coreId = 0, socket = 0;
+    if (line[0] == '#' || std::sscanf(line, "%d,%d,%d", &cpu, &coreId, &socket) != 3) continue;
+    bySocketCore[{socket, coreId}].push_back(cpu);
+    socketOf[cpu] = socket;
+  }
+  if (socketOf.empty()) GTEST_SKIP() << "lscpu (util-linux) printed no CPU here";
+  std::vector<std::vector<int>> expected;
+  for (auto& [key, cpus] : bySocketCore) {
+    std::sort(cpus.begin(), cpus.end());
+    expected.push_back(cpus);
+  }
+  std::sort(expected.begin(), expected.end());
+
   auto t = core::Topology::fromSysfs("/sys/devices/system/cpu");
   ASSERT_TRUE(t) << t.error().message();
-  EXPECT_GE(t->cpuCount(), 1);
+  EXPECT_EQ(t->cpuCount(), static_cast<int>(socketOf.size()));
+  EXPECT_EQ(t->cores(), expected);
+  for (const auto& [cpu, socket] : socketOf) {
+    ASSERT_NE(t->cpu(cpu), nullptr) << cpu;
+    EXPECT_EQ(t->cpu(cpu)->package, socket) << cpu;
+  }
 }
 
 TEST(Topology, SysfsKeepsEachCoresPackage) {
@@ -72,4 +104,96 @@ TEST(Topology, SysfsKeepsEachCoresPackage) {
   EXPECT_EQ(t->cpu(0)->package, 1);
   EXPECT_EQ(t->cpu(2)->package, 0);
   fs::remove_all(dir);
+}
+
+// A snapshot as `schedlab-cli record` saves it: x86 numbering (siblings c and
+// c+2), two packages' worth of cache lines that the model does not use.
+const char* const kSnapshot =
+    "# SchedLab topology snapshot: files of /sys/devices/system as PATH:CONTENT, saved with the trace beside it\n"
+    "cpu/online:0-3\n"
+    "cpu/cpu0/topology/core_id:0\n"
+    "cpu/cpu0/topology/physical_package_id:0\n"
+    "cpu/cpu0/topology/thread_siblings_list:0,2\n"
+    "cpu/cpu0/cache/index3/shared_cpu_list:0-3\n"
+    "cpu/cpu1/topology/core_id:1\n"
+    "cpu/cpu1/topology/physical_package_id:0\n"
+    "cpu/cpu2/topology/core_id:0\n"
+    "cpu/cpu2/topology/physical_package_id:0\n"
+    "cpu/cpu3/topology/core_id:1\n"
+    "cpu/cpu3/topology/physical_package_id:0\n"
+    "node/node0/cpulist:0-3\n";
+
+TEST(TopologySnapshot, CoresAndSiblingsFromCoreIds) {
+  auto t = core::parseTopologySnapshot(kSnapshot, "run.dat.topology");
+  ASSERT_TRUE(t) << t.error().message();
+  ASSERT_EQ(t->cores().size(), 2u);
+  EXPECT_EQ(t->cores()[0], (std::vector<int>{0, 2}));
+  EXPECT_EQ(t->cores()[1], (std::vector<int>{1, 3}));
+  EXPECT_EQ(t->describe(), "2 cores x 2 threads (run.dat.topology)");
+}
+
+TEST(TopologySnapshot, BadLinesNameTheFileAndLine) {
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"cpu/cpu0/topology/core_id:0\nno colon here\n", "f.topology: line 2: expected PATH:CONTENT"},
+      {"\ncpu/cpu0/topology/core_id:zero\n", "f.topology: line 2: cpu/cpu0/topology/core_id holds \"zero\", not a number"},
+      {"cpu/cpu1/topology/physical_package_id:0\n", "f.topology: cpu1 has no topology/core_id line"},
+      {"node/node0/cpulist:0-3\n", "f.topology: no cpu/cpuN/topology/core_id lines: not a topology snapshot"},
+  };
+  for (const auto& c : cases) {
+    auto t = core::parseTopologySnapshot(c.text, "f.topology");
+    ASSERT_FALSE(t) << c.text;
+    EXPECT_TRUE(t.error().message().starts_with(c.message)) << t.error().message();
+  }
+}
+
+TEST(TopologySnapshot, CapturedFromASysfsTreeAndReadBackByFromSysfs) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "schedlab-topology-capture";
+  fs::remove_all(root);
+  auto put = [&](const std::string& rel, const std::string& value) {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << value << "\n";
+  };
+  put("cpu/online", "0-1");
+  put("cpu/cpu0/topology/core_id", "0");
+  put("cpu/cpu0/topology/physical_package_id", "0");
+  put("cpu/cpu0/topology/thread_siblings_list", "0-1");
+  put("cpu/cpu0/cache/index0/level", "1");
+  put("cpu/cpu0/cache/index0/type", "Data");
+  put("cpu/cpu0/cache/index0/shared_cpu_list", "0-1");
+  put("cpu/cpu1/topology/core_id", "0");
+  put("cpu/cpu1/topology/physical_package_id", "0");
+  put("cpu/cpu1/topology/thread_siblings_list", "0-1");
+  fs::create_directories(root / "cpu/cpu2");  // offline: no topology folder
+  fs::create_directories(root / "cpu/cpufreq");
+  put("node/node0/cpulist", "0-1");
+  auto text = core::captureTopologySnapshot(root.string());
+  ASSERT_TRUE(text) << text.error().message();
+  const std::string expected = "# SchedLab topology snapshot: files of " + root.string() +
+                               " as PATH:CONTENT, saved with the trace beside it\n"
+                               "cpu/online:0-1\n"
+                               "cpu/cpu0/topology/core_id:0\n"
+                               "cpu/cpu0/topology/physical_package_id:0\n"
+                               "cpu/cpu0/topology/thread_siblings_list:0-1\n"
+                               "cpu/cpu0/cache/index0/level:1\n"
+                               "cpu/cpu0/cache/index0/type:Data\n"
+                               "cpu/cpu0/cache/index0/shared_cpu_list:0-1\n"
+                               "cpu/cpu1/topology/core_id:0\n"
+                               "cpu/cpu1/topology/physical_package_id:0\n"
+                               "cpu/cpu1/topology/thread_siblings_list:0-1\n"
+                               "node/node0/cpulist:0-1\n";
+  EXPECT_EQ(*text, expected);
+  const fs::path file = root / "t.dat.topology";
+  std::ofstream(file) << *text;
+  auto t = core::Topology::fromSysfs(file.string());  // what --topology-from does with a file
+  ASSERT_TRUE(t) << t.error().message();
+  ASSERT_EQ(t->cores().size(), 1u);
+  EXPECT_EQ(t->cores()[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(t->source(), "t.dat.topology");
+  fs::remove_all(root);
+  EXPECT_FALSE(core::captureTopologySnapshot(root.string()));
 }

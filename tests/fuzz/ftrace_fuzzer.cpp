@@ -1,6 +1,6 @@
 // libFuzzer target for the ftrace-text importer (tests/fuzz/fuzz_support.h).
-// Seeds: tests/data/ftrace/** and the shared traces' text traces.
-//   build/fuzz/tests/fuzz/ftrace_fuzzer -max_len=1048576 -timeout=20 CORPUS_DIR
+// Corpus tests/fuzz/corpus/ftrace (README there), dictionary tests/fuzz/dict/ftrace.dict.
+//   build/fuzz/tests/fuzz/ftrace_fuzzer -max_len=2048 -dict=tests/fuzz/dict/ftrace.dict -timeout=20 CORPUS_DIR
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,16 +9,29 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "importers/importer.h"
 
 namespace fuzz {
 
-/// Imports `data` as a file named /tmp/schedlab-<tag>-fuzz-<pid><suffix>.
+/// Where the inputs are written: memory (/dev/shm) where there is one, since
+/// rewriting a file on disk for every input costs more than a small import.
+inline std::string scratchDir() {
+  std::error_code ec;
+  return std::filesystem::is_directory("/dev/shm", ec) ? "/dev/shm" : std::filesystem::temp_directory_path().string();
+}
+
+/// Imports `data` as a file named <scratchDir>/schedlab-<tag>-fuzz-<pid><suffix>.
 inline void importBytes(const uint8_t* data, size_t size, const char* tag, const char* suffix) {
   static const std::string path =
-      std::string("/tmp/schedlab-") + tag + "-fuzz-" + std::to_string(::getpid()) + suffix;
+      scratchDir() + "/schedlab-" + tag + "-fuzz-" + std::to_string(::getpid()) + suffix;
+  // Removed when the fuzzer exits (libFuzzer ends with exit()): /dev/shm is memory.
+  static const struct Remove {
+    const std::string& file;
+    ~Remove() { std::remove(file.c_str()); }
+  } remove{path};
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return;
   if (size > 0) std::fwrite(data, 1, size, f);

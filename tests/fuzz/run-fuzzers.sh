@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target built in BUILD_DIR for SECONDS each (default 60;
-# `make test` gives each 45), seeded from this format's fixtures and
-# corrupt-input corpus in tests/data/<format>/ and, when present, the small real
-# traces of ../shared/traces. Any crash, sanitizer report (ASan, UBSan with
-# halt_on_error), leak outside the libraries of tests/sanitizers/lsan.supp,
-# hang (-timeout: one input taking longer than TIMEOUT s) or memory blow-up
-# (-rss_limit_mb / -malloc_limit_mb) fails the run; the input that did it is
-# kept in BUILD_DIR/fuzz-artifacts/ and its log tail printed.
+# `make test` gives each 45), from its committed corpus tests/fuzz/corpus/<name>/
+# (small minimised inputs) with the format's dictionary tests/fuzz/dict/<name>.dict
+# and a -max_len suited to the format (below). Any crash, sanitizer report
+# (ASan, UBSan with halt_on_error), leak outside the third-party allocations of
+# tests/sanitizers/lsan.supp, hang (-timeout: one input taking longer than
+# TIMEOUT s) or memory blow-up (-rss_limit_mb / -malloc_limit_mb) fails the run;
+# the input that did it is kept in BUILD_DIR/fuzz-artifacts/ and its log tail
+# printed. So does a fuzzer that executes fewer inputs than it should
+# (min_execs_of below: 20,000 per 45 s of a core, in proportion to SECONDS and
+# to the CPU time it had where the machine is shared; FUZZ_MIN_EXECS
+# overrides): one that slow explores little, and a drop in its pace is a
+# regression of the code's speed on small inputs or of the corpus.
 #
 #   tests/fuzz/run-fuzzers.sh build/fuzz 45          # what `make test` runs
-#   FUZZ_SECONDS=600 make test-fuzz                  # the longer local run
+#   FUZZ_SECONDS=600 FUZZ_GROW=1 make test-fuzz      # the longer local run
 #   tests/fuzz/run-fuzzers.sh build/fuzz 600 perfdata   # one fuzzer only
+# FUZZ_GROW=1 rewrites tests/fuzz/corpus/<name>/ as the minimal merge of it
+# and what the run found (libFuzzer -merge=1 -use_counters=0: the smallest
+# inputs that together reach every edge either reached, so the corpus grows in
+# coverage, not in bytes); commit the result. The run itself works on a copy,
+# so CI never writes into the checkout.
 # Reproduce a kept input: build/fuzz/tests/fuzz/<name>_fuzzer ARTIFACT
 # (with the same *SAN_OPTIONS as below).
 set -euo pipefail
@@ -18,7 +28,6 @@ build=${1:-build/fuzz}
 seconds=${2:-60}
 only=${3:-}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-shared="$here/../shared/traces"
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 timeout_s=${FUZZ_TIMEOUT:-20}
@@ -28,20 +37,36 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=0
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export LSAN_OPTIONS="suppressions=$here/tests/sanitizers/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-# CTF seeds carry a selector byte in front (tests/fuzz/ctf_fuzzer.cpp): which
-# fixture's metadata the rest of the input is a stream of.
-ctf_seeds() {
-  local corpus=$1 f
-  for f in "$here"/tests/data/ctf/perf-sleep/ctf/perf_stream_*; do
-    [ -f "$f" ] && { printf '\0'; cat "$f"; } > "$corpus/perf-sleep-$(basename "$f")"
-  done
-  for f in "$here"/tests/data/ctf/synthetic-lttng/chan_*; do
-    [ -f "$f" ] && { printf '\1'; cat "$f"; } > "$corpus/synthetic-$(basename "$f")"
-  done
-  for f in "$here"/tests/data/ctf/corrupt/seeds/*.stream; do
-    [ -f "$f" ] && cp "$f" "$corpus/"
-  done
-  return 0
+# The largest input a mutation may grow to: enough for a few events past each
+# format's fixed header, small enough that each run is quick.
+#   ftrace, perfscript: a header and a dozen event lines.
+#   perfdata: the pipe fixture's header, attrs and tracing data (event formats)
+#     take ~20 KB before the first sample.
+#   tracedat: the zstd fixture, whole (16 KB).
+#   ctf: a selector byte and one 4 KB packet.
+#   rtapp: a workload of a few tasks; replay_text: a model, a topology, a few parameters.
+max_len_of() {
+  case $1 in
+    ftrace | perfscript) echo 2048 ;;
+    perfdata) echo 24576 ;;
+    tracedat) echo 16384 ;;
+    ctf) echo 4097 ;;
+    rtapp) echo 2048 ;;
+    replay_text) echo 512 ;;
+    *) echo 4096 ;;
+  esac
+}
+
+# The executions a fuzzer must reach in SECONDS: 20,000 per 45 s, except
+# ctf: every input builds babeltrace2 graphs (plugin lookup, source, muxer;
+# ~10 ms of CPU for a one-packet stream), and the slow unwinder the leak
+# suppressions need (ctf_fuzzer.cpp) triples that, so 45 s hold ~1,500.
+min_execs_of() {
+  if [ -n "${FUZZ_MIN_EXECS:-}" ]; then echo "$FUZZ_MIN_EXECS"; return; fi
+  case $1 in
+    ctf) echo $((1000 * seconds / 45)) ;;
+    *) echo $((20000 * seconds / 45)) ;;
+  esac
 }
 
 status=0
@@ -50,39 +75,53 @@ for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
   [ -x "$fuzzer" ] || continue
   name=$(basename "$fuzzer" _fuzzer)
   [ -z "$only" ] || [ "$only" = "$name" ] || continue
+  seeds="$here/tests/fuzz/corpus/$name"
+  dict="$here/tests/fuzz/dict/$name.dict"
+  if [ ! -d "$seeds" ] || [ ! -f "$dict" ]; then
+    echo "fuzz: $name has no corpus ($seeds) or dictionary ($dict)"
+    status=1
+    continue
+  fi
   corpus=$(mktemp -d)
-  case $name in
-    perfdata) data=perf ;;
-    *) data=$name ;;
-  esac
-  if [ "$name" = ctf ]; then
-    ctf_seeds "$corpus"
-  else
-    # This format's fixtures and corrupt-input corpus (<= 1 MiB each), no scripts or READMEs.
-    find "$here/tests/data/$data" -type f -size -1024k ! -name '*.py' ! -name '*.md' \
-      -exec cp -t "$corpus" {} + 2>/dev/null || true
-    [ "$name" = perfscript ] && find "$here/tests/data/perf" -type f -name '*.txt' -exec cp -t "$corpus" {} +
-  fi
-  if [ -d "$shared" ]; then
-    case $name in
-      ftrace) find "$shared" -type f \( -name 'trace.txt' -o -name '*systrace*.txt' -o -name 'ftrace*.txt' \) -size -1024k ;;
-      perfscript) find "$shared" -type f -name 'perf-script.txt' -size -1024k ;;
-      tracedat) find "$shared" -type f -name '*.dat' -size -1024k ;;
-      perfdata) find "$shared" -type f -name 'perf.data*' -size -1024k ;;
-      *) true ;;
-    esac | head -20 | while read -r f; do cp "$f" "$corpus/shared-$(echo "$f" | md5sum | cut -c1-12)"; done
-  fi
+  cp -r "$seeds/." "$corpus/"
   log="$artifacts/$name.log"
-  echo "fuzz: $name for ${seconds}s ($(ls "$corpus" | wc -l) seeds)"
-  # -max_len: the largest seed decides what mutations may grow to (1 MiB cap).
-  if ! "$fuzzer" -max_total_time="$seconds" -max_len=1048576 -timeout="$timeout_s" \
+  max_len=$(max_len_of "$name")
+  min_execs=$(min_execs_of "$name")
+  echo "fuzz: $name for ${seconds}s ($(ls "$corpus" | wc -l) seeds, -max_len=$max_len)"
+  TIMEFORMAT='%U %S'
+  if ! { time "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -dict="$dict" -timeout="$timeout_s" \
        -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb" -artifact_prefix="$artifacts/$name-" \
-       -print_final_stats=1 "$corpus" > "$log" 2>&1; then
+       -print_final_stats=1 "$corpus" > "$log" 2>&1; } 2> "$log.cpu"; then
     echo "fuzz: $name FAILED (log: $log; inputs: $artifacts/$name-*)"
     tail -60 "$log"
     status=1
   else
-    grep -E '^stat::number_of_executed_units' "$log" | sed "s/^/fuzz: $name /" || true
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    # The minimum is for a core of its own; where other work left the fuzzer
+    # less (a shared machine), it is scaled by the CPU time the fuzzer had.
+    read -r cpu wanted < <(awk -v t="$(cat "$log.cpu")" -v s="$seconds" -v m="$min_execs" \
+      'BEGIN { split(t, a, " "); c = a[1] + a[2]; f = c / s; if (f > 1) f = 1; printf "%.1f %d\n", c, m * f }')
+    echo "fuzz: $name ${execs:-?} executions in ${seconds}s, ${cpu}s of CPU (at least $wanted wanted: $min_execs per ${seconds}s of a core)"
+    if [ -z "$execs" ] || [ "$execs" -lt "$wanted" ]; then
+      echo "fuzz: $name too slow: ${execs:-no} executions (log: $log)"
+      status=1
+    fi
+    if [ "${FUZZ_GROW:-0}" = 1 ]; then
+      # Into an empty folder, smallest inputs first: the code the corpus and
+      # this run reached, in as few and as small inputs as libFuzzer keeps.
+      before=$(ls "$seeds" | wc -l)
+      fresh=$(mktemp -d)
+      "$fuzzer" -merge=1 -use_counters=0 -max_len="$max_len" -timeout="$timeout_s" -rss_limit_mb="$rss_mb" \
+        "$fresh" "$seeds" "$corpus" >> "$log" 2>&1 || { echo "fuzz: $name merge failed (log: $log)"; status=1; }
+      # libFuzzer names inputs by their SHA-1; other names are regression
+      # seeds (what an input once broke, corpus/README.md): they stay.
+      if [ -n "$(ls "$fresh")" ]; then
+        find "$seeds" -type f -regextype posix-extended -regex '.*/[0-9a-f]{40}' -delete
+        cp -n "$fresh"/* "$seeds"/
+      fi
+      rm -rf "$fresh"
+      echo "fuzz: $name corpus $before -> $(ls "$seeds" | wc -l) inputs ($(cat "$seeds"/* | wc -c) bytes)"
+    fi
   fi
   rm -rf "$corpus"
   ran=$((ran + 1))

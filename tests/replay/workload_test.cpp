@@ -12,10 +12,11 @@ using replay::WakeKind;
 namespace {
 
 // CPU 0: task 10 runs 1000..2000, wakes task 20 at 1500 (its work point 500),
-// sleeps at 2000. CPU 1: 20 runs 1600..1900 and sleeps; an interrupt on idle
-// CPU 1 wakes it at 3000; it runs 3100..3500 and exits.
+// sleeps at 2000. CPU 1 (idle, its first event at 900): 20 runs 1600..1900 and
+// sleeps; an interrupt on idle CPU 1 wakes it at 3000; it runs 3100..3500 and exits.
 std::shared_ptr<core::TraceModel> pingModel() {
   testing_support::TraceBuilder b;
+  b.other(900, 1, 0);
   b.sw(1000, 0, 0, "R", 10);
   b.waking(1500, 0, 10, 20, 1).wakeup(1501, 0, 10, 20, 1);
   b.sw(1600, 1, 0, "R", 20);
@@ -74,8 +75,16 @@ TEST(TraceExtractor, BurstsDependenciesAndSleeps) {
   EXPECT_EQ(w->unmodelled.tasksStartedBeforeTrace, 1u);
   // No task was created in the trace, so every task counts: 1000 .. 3500.
   EXPECT_EQ(w->recordedMakespanNs, 2500);
-  // Wakeup at 1500 onto idle CPU 1, switch-in at 1600.
-  EXPECT_EQ(w->idleWakeupLatencyNs, 100);
+  // Wakeup at 1500 by 10 on CPU 0 onto idle CPU 1, switch-in at 1600: the one
+  // remote-idle sample; the interrupt on idle CPU 1 at 3000, switch-in at 3100:
+  // the one local-idle sample; nothing was preempted.
+  for (auto path : {replay::WakeupPath::RemoteIdle, replay::WakeupPath::LocalIdle}) {
+    const auto& d = w->wakeupDelays[static_cast<size_t>(path)];
+    EXPECT_EQ(d.samples, 1u);
+    EXPECT_EQ(d.median(), 100);
+  }
+  for (auto path : {replay::WakeupPath::LocalPreempt, replay::WakeupPath::RemotePreempt})
+    EXPECT_EQ(w->wakeupDelays[static_cast<size_t>(path)].samples, 0u);
 }
 
 TEST(TraceExtractor, ReplayThroughCfsFollowsTheDependencies) {
@@ -86,16 +95,17 @@ TEST(TraceExtractor, ReplayThroughCfsFollowsTheDependencies) {
   ASSERT_TRUE(r.model);
   EXPECT_TRUE(r.validation.workConserved);
   // 20 is woken when 10 reaches 500 ns of work (t=1500), lands on idle CPU 1
-  // after the recorded 100 ns of idle exit, runs 300 ns, sleeps 1100 ns, runs
-  // 400 ns and exits: 1600..1900 and 3000..3400 (the timer fires on its own CPU).
+  // after the recorded 100 ns of IPI and idle exit, runs 300 ns, sleeps 1100 ns
+  // (its timer fires on its own idle CPU at 3000, which leaves idle in the
+  // recorded 100 ns), runs 400 ns and exits: 1600..1900 and 3100..3500.
   const auto& s1 = r.model->cpuSlices[1];
   std::vector<std::pair<int64_t, int64_t>> runs;
   for (size_t i = 0; i < s1.size(); ++i)
     if (s1.kind[i] == core::SliceKind::Task) runs.emplace_back(s1.ts[i], s1.end(i));
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0], std::make_pair(int64_t{1600}, int64_t{1900}));
-  EXPECT_EQ(runs[1], std::make_pair(int64_t{3000}, int64_t{3400}));
-  EXPECT_EQ(r.validation.makespanReplayNs, 2400);
+  EXPECT_EQ(runs[1], std::make_pair(int64_t{3100}, int64_t{3500}));
+  EXPECT_EQ(r.validation.makespanReplayNs, 2500);
   EXPECT_EQ(r.validation.makespanRecordedNs, 2500);
 }
 

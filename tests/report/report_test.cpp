@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QPainter>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <filesystem>
@@ -114,17 +115,25 @@ TEST_F(ReportTest, PdfTextNamesTasksFairnessLatencyAndDiff) {
   const QString text = pdfText(pdf);
   ASSERT_FALSE(text.isEmpty());
 
-  // The numbers the report prints are the statistics of the runs.
+  // The numbers the report prints are the statistics of the runs, as
+  // core::analysis computes them (tests/core/stats_test.cpp checks those
+  // against hand-worked cases): here, that each lands on its own row, A then B.
   const auto a = core::analysis::computeStats(*spec.runs[0].model);
   const auto b = core::analysis::computeStats(*spec.runs[1].model);
   for (const char* comm : {"sched-pipe", "memfd:sealed-91", "rcu_preempt"}) EXPECT_TRUE(text.contains(comm)) << comm;
   EXPECT_TRUE(text.contains(QStringLiteral("sh "))) << "the hogs (only in B)";
-  EXPECT_TRUE(text.contains(QStringLiteral("Jain's fairness index")));
-  EXPECT_TRUE(text.contains(QString::number(a.fairness.jain, 'f', 4)));
-  EXPECT_TRUE(text.contains(QString::number(b.fairness.jain, 'f', 4)));
-  EXPECT_TRUE(text.contains(QStringLiteral("Wakeup latency p99")));
-  EXPECT_TRUE(text.contains(app::render::formatDuration(a.wakeupLatency.p99)));
-  EXPECT_TRUE(text.contains(app::render::formatDuration(b.schedDelay.p99)));
+  const auto expectRow = [&](const QString& label, const QString& valueA, const QString& valueB) {
+    const QRegularExpression row(QStringLiteral("(^|\\n) *") + QRegularExpression::escape(label) + QStringLiteral(" +") +
+                                 QRegularExpression::escape(valueA) + QStringLiteral(" +") +
+                                 QRegularExpression::escape(valueB) + QStringLiteral(" "));
+    EXPECT_TRUE(text.contains(row)) << label.toStdString() << ": " << valueA.toStdString() << " then " << valueB.toStdString();
+  };
+  expectRow(QStringLiteral("Jain's fairness index"), QString::number(a.fairness.jain, 'f', 4),
+            QString::number(b.fairness.jain, 'f', 4));
+  expectRow(QStringLiteral("Wakeup latency p99"), app::render::formatDuration(a.wakeupLatency.p99),
+            app::render::formatDuration(b.wakeupLatency.p99));
+  expectRow(QStringLiteral("Scheduling delay p99"), app::render::formatDuration(a.schedDelay.p99),
+            app::render::formatDuration(b.schedDelay.p99));
   // The headline: B (the same workload beside two hogs) switched involuntarily more often.
   ASSERT_GT(b.switchesInvoluntary, a.switchesInvoluntary);
   EXPECT_TRUE(text.contains(QStringLiteral("Headline changes: B against A")));
@@ -467,3 +476,31 @@ TEST_F(ReportTest, SharedRecordedHackbenchRuns) {
 }
 
 }  // namespace
+
+// The "Why tasks waited" section lists each run's longest waiters with their
+// breakdown. In tests/data/why/chain.txt (worked out in tests/core/why_test.cpp)
+// taskB waited longest, 800 us (200 after its wakeup, 600 preempted by taskD),
+// behind taskA (800 us on CPU 0) and taskD (600 us on CPU 1), and no CPU idled
+// while it waited behind another task.
+TEST_F(ReportTest, WhySectionNamesTheLongestWaiterAndItsAntagonists) {
+  ReportSpec spec;
+  spec.runs.push_back({load(std::string(SCHEDLAB_TEST_DATA) + "/why/chain.txt"), {}});
+  auto data = app::report::computeReportData(spec, {}, {});
+  ASSERT_TRUE(data) << data.error().message();
+  const auto doc = app::report::buildDocument(*data);
+  const app::report::Table* why = nullptr;
+  bool inSection = false;
+  for (const auto& b : doc.blocks) {
+    if (b.kind == app::report::Block::Kind::Heading) inSection = b.text == QStringLiteral("Why tasks waited");
+    if (inSection && b.kind == app::report::Block::Kind::Table && !why) why = &b.table;
+  }
+  ASSERT_NE(why, nullptr);
+  ASSERT_EQ(why->rows.size(), 4u);  // A, B, C and D all waited
+  const auto& first = why->rows[0];
+  EXPECT_EQ(first[0].text, QStringLiteral("taskB (102)"));
+  EXPECT_EQ(first[2].text, app::render::formatDuration(800'000));
+  EXPECT_EQ(first[4].text, app::render::formatDuration(0));
+  EXPECT_TRUE(first[5].text.startsWith(QStringLiteral("taskA (101) ") + app::render::formatDuration(800'000)))
+      << first[5].text.toStdString();
+  EXPECT_TRUE(first[5].text.contains(QStringLiteral("taskD (104) ") + app::render::formatDuration(600'000)));
+}

@@ -134,9 +134,13 @@ void FairPolicy::setNext(int cpu, TaskId t, bool samePrev) {
   Rq& r = rq(cpu);
   if (!isFair(t)) return;
   clearBuddies(r, t);
-  const int64_t sliceStart = m_ents[t].prevSumExec;
-  if (r.cfs.curr != t) setNextEntity(r, t);
-  if (samePrev) m_ents[t].prevSumExec = sliceStart;
+  if (r.cfs.curr == t) return;
+  if (samePrev) {  // as pickNext(): the running task picked again keeps its slice and protection
+    r.cfs.treeErase(m_ents, t);
+    r.cfs.curr = t;
+    return;
+  }
+  setNextEntity(r, t);
 }
 
 // se_fi_update(): mainline's min_vruntime_fi of one CPU's cfs_rq - tracks

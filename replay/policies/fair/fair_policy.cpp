@@ -260,6 +260,14 @@ TaskId FairPolicy::pickNext(int cpu, TaskId prev, bool prevRunnable) {
     if (r.cfs.tree.empty()) return kNoTask;
     const uint32_t next = m_variant == Variant::Cfs ? pickCfs(r) : pickEevdfNext(cpu);
     if (next == kNone) continue;  // only delayed entities were left: they are gone now
+    if (next == prev && prevRunnable) {
+      // pick_next_task_fair() picked the running task again: no put_prev/set_next,
+      // so its slice keeps counting from its last real pick and a protection
+      // that ran out (vprot, or RUN_TO_PARITY's vlag mark) stays out.
+      r.cfs.treeErase(m_ents, next);
+      r.cfs.curr = next;
+      return next;
+    }
     setNextEntity(r, next);
     return next;
   }

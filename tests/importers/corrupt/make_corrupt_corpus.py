@@ -106,6 +106,64 @@ def perf():
     bad = fmode[:4096]
     struct.pack_into("<Q", bad, 8, 4096)
     write(d + "wrong-header-size.perf.data", bad)
+    perf_compressed(d)
+    perf_folder(d)
+
+
+def file_records(f):
+    data_off, data_size = struct.unpack_from("<QQ", f, 40)
+    return [r for r in perf_records(f, data_off) if r[0] < data_off + data_size]
+
+
+def perf_compressed(d):
+    """perf record -z: damage inside and around the zstd data of a compressed record."""
+    z = read("perf/hackbench-sched-z.perf.data")
+    comp = [r for r in file_records(z) if r[1] == 81]  # PERF_RECORD_COMPRESSED
+    mid = comp[len(comp) // 2]
+    # Bits flipped in the zstd data (past its block header) of a record mid-file:
+    # zstd rejects it there; the records before it are kept.
+    bad = z[:]
+    for at in range(mid[0] + 8 + 3, mid[0] + 8 + 35, 4):
+        bad[at] ^= 0x5a
+    write(d + "flipped-bits-compressed.perf.data", bad)
+    # The same record as a COMPRESSED2 (perf 6.15) declaring 2^40 bytes of zstd data.
+    bad = z[:]
+    struct.pack_into("<I", bad, mid[0], 83)
+    struct.pack_into("<Q", bad, mid[0] + 8, 1 << 40)
+    write(d + "huge-compressed2-size.perf.data", bad)
+    # The header declares another compression than zstd (HEADER_COMPRESSED's type).
+    bad = z[:]
+    at = feature_offset(z, 27)
+    struct.pack_into("<I", bad, at + 4, 7)
+    write(d + "wrong-compression-type.perf.data", bad)
+
+
+def feature_offset(f, feat):
+    """File offset of header feature `feat`'s section."""
+    data_off, data_size = struct.unpack_from("<QQ", f, 40)
+    bits = struct.unpack_from("<4Q", f, 72)
+    pos = data_off + data_size
+    for n in range(1, 256):
+        if bits[n // 64] >> (n % 64) & 1:
+            if n == feat:
+                return struct.unpack_from("<Q", f, pos)[0]
+            pos += 16
+    raise KeyError(feat)
+
+
+def perf_folder(d):
+    """perf record --threads: a folder with its data.N files missing, and one cut short."""
+    src = os.path.join(DATA, "perf", "hackbench-sched-threads.perf.data")
+    header = open(os.path.join(src, "data"), "rb").read()
+    part = bytearray(open(os.path.join(src, "data.1"), "rb").read())
+    for name, files in (("threads-no-data-files.perf.data", {}),
+                        ("threads-truncated-data-file.perf.data", {"data.1": part[:len(part) // 2 + 5]})):
+        base = os.path.join(DATA, d + name)
+        shutil.rmtree(base, ignore_errors=True)
+        os.makedirs(base)
+        open(os.path.join(base, "data"), "wb").write(header)
+        for f, body in files.items():
+            open(os.path.join(base, f), "wb").write(bytes(body))
 
 
 # --- trace.dat -----------------------------------------------------------------

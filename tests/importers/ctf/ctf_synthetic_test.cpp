@@ -55,9 +55,6 @@ TEST_F(CtfSynthetic, EventsMetadataAndClockOffset) {
       {"sched_wakeup", 1}, {"sched_waking", 3}};
   const std::map<std::string, uint64_t> counts(model->eventCounts.begin(), model->eventCounts.end());
   EXPECT_EQ(counts, expected);
-  if (ctftest::babeltraceInstalled()) {
-    EXPECT_EQ(ctftest::babeltraceCounts(ctftest::dataPath("ctf/synthetic-lttng")), expected);
-  }
   EXPECT_EQ(model->format, "ctf (lttng-modules 2.13)");
   EXPECT_EQ(model->metadata["tracer"], "lttng-modules 2.13.4");
   EXPECT_EQ(model->metadata["hostname"], "synth");
@@ -65,6 +62,9 @@ TEST_F(CtfSynthetic, EventsMetadataAndClockOffset) {
   EXPECT_EQ(model->metadata["prev_state_encoding"], "TASK_REPORT bits (Linux 4.14+)");
   EXPECT_EQ(model->firstTs, kOffset + 1000);
   EXPECT_EQ(model->lastTs, kOffset + 12000);
+  if (!ctftest::babeltraceInstalled())
+    GTEST_SKIP() << "babeltrace2 CLI (make setup) not installed: counts not compared with it";
+  EXPECT_EQ(ctftest::babeltraceCounts(ctftest::dataPath("ctf/synthetic-lttng")), expected);
 }
 
 TEST_F(CtfSynthetic, TopologyFromStatedump) {

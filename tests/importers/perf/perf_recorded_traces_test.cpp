@@ -24,6 +24,14 @@ std::vector<std::string> recordedDirs() {
   return out;
 }
 
+// perf.data, and perf.data.old where the recording tool left the previous run
+// (perf record renames it): both are recordings of the workload.
+std::vector<std::string> perfDataFiles(const std::string& dir) {
+  std::vector<std::string> out{dir + "/perf.data"};
+  if (fs::exists(dir + "/perf.data.old")) out.push_back(dir + "/perf.data.old");
+  return out;
+}
+
 #define REQUIRE_RECORDED(dirs)                                                               \
   const auto dirs = recordedDirs();                                                          \
   if (dirs.empty()) GTEST_SKIP() << SCHEDLAB_SHARED_TRACES << "/recorded has no perf traces"
@@ -32,9 +40,7 @@ TEST(PerfRecordedTraces, PerfDataCountsMatchPerfScript) {
   REQUIRE_RECORDED(dirs);
   if (!perfAvailable()) GTEST_SKIP() << "perf not installed";
   for (const auto& dir : dirs) {
-    for (const char* name : {"perf.data", "perf.data.old"}) {
-      const std::string file = dir + "/" + name;
-      if (!fs::exists(file)) continue;
+    for (const std::string& file : perfDataFiles(dir)) {
       SCOPED_TRACE(file);
       auto m = importOk(file);
       ASSERT_TRUE(m);
@@ -50,8 +56,8 @@ TEST(PerfRecordedTraces, PerfScriptTextCounts) {
   REQUIRE_RECORDED(dirs);
   for (const auto& dir : dirs) {
     const std::string file = dir + "/perf-script.txt";
-    if (!fs::exists(file)) continue;
     SCOPED_TRACE(file);
+    ASSERT_TRUE(fs::exists(file)) << "recorded/README.md: every perf recording comes with its perf script text";
     auto m = importOk(file);
     ASSERT_TRUE(m);
     EXPECT_EQ(m->format, "perf-script");
@@ -68,8 +74,8 @@ TEST(PerfRecordedTraces, PerfScriptTextCounts) {
 TEST(PerfRecordedTraces, SameTaskStatsAsPerfScriptText) {
   REQUIRE_RECORDED(dirs);
   for (const auto& dir : dirs) {
-    if (!fs::exists(dir + "/perf-script.txt")) continue;
     SCOPED_TRACE(dir);
+    ASSERT_TRUE(fs::exists(dir + "/perf-script.txt")) << "recorded/README.md: every perf recording comes with its perf script text";
     auto bin = importOk(dir + "/perf.data");
     auto text = importOk(dir + "/perf-script.txt");
     ASSERT_TRUE(bin && text);
@@ -83,9 +89,7 @@ TEST(PerfRecordedTraces, SameTaskStatsAsPerfScriptNs) {
   if (!perfAvailable()) GTEST_SKIP() << "perf not installed";
   TempDir tmp;
   for (const auto& dir : dirs) {
-    for (const char* name : {"perf.data", "perf.data.old"}) {
-      const std::string file = dir + "/" + name;
-      if (!fs::exists(file)) continue;
+    for (const std::string& file : perfDataFiles(dir)) {
       SCOPED_TRACE(file);
       const auto text = perfScript(file, "--ns");
       ASSERT_TRUE(text);

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <stop_token>
 
 #include "importers/tracedat/cpu_stream.h"
 #include "tracecmd_oracle.h"
@@ -24,40 +25,6 @@ extern "C" const char* __lsan_default_suppressions() {
 namespace {
 
 using namespace tracedat_test;
-
-bool haveTraceCmd() { return std::system("trace-cmd -h >/dev/null 2>&1") != 127 * 256; }
-
-// `trace-cmd report FILE`, event names counted: in each event line the name
-// follows the "secs.usecs:" timestamp token.
-std::map<std::string, uint64_t> traceCmdReportCounts(const std::string& path) {
-  std::map<std::string, uint64_t> out;
-  const std::string cmd = "trace-cmd report '" + path + "' 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return out;
-  char buf[8192];
-  while (fgets(buf, sizeof buf, pipe.get())) {
-    std::string_view line(buf);
-    size_t pos = 0;
-    std::string_view prev;
-    while (pos < line.size()) {
-      while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\n')) ++pos;
-      const size_t end = std::min(line.find(' ', pos), line.size());
-      std::string_view tok = line.substr(pos, end - pos);
-      if (!prev.empty() && tok.size() > 1 && tok.back() == ':') {
-        const std::string_view p = prev.substr(0, prev.size() - 1);
-        const bool isTs = prev.back() == ':' && p.find('.') != std::string_view::npos &&
-                          p.find_first_not_of("0123456789.") == std::string_view::npos;
-        if (isTs) {
-          ++out[std::string(tok.substr(0, tok.size() - 1))];
-          break;
-        }
-      }
-      prev = tok;
-      pos = end;
-    }
-  }
-  return out;
-}
 
 class SharedTraceDats : public ::testing::Test {
  protected:
@@ -109,8 +76,9 @@ TEST_F(SharedTraceDats, ManifestFigures) {
   };
   for (const auto& e : table) {
     const std::string path = sharedTraces() + "/" + e.file;
-    if (!std::filesystem::exists(path)) continue;
     SCOPED_TRACE(e.file);
+    // The shared traces are there (SetUp): a file of the MANIFEST missing from them is a failure, not a pass.
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
     auto r = importers::importTrace(path);
     ASSERT_TRUE(r) << r.error().message();
     const auto& m = *r->model;
@@ -126,22 +94,37 @@ TEST_F(SharedTraceDats, ManifestFigures) {
     }
   }
   // LISA's sched_load has no options and no trace_clock section.
-  const std::string noClock = sharedTraces() + "/public/lisa/sched_load/trace.dat";
-  if (std::filesystem::exists(noClock)) {
-    auto r = importers::importTrace(noClock);
-    ASSERT_TRUE(r);
+  {
+    auto r = importers::importTrace(sharedTraces() + "/public/lisa/sched_load/trace.dat");
+    ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(r->model->metadata.count("clock"), 0u);
   }
   // example_rtapp has prev_state=x (dead task, Linux 4.x encoding) switches.
-  const std::string rtapp = sharedTraces() + "/public/lisa/example_rtapp/trace.dat";
-  if (std::filesystem::exists(rtapp)) {
-    auto r = importers::importTrace(rtapp);
-    ASSERT_TRUE(r);
+  {
+    auto r = importers::importTrace(sharedTraces() + "/public/lisa/example_rtapp/trace.dat");
+    ASSERT_TRUE(r) << r.error().message();
     uint64_t exited = 0;
     for (const auto& t : r->model->cpuSlices)
       for (auto reason : t.endReason) exited += reason == core::SliceEnd::Exited;
     EXPECT_GT(exited, 0u);
   }
+}
+
+// Cancel is checked before each block of events goes to the sorter
+// (importers/tracedat/tracedat_importer.cpp), so it needs a trace longer than
+// the fixtures: pipe-threads has 12014 switches alone (recorded/README.md). A
+// stop requested before the import begins ends it at the first check, with an
+// error and no model.
+TEST_F(SharedTraceDats, CancelledImportEndsWithAnError) {
+  const std::string path = sharedTraces() + "/recorded/pipe-threads/trace.dat";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  std::stop_source stop;
+  stop.request_stop();
+  importers::ImportOptions cancelled;
+  cancelled.stop = stop.get_token();
+  auto r = importers::importTrace(path, cancelled);
+  ASSERT_FALSE(r) << "imported " << r->model->eventCount << " events despite the stop";
+  EXPECT_EQ(r.error().message(), path + ": import cancelled");
 }
 
 // Record by record against libtracecmd: per CPU, the same records in the same

@@ -1,14 +1,21 @@
-// Helpers shared by the trace.dat importer tests: fixture and shared-trace
-// paths, file bytes in and out, importing a file, event counts as a map.
+// Helpers shared by the trace.dat tests (importer, writer, recorder): fixture and
+// shared-trace paths, file bytes in and out, event counts as a map, and the
+// counts `trace-cmd report` prints, the reference they are compared with.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "importers/importer.h"
@@ -68,8 +75,51 @@ class TempFile {
   std::string m_path;
 };
 
+/// The model of a trace that must import whole (a failure or a partial model fails the test).
+inline std::shared_ptr<core::TraceModel> importWhole(const std::string& path) {
+  auto r = importers::importTrace(path);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message());
+  if (!r) return nullptr;
+  EXPECT_FALSE(r->error) << r->error->message();
+  return r->model;
+}
+
 inline std::map<std::string, uint64_t> counts(const core::TraceModel& m) {
   return {m.eventCounts.begin(), m.eventCounts.end()};
+}
+
+inline bool haveTraceCmd() { return std::system("trace-cmd -h >/dev/null 2>&1") != 127 * 256; }
+
+// `trace-cmd report FILE`, event names counted: in each event line the name
+// follows the "secs.usecs:" timestamp token.
+inline std::map<std::string, uint64_t> traceCmdReportCounts(const std::string& path) {
+  std::map<std::string, uint64_t> out;
+  const std::string cmd = "trace-cmd report '" + path + "' 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  if (!pipe) return out;
+  char buf[8192];
+  while (fgets(buf, sizeof buf, pipe.get())) {
+    std::string_view line(buf);
+    size_t pos = 0;
+    std::string_view prev;
+    while (pos < line.size()) {
+      while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\n')) ++pos;
+      const size_t end = std::min(line.find(' ', pos), line.size());
+      std::string_view tok = line.substr(pos, end - pos);
+      if (!prev.empty() && tok.size() > 1 && tok.back() == ':') {
+        const std::string_view p = prev.substr(0, prev.size() - 1);
+        const bool isTs = prev.back() == ':' && p.find('.') != std::string_view::npos &&
+                          p.find_first_not_of("0123456789.") == std::string_view::npos;
+        if (isTs) {
+          ++out[std::string(tok.substr(0, tok.size() - 1))];
+          break;
+        }
+      }
+      prev = tok;
+      pos = end;
+    }
+  }
+  return out;
 }
 
 }  // namespace tracedat_test

@@ -1,0 +1,193 @@
+// `schedlab-cli fidelity`: the identity replay of many recordings at once, as
+// one table - each recording replayed through the model of the kernel that
+// recorded it (or --model) on its recorded topology, and every fidelity metric
+// with its verdict. The README's fidelity table is this command's output.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+
+#include "app/cli/cli.h"
+#include "core/analysis/fidelity.h"
+#include "core/json_writer.h"
+#include "replay/policies/registry.h"
+#include "replay/replay.h"
+#include "replay/workload/trace_extractor.h"
+
+namespace app::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kHelp =
+    "usage: schedlab-cli fidelity PATH... [--model MODEL] [--formats LIST] [--json]\n"
+    "Replays each recording through MODEL (default baseline: the model of the kernel that recorded\n"
+    "it) on its recorded topology and prints the fidelity of every replay as one table: per metric\n"
+    "the replay/recorded ratio (or the measure its bound applies to) and whether it is within the\n"
+    "identity bounds (README \"Replay fidelity\"). A PATH is a trace, or a folder whose recordings\n"
+    "(trace files in it and in its subfolders, one level down) are all taken.\n"
+    "  --formats LIST   which files of a recording folder: any of dat,perf,txt,script (default dat,perf)\n"
+    "  --json           one validation.fidelity block per recording\n"
+    "Exit codes: 0 every replay ran (whatever the verdicts), 1 a trace could not be read or replayed,\n"
+    "2 bad usage.\n";
+
+// The columns of the table: a metric key and its heading.
+struct Column {
+  const char* key;
+  const char* heading;
+};
+constexpr Column kColumns[] = {
+    {"makespan_ns", "makespan"},
+    {"switches_voluntary", "vol sw"},
+    {"switches_involuntary", "invol sw"},
+    {"migrations", "migr"},
+    {"wakeup_latency_p50_ns", "lat p50"},
+    {"wakeup_latency_p99_ns", "lat p99"},
+    {"wakeup_latency_ks", "lat KS"},
+    {"sched_delay_p50_ns", "delay p50"},
+    {"sched_delay_p99_ns", "delay p99"},
+    {"sched_delay_ks", "delay KS"},
+    {"task_cpu_share_pp", "share pp"},
+};
+
+std::string cell(const core::analysis::FidelityMetric* m) {
+  if (!m) return "-";
+  char buf[48];
+  const char* mark = m->verdict == core::analysis::Verdict::Fail ? " x" : "";
+  if (m->unit == core::analysis::FidelityMetric::Unit::Distance || m->unit == core::analysis::FidelityMetric::Unit::Pp)
+    std::snprintf(buf, sizeof buf, "%.2f%s", m->measure, mark);
+  else if (m->ratio)
+    std::snprintf(buf, sizeof buf, "%.2f%s", *m->ratio, mark);
+  else
+    std::snprintf(buf, sizeof buf, "%s%s", m->replayed && *m->replayed == 0 ? "0/0" : "n/a", mark);
+  return buf;
+}
+
+std::vector<std::string> recordingsIn(const std::string& path, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return {path};
+  std::vector<fs::path> dirs = {path};
+  for (const auto& e : fs::directory_iterator(path, ec))
+    if (e.is_directory()) dirs.push_back(e.path());
+  std::sort(dirs.begin() + 1, dirs.end());
+  for (const auto& d : dirs)
+    for (const std::string& n : names)
+      if (fs::is_regular_file(d / n, ec)) out.push_back((d / n).string());
+  return out;
+}
+
+}  // namespace
+
+int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  std::string error;
+  auto args = Args::parse(argv, {"--model", "--formats"}, {"--json", "--help"}, error);
+  if (!args) {
+    err << "schedlab-cli fidelity: " << error << " (see --help)\n";
+    return kExitUsage;
+  }
+  if (args->flag("--help")) {
+    out << kHelp;
+    return kExitOk;
+  }
+  if (args->positional().empty()) {
+    err << "schedlab-cli fidelity: expected at least one PATH (see --help)\n";
+    return kExitUsage;
+  }
+  const std::string requested = args->value("--model").value_or("baseline");
+  if (auto spec = replay::parseModel(replay::resolveBaseline(requested, "")); !spec) {
+    err << "schedlab-cli fidelity: " << spec.error().message() << "\n";
+    return kExitUsage;
+  }
+  std::vector<std::string> names;
+  const std::string formats = args->value("--formats").value_or("dat,perf");
+  for (size_t pos = 0; pos <= formats.size();) {
+    const size_t comma = std::min(formats.find(',', pos), formats.size());
+    const std::string f = formats.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (f == "dat") names.push_back("trace.dat");
+    else if (f == "perf") names.push_back("perf.data");
+    else if (f == "txt") names.push_back("trace.txt");
+    else if (f == "script") names.push_back("perf-script.txt");
+    else {
+      err << "schedlab-cli fidelity: --formats takes dat, perf, txt and script (not '" << f << "')\n";
+      return kExitUsage;
+    }
+  }
+  std::vector<std::string> traces;
+  for (const std::string& p : args->positional())
+    for (std::string& t : recordingsIn(p, names)) traces.push_back(std::move(t));
+  if (traces.empty()) {
+    err << "schedlab-cli fidelity: no recording (" << formats << ") under the given paths\n";
+    return kExitFailure;
+  }
+
+  const bool json = args->flag("--json");
+  core::JsonWriter j;
+  if (json) j.beginArray();
+  char buf[256];
+  if (!json) {
+    std::snprintf(buf, sizeof buf, "| %-40s | %-12s |", "recording", "model");
+    out << buf;
+    for (const Column& c : kColumns) {
+      std::snprintf(buf, sizeof buf, " %-9s |", c.heading);
+      out << buf;
+    }
+    out << " verdict |\n|" << std::string(42, '-') << "|" << std::string(14, '-') << "|";
+    for (size_t i = 0; i < std::size(kColumns); ++i) out << std::string(11, '-') << "|";
+    out << "---------|\n";
+  }
+  int status = kExitOk;
+  const auto noArgs = *Args::parse({}, {}, {}, error);
+  for (const std::string& path : traces) {
+    bool failed = false;
+    auto recorded = loadTrace(path, noArgs, err, failed);
+    if (!recorded) {
+      status = kExitFailure;
+      continue;
+    }
+    replay::ReplayOptions o;
+    o.model = replay::resolveBaseline(requested, recorded->kernelRelease());
+    auto replayed = replay::replayRecording(*recorded, o);
+    if (!replayed) {
+      err << path << ": " << replayed.error().message() << "\n";
+      status = kExitFailure;
+      continue;
+    }
+    const auto& f = *replayed->result.validation.fidelity;
+    std::string release;
+    for (const auto& p : replayed->result.params)
+      if (p.key == "release") release = " " + p.value;
+    if (json) {
+      j.beginObject();
+      j.field("recording", path);
+      j.field("model", o.model + release);
+      core::analysis::writeFidelityJson(j, f, 0);
+      j.endObject();
+      continue;
+    }
+    fs::path shown = path;
+    const std::string label = (shown.parent_path().filename() / shown.filename()).string();
+    std::snprintf(buf, sizeof buf, "| %-40.40s | %-12.12s |", label.c_str(), (o.model + release).c_str());
+    out << buf;
+    for (const Column& c : kColumns) {
+      std::snprintf(buf, sizeof buf, " %-9s |", cell(f.metric(c.key)).c_str());
+      out << buf;
+    }
+    std::snprintf(buf, sizeof buf, " %s %zu  |\n", f.overall() == core::analysis::Verdict::Pass ? "pass" : "fail",
+                  f.failed());
+    out << buf;
+  }
+  if (json) {
+    j.endArray();
+    out << j.str() << "\n";
+  } else {
+    out << "\nRatios replay/recorded; KS and share: the measure itself; x: outside the bound "
+           "(makespan ±10%, switches ±15% / ±30%, migrations x2, p50 ±30% or ±2 us, p99 x2, KS <= 0.25, "
+           "share <= 2 pp); verdict: failed metrics.\n";
+  }
+  return status;
+}
+
+}  // namespace app::cli

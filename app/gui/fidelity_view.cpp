@@ -1,0 +1,183 @@
+#include "app/gui/fidelity_view.h"
+
+#include <QComboBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "core/analysis/fidelity.h"
+
+namespace app::gui {
+
+namespace {
+
+using core::analysis::FidelityMetric;
+using core::analysis::Verdict;
+
+const core::analysis::Fidelity* fidelityOf(const Run* r) {
+  return r && r->model && r->model->replay ? r->model->replay->fidelity.get() : nullptr;
+}
+
+QString valueText(const FidelityMetric& m, double v) {
+  switch (m.unit) {
+    case FidelityMetric::Unit::Ns:
+      if (std::abs(v) >= 1e9) return QString::number(v / 1e9, 'f', 3) + QStringLiteral(" s");
+      if (std::abs(v) >= 1e6) return QString::number(v / 1e6, 'f', 3) + QStringLiteral(" ms");
+      if (std::abs(v) >= 1e3) return QString::number(v / 1e3, 'f', 1) + QStringLiteral(" \u00b5s");
+      return QString::number(v, 'f', 0) + QStringLiteral(" ns");
+    case FidelityMetric::Unit::Count: return QString::number(v, 'f', 0);
+    case FidelityMetric::Unit::Distance: return QString::number(v, 'f', 3);
+    case FidelityMetric::Unit::Pp: return QString::number(v, 'f', 2) + QStringLiteral(" pp");
+  }
+  return {};
+}
+
+// Pass green, fail red, info grey: the colours the report uses too.
+QColor verdictColour(Verdict v) {
+  switch (v) {
+    case Verdict::Pass: return QColor(0xd5, 0xf0, 0xd5);
+    case Verdict::Fail: return QColor(0xf6, 0xcf, 0xcf);
+    case Verdict::Info: return QColor(0xe8, 0xe8, 0xe8);
+  }
+  return {};
+}
+
+QTableWidgetItem* cell(const QString& text, Qt::Alignment align = Qt::AlignRight | Qt::AlignVCenter) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(item->flags() & ~Qt::ItemIsEditable);
+  item->setTextAlignment(align);
+  return item;
+}
+
+}  // namespace
+
+FidelityView::FidelityView(const RunSet& runs, QWidget* parent)
+    : QWidget(parent),
+      m_runs(runs),
+      m_choice(new QComboBox(this)),
+      m_summary(new QLabel(this)),
+      m_metrics(new QTableWidget(this)),
+      m_tasks(new QTableWidget(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(m_choice);
+  m_summary->setWordWrap(true);
+  m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(m_summary);
+  m_metrics->setColumnCount(6);
+  m_metrics->setHorizontalHeaderLabels({tr("Metric"), tr("Recorded"), tr("Replay"), tr("Ratio"), tr("Bound"), tr("Verdict")});
+  m_tasks->setColumnCount(9);
+  m_tasks->setHorizontalHeaderLabels({tr("TID"), tr("Comm"), tr("CPU % rec"), tr("CPU % rep"), tr("\u0394 pp"),
+                                      tr("Wait ms rec"), tr("Wait ms rep"), tr("Vol rec/rep"), tr("Invol rec/rep")});
+  for (auto* t : {m_metrics, m_tasks}) {
+    t->verticalHeader()->setVisible(false);
+    t->verticalHeader()->setDefaultSectionSize(20);
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setWordWrap(false);
+  }
+  m_metrics->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  m_tasks->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+  layout->addWidget(m_metrics, 3);
+  layout->addWidget(m_tasks, 2);
+  connect(m_choice, &QComboBox::currentIndexChanged, this, [this] { showSelected(); });
+  connect(&m_runs, &RunSet::runAdded, this, [this](int id) {
+    refill();
+    if (fidelityOf(m_runs.run(id))) showRun(id);
+  });
+  connect(&m_runs, &RunSet::runRemoved, this, [this] { refill(); });
+  refill();
+}
+
+void FidelityView::refill() {
+  const int current = shownRun();
+  const QSignalBlocker block(m_choice);
+  m_choice->clear();
+  for (int id : m_runs.ids()) {
+    const Run* r = m_runs.run(id);
+    if (!fidelityOf(r)) continue;
+    const Run* parent = m_runs.run(r->parentId);
+    m_choice->addItem(parent ? tr("%1 \u2014 %2").arg(r->title, parent->title) : r->title, id);
+  }
+  const int at = m_choice->findData(current);
+  m_choice->setCurrentIndex(at >= 0 ? at : 0);
+  showSelected();
+}
+
+void FidelityView::showRun(int runId) {
+  const Run* r = m_runs.run(runId);
+  if (r && !r->isReplay())
+    for (int replay : m_runs.replaysOf(runId))
+      if (fidelityOf(m_runs.run(replay))) {
+        runId = replay;
+        break;
+      }
+  const int at = m_choice->findData(runId);
+  if (at >= 0) m_choice->setCurrentIndex(at);
+}
+
+int FidelityView::shownRun() const { return m_choice->count() ? m_choice->currentData().toInt() : -1; }
+
+QString FidelityView::verdictOf(const QString& metricKey) const {
+  for (int row = 0; row < m_metrics->rowCount(); ++row)
+    if (m_metrics->item(row, 0)->data(Qt::UserRole).toString() == metricKey) return m_metrics->item(row, 5)->text();
+  return {};
+}
+
+void FidelityView::showSelected() {
+  m_metrics->setRowCount(0);
+  m_tasks->setRowCount(0);
+  const auto* f = fidelityOf(m_runs.run(shownRun()));
+  if (!f) {
+    m_summary->setText(tr("No replay with a fidelity check yet: replay a recording (Replay\u2026) and its "
+                          "identity check against the recording shows here."));
+    return;
+  }
+  size_t judged = 0;
+  for (const auto& m : f->metrics) judged += m.verdict != Verdict::Info;
+  m_summary->setText(
+      tr("<b>%1</b>: %2 of %3 judged metrics outside their bounds. The bounds are those of an identity replay "
+         "(the recording kernel's own model on the recorded topology); a replay through another model is expected "
+         "to differ.")
+          .arg(f->overall() == Verdict::Pass ? tr("Within every bound") : tr("Outside some bounds"))
+          .arg(f->failed())
+          .arg(judged));
+  m_metrics->setRowCount(static_cast<int>(f->metrics.size()));
+  int row = 0;
+  for (const auto& m : f->metrics) {
+    auto* name = cell(QString::fromStdString(m.label), Qt::AlignLeft | Qt::AlignVCenter);
+    name->setData(Qt::UserRole, QString::fromStdString(m.key));
+    m_metrics->setItem(row, 0, name);
+    m_metrics->setItem(row, 1, cell(m.recorded ? valueText(m, *m.recorded) : QString()));
+    m_metrics->setItem(row, 2, cell(m.replayed ? valueText(m, *m.replayed) : valueText(m, m.measure)));
+    m_metrics->setItem(row, 3, cell(m.ratio ? QString::number(*m.ratio, 'f', 3) : QStringLiteral("\u2013")));
+    m_metrics->setItem(row, 4, cell(QString::fromStdString(m.bound), Qt::AlignLeft | Qt::AlignVCenter));
+    auto* verdict = cell(QString::fromStdString(std::string(core::analysis::toString(m.verdict))), Qt::AlignCenter);
+    verdict->setBackground(verdictColour(m.verdict));
+    m_metrics->setItem(row, 5, verdict);
+    ++row;
+  }
+  m_metrics->resizeColumnsToContents();
+  m_metrics->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  const int shown = static_cast<int>(std::min<size_t>(f->tasks.size(), 200));
+  m_tasks->setRowCount(shown);
+  for (int i = 0; i < shown; ++i) {
+    const auto& t = f->tasks[static_cast<size_t>(i)];
+    m_tasks->setItem(i, 0, cell(QString::number(t.tid)));
+    m_tasks->setItem(i, 1, cell(QString::fromStdString(t.comm), Qt::AlignLeft | Qt::AlignVCenter));
+    m_tasks->setItem(i, 2, cell(QString::number(100 * t.shareRecorded, 'f', 2)));
+    m_tasks->setItem(i, 3, cell(QString::number(100 * t.shareReplayed, 'f', 2)));
+    auto* diff = cell(QString::number(t.shareDiffPp(), 'f', 2));
+    diff->setBackground(verdictColour(t.verdict));
+    m_tasks->setItem(i, 4, diff);
+    m_tasks->setItem(i, 5, cell(QString::number(static_cast<double>(t.waitRecordedNs) / 1e6, 'f', 3)));
+    m_tasks->setItem(i, 6, cell(QString::number(static_cast<double>(t.waitReplayedNs) / 1e6, 'f', 3)));
+    m_tasks->setItem(i, 7, cell(QStringLiteral("%1 / %2").arg(t.voluntaryRecorded).arg(t.voluntaryReplayed)));
+    m_tasks->setItem(i, 8, cell(QStringLiteral("%1 / %2").arg(t.involuntaryRecorded).arg(t.involuntaryReplayed)));
+  }
+  m_tasks->resizeColumnsToContents();
+  m_tasks->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+}
+
+}  // namespace app::gui

@@ -1,0 +1,478 @@
+#include "core/analysis/why.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace core::analysis {
+
+namespace {
+
+int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+  return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+// The end of a state row: the next row of the thread, or the thread's end (a
+// living thread's last state holds until the trace's last event).
+int64_t rowEnd(const TraceModel& m, Utid u, uint32_t r, uint32_t e) {
+  return r + 1 < e ? m.threadStates.ts[r + 1] : std::max(m.threadStates.ts[r], m.threads.endTs[u.value]);
+}
+
+// The wakeup that made `u` runnable at the state row starting at `rowTs`: the
+// last effective wakeup of u at or before rowTs and after the row before it
+// began (SchedBuilder stamps the Runnable row with the wakeup's time; a clamp to
+// the thread's previous state change can only move the row later).
+std::optional<uint32_t> wakeupOfRow(const TraceModel& m, Utid u, int64_t rowTs, int64_t prevRowTs) {
+  const auto rows = m.wakeupsOf(u);
+  const auto& w = m.wakeups;
+  auto it = std::upper_bound(rows.begin(), rows.end(), rowTs, [&](int64_t t, uint32_t i) { return t < w.ts[i]; });
+  while (it != rows.begin()) {
+    --it;
+    if (w.ts[*it] < prevRowTs) break;
+    if (!(w.flags[*it] & kWakeupNoEffect)) return *it;
+  }
+  return std::nullopt;
+}
+
+bool allowedOn(const TraceModel& m, Utid u, int cpu) {
+  const auto& aff = m.threads.affinity[u.value];
+  return aff.empty() || std::find(aff.begin(), aff.end(), static_cast<CpuId>(cpu)) != aff.end();
+}
+
+// Migration rows of one task, in time order.
+std::vector<uint32_t> migrationsOf(const TraceModel& m, Utid u, TimeRange range) {
+  std::vector<uint32_t> out;
+  const auto& mg = m.migrations;
+  for (size_t i = 0; i < mg.size() && mg.ts[i] < range.to; ++i)
+    if (mg.utid[i] == u) out.push_back(static_cast<uint32_t>(i));
+  return out;
+}
+
+// Calls fn(a, b, queueCpu) for each piece of u's runnable time in the range,
+// split where a sched_migrate_task moved it to another runqueue. `migrations`
+// are u's migration rows in time order.
+template <typename Fn>
+void forEachRunnableStretch(const TraceModel& m, Utid u, TimeRange range, std::span<const uint32_t> migrations,
+                            Fn&& fn) {
+  const auto& st = m.threadStates;
+  const auto& mg = m.migrations;
+  const auto [b, e] = m.stateRowsOf(u);
+  size_t k = 0;
+  for (uint32_t r = b; r < e && st.ts[r] < range.to; ++r) {
+    if (!isRunnable(st.state[r])) continue;
+    const int64_t rowStart = st.ts[r];
+    const int64_t end = rowEnd(m, u, r, e);
+    if (end <= range.from) continue;
+    int q = st.cpu[r];
+    if (st.state[r] == TaskState::Runnable) {
+      if (auto w = wakeupOfRow(m, u, rowStart, r > b ? st.ts[r - 1] : INT64_MIN)) q = m.wakeups.targetCpu[*w];
+    }
+    while (k < migrations.size() && mg.ts[migrations[k]] < rowStart) ++k;
+    int64_t at = rowStart;
+    for (; k < migrations.size() && mg.ts[migrations[k]] < end; ++k) {
+      const int64_t t = mg.ts[migrations[k]];
+      if (t > at) {
+        const int64_t from = std::max(at, range.from), to = std::min(t, range.to);
+        if (to > from) fn(from, to, q);
+      }
+      q = mg.destCpu[migrations[k]];
+      at = std::max(at, t);
+    }
+    const int64_t from = std::max(at, range.from), to = std::min(end, range.to);
+    if (to > from) fn(from, to, q);
+  }
+}
+
+// Visits the slices of one CPU that overlap [a, b).
+template <typename Fn>
+void forEachSlice(const CpuSliceTable& s, int64_t a, int64_t b, Fn&& fn) {
+  auto i = static_cast<size_t>(std::lower_bound(s.ts.begin(), s.ts.end(), a) - s.ts.begin());
+  if (i > 0 && s.end(i - 1) > a) --i;
+  for (; i < s.size() && s.ts[i] < b; ++i)
+    if (s.end(i) > a) fn(i);
+}
+
+using Interval = std::pair<int64_t, int64_t>;
+
+// Sorts intervals and merges the overlapping ones: their union, in order.
+void mergeIntervals(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end());
+  size_t w = 0;
+  for (const Interval& iv : v) {
+    if (w > 0 && iv.first <= v[w - 1].second) v[w - 1].second = std::max(v[w - 1].second, iv.second);
+    else v[w++] = iv;
+  }
+  v.resize(w);
+}
+
+// Length of (union of `a`) ∩ (union of `b`); both are merged in place.
+int64_t intersectionLength(std::vector<Interval>& a, std::vector<Interval>& b) {
+  mergeIntervals(a);
+  mergeIntervals(b);
+  int64_t total = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    total += overlap(a[i].first, a[i].second, b[j].first, b[j].second);
+    if (a[i].second < b[j].second) ++i;
+    else ++j;
+  }
+  return total;
+}
+
+std::optional<PathState> pathStateOf(TaskState s) {
+  switch (classify(s)) {
+    case StateClass::Running: return PathState::Running;
+    case StateClass::Runnable: return PathState::Runnable;
+    case StateClass::Sleep: return PathState::Sleeping;
+    case StateClass::Blocked: return PathState::Blocked;
+    default: return std::nullopt;
+  }
+}
+
+// The task whose run on `cpu` ended at `ts` (the switch that let `waiter` in), if a task's did.
+Utid holderBefore(const TraceModel& m, int cpu, int64_t ts, Utid waiter) {
+  if (cpu < 0 || cpu >= m.cpuCount()) return {};
+  const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+  const auto i = static_cast<size_t>(std::lower_bound(s.ts.begin(), s.ts.end(), ts) - s.ts.begin());
+  if (i == 0 || s.end(i - 1) != ts || s.kind[i - 1] != SliceKind::Task || s.utid[i - 1] == waiter) return {};
+  return s.utid[i - 1];
+}
+
+}  // namespace
+
+std::string_view toString(PathState state) {
+  switch (state) {
+    case PathState::Running: return "running";
+    case PathState::Runnable: return "runnable";
+    case PathState::Sleeping: return "sleeping";
+    case PathState::Blocked: return "blocked";
+  }
+  return "?";
+}
+
+std::string_view toString(PathStop stop) {
+  switch (stop) {
+    case PathStop::RangeStart: return "range start";
+    case PathStop::UnknownState: return "unknown state";
+    case PathStop::TaskUnseen: return "task not seen earlier";
+  }
+  return "?";
+}
+
+CriticalPath criticalPath(const TraceModel& m, Utid utid, TimeRange range) {
+  CriticalPath path;
+  const auto& st = m.threadStates;
+  path.end = std::min(range.to, m.threads.endTs[utid.value]);
+  std::vector<PathSegment> backwards;
+  const auto emit = [&](Utid u, PathState s, int64_t from, int64_t to) {
+    if (!backwards.empty() && backwards.back().utid == u && backwards.back().state == s &&
+        backwards.back().from == to)
+      backwards.back().from = from;
+    else
+      backwards.push_back({u, s, from, to, Utid()});
+  };
+  Utid task = utid;
+  int64_t t = path.end;
+  while (t > range.from) {
+    const auto [b, e] = m.stateRowsOf(task);
+    const auto first = st.ts.begin() + b, last = st.ts.begin() + e;
+    const auto it = std::lower_bound(first, last, t);  // rows before `it` start before t
+    if (it == first) {
+      path.stop = PathStop::TaskUnseen;
+      break;
+    }
+    const auto r = static_cast<uint32_t>(it - st.ts.begin() - 1);
+    const auto state = pathStateOf(st.state[r]);
+    if (!state) {
+      path.stop = PathStop::UnknownState;
+      break;
+    }
+    const int64_t start = std::max(st.ts[r], range.from);
+    emit(task, *state, start, t);
+    if (*state == PathState::Runnable && r + 1 < e && st.ts[r + 1] == t && st.state[r + 1] == TaskState::Running)
+      backwards.back().waitedBehind = holderBefore(m, st.cpu[r + 1], t, task);
+    t = start;
+    if (t > range.from && st.state[r] == TaskState::Runnable) {
+      const auto w = wakeupOfRow(m, task, st.ts[r], r > b ? st.ts[r - 1] : INT64_MIN);
+      // SchedBuilder leaves the waker invalid for interrupt-context wakeups.
+      if (w && m.wakeups.waker[*w].isValid() && m.wakeups.waker[*w] != kIdleUtid)
+        task = m.wakeups.waker[*w];
+    }
+  }
+  path.segments.assign(backwards.rbegin(), backwards.rend());
+  return path;
+}
+
+WhyReport explainTask(const TraceModel& m, Utid u, TimeRange range) {
+  WhyReport out;
+  out.utid = u;
+  out.range = range;
+  const auto& st = m.threadStates;
+  const auto [b, e] = m.stateRowsOf(u);
+  for (uint32_t r = b; r < e && st.ts[r] < range.to; ++r) {
+    const int64_t o = overlap(st.ts[r], rowEnd(m, u, r, e), range.from, range.to);
+    switch (classify(st.state[r])) {
+      case StateClass::Running: out.runningNs += o; break;
+      case StateClass::Runnable: out.runnableNs += o; break;
+      case StateClass::Sleep: out.sleepingNs += o; break;
+      case StateClass::Blocked: out.blockedNs += o; break;
+      case StateClass::Unknown: out.unknownNs += o; break;
+      case StateClass::Dead: break;
+    }
+  }
+
+  // Antagonists and idle-while-runnable, one runnable stretch at a time.
+  std::unordered_map<uint32_t, int64_t> antagonistNs;
+  std::vector<Interval> idleElsewhere, queueBusy;
+  const auto migrations = migrationsOf(m, u, range);
+  forEachRunnableStretch(m, u, range, migrations, [&](int64_t a0, int64_t a1, int q) {
+    idleElsewhere.clear();
+    queueBusy.clear();
+    for (int cpu = 0; cpu < m.cpuCount(); ++cpu) {
+      if (!allowedOn(m, u, cpu) && cpu != q) continue;
+      const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+      forEachSlice(s, a0, a1, [&](size_t i) {
+        const int64_t from = std::max(s.ts[i], a0), to = std::min(s.end(i), a1);
+        if (s.kind[i] == SliceKind::Task && s.utid[i] != u) {
+          antagonistNs[s.utid[i].value] += to - from;
+          if (cpu == q) queueBusy.emplace_back(from, to);
+        } else if (s.kind[i] == SliceKind::Idle && cpu != q) {
+          idleElsewhere.emplace_back(from, to);
+        }
+      });
+    }
+    out.idleWhileRunnableNs += intersectionLength(idleElsewhere, queueBusy);
+  });
+  for (const auto& [utid, ns] : antagonistNs) out.antagonists.push_back({Utid(utid), ns});
+  std::sort(out.antagonists.begin(), out.antagonists.end(), [&](const Antagonist& x, const Antagonist& y) {
+    if (x.ns != y.ns) return x.ns > y.ns;
+    return m.threads.tid[x.utid.value] < m.threads.tid[y.utid.value];
+  });
+
+  // Wakers: each effective wakeup in the range, with the sleep it ended.
+  std::map<uint32_t, WakerShare> byWaker;  // keyed by utid; interrupts under the invalid id
+  const auto& w = m.wakeups;
+  for (const uint32_t i : m.wakeupsOf(u)) {
+    if (w.ts[i] < range.from || w.ts[i] >= range.to || (w.flags[i] & kWakeupNoEffect)) continue;
+    const bool irq = (w.flags[i] & kWakeupFromIrq) || !w.waker[i].isValid() || w.waker[i] == kIdleUtid;
+    const Utid waker = irq ? Utid() : w.waker[i];
+    WakerShare& share = byWaker[waker.value];
+    share.utid = waker;
+    ++share.count;
+    // The sleep it ended: the state row before the wakeup.
+    const auto first = st.ts.begin() + b, last = st.ts.begin() + e;
+    const auto it = std::lower_bound(first, last, w.ts[i]);
+    if (it == first) continue;
+    const auto r = static_cast<uint32_t>(it - st.ts.begin() - 1);
+    const StateClass c = classify(st.state[r]);
+    if (c == StateClass::Sleep || c == StateClass::Blocked) share.sleepNs += overlap(st.ts[r], w.ts[i], range.from, range.to);
+  }
+  for (auto& [key, share] : byWaker) out.wakers.push_back(share);
+  std::sort(out.wakers.begin(), out.wakers.end(), [&](const WakerShare& x, const WakerShare& y) {
+    if (x.utid.isValid() != y.utid.isValid()) return x.utid.isValid();
+    if (x.count != y.count) return x.count > y.count;
+    if (x.sleepNs != y.sleepNs) return x.sleepNs > y.sleepNs;
+    return x.utid.isValid() && m.threads.tid[x.utid.value] < m.threads.tid[y.utid.value];
+  });
+
+  out.criticalPath = criticalPath(m, u, range);
+  return out;
+}
+
+std::vector<WhyReport> explainTopWaiters(const TraceModel& m, const RunStats& stats, size_t count) {
+  std::vector<const TaskStats*> order;
+  for (const TaskStats& t : stats.tasks)
+    if (t.waitNs > 0) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [](const TaskStats* a, const TaskStats* b) { return a->waitNs > b->waitNs; });
+  std::vector<WhyReport> out;
+  for (size_t i = 0; i < order.size() && i < count; ++i) out.push_back(explainTask(m, order[i]->utid, stats.range));
+  return out;
+}
+
+int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
+  const int cpus = m.cpuCount();
+  if (cpus < 2 || range.length() <= 0) return 0;
+  enum : uint8_t { kOther, kBusy, kIdle };
+  struct Event {
+    int64_t ts;
+    int32_t cpu;
+    int32_t delta;  // waiter +1/-1; 0: the CPU's status becomes `status`
+    uint8_t status;
+    uint32_t restricted;  // utid of an affinity-restricted waiter, else 0
+  };
+  std::vector<Event> events;
+  // CPU status changes (runs of task slices are one busy span).
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+    uint8_t status = kOther;
+    int64_t prevEnd = INT64_MIN;
+    forEachSlice(s, range.from, range.to, [&](size_t i) {
+      if (s.ts[i] > prevEnd && status != kOther) events.push_back({prevEnd, cpu, 0, status = kOther, 0});
+      const uint8_t now = s.kind[i] == SliceKind::Task ? kBusy : s.kind[i] == SliceKind::Idle ? kIdle : kOther;
+      if (now != status) events.push_back({std::max(s.ts[i], range.from), cpu, 0, status = now, 0});
+      prevEnd = s.end(i);
+    });
+    if (status != kOther) events.push_back({prevEnd, cpu, 0, kOther, 0});
+  }
+  // Outside the union of every CPU's idle time the condition cannot hold: a
+  // stretch that misses it needs no events (on a busy machine, most of them).
+  std::vector<Interval> anyIdle;
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+    forEachSlice(s, range.from, range.to, [&](size_t i) {
+      if (s.kind[i] == SliceKind::Idle) anyIdle.emplace_back(s.ts[i], s.end(i));
+    });
+  }
+  mergeIntervals(anyIdle);
+  const auto meetsIdle = [&](int64_t a0, int64_t a1) {
+    auto it = std::upper_bound(anyIdle.begin(), anyIdle.end(), a0, [](int64_t t, const Interval& iv) { return t < iv.second; });
+    return it != anyIdle.end() && it->first < a1;
+  };
+  // Waiters, per runnable stretch.
+  std::vector<uint32_t> migBegin;
+  const auto& mg = m.migrations;
+  std::vector<uint32_t> migOrder;
+  {
+    migBegin.assign(m.threads.size() + 1, 0);
+    for (size_t i = 0; i < mg.size(); ++i) ++migBegin[mg.utid[i].value + 1];
+    for (size_t u = 0; u < m.threads.size(); ++u) migBegin[u + 1] += migBegin[u];
+    migOrder.resize(mg.size());
+    std::vector<uint32_t> next(migBegin.begin(), migBegin.end() - 1);
+    for (size_t i = 0; i < mg.size(); ++i) migOrder[next[mg.utid[i].value]++] = static_cast<uint32_t>(i);
+  }
+  for (uint32_t u = 1; u < m.threads.size(); ++u) {
+    const Utid utid(u);
+    // Only a task kept off some CPU needs the per-waiter check; one allowed everywhere counts in busyWaiters.
+    const auto& aff = m.threads.affinity[u];
+    std::set<CpuId> allowed;
+    for (const CpuId c : aff)
+      if (c < cpus) allowed.insert(c);
+    const bool everywhere = aff.empty() || allowed.size() == static_cast<size_t>(cpus);
+    const uint32_t restricted = everywhere ? 0 : u;
+    const std::span<const uint32_t> migrations(migOrder.data() + migBegin[u], migBegin[u + 1] - migBegin[u]);
+    forEachRunnableStretch(m, utid, range, migrations, [&](int64_t a0, int64_t a1, int q) {
+      if (q >= cpus || !meetsIdle(a0, a1)) return;
+      events.push_back({a0, q, +1, 0, restricted});
+      events.push_back({a1, q, -1, 0, restricted});
+    });
+  }
+  std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) { return x.ts < y.ts; });
+
+  // Sweep: busyWaiters counts unrestricted waiters queued on busy CPUs; with any
+  // of them and any idle CPU the condition holds (a busy CPU is not idle).
+  std::vector<uint8_t> status(static_cast<size_t>(cpus), kOther);
+  std::vector<int64_t> waiters(static_cast<size_t>(cpus), 0);
+  std::vector<std::pair<uint32_t, int>> restrictedWaiters;  // (utid, queue CPU)
+  int64_t busyWaiters = 0;
+  int idleCpus = 0;
+  int64_t total = 0;
+  const auto holds = [&] {
+    if (idleCpus == 0) return false;
+    if (busyWaiters > 0) return true;
+    for (const auto& [u, q] : restrictedWaiters) {
+      if (status[static_cast<size_t>(q)] != kBusy) continue;
+      for (int c = 0; c < cpus; ++c)
+        if (c != q && status[static_cast<size_t>(c)] == kIdle && allowedOn(m, Utid(u), c)) return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < events.size();) {
+    const int64_t t = events[i].ts;
+    for (; i < events.size() && events[i].ts == t; ++i) {
+      const Event& ev = events[i];
+      const auto c = static_cast<size_t>(ev.cpu);
+      if (ev.delta == 0) {
+        if (status[c] == kBusy) busyWaiters -= waiters[c];
+        if (status[c] == kIdle) --idleCpus;
+        status[c] = ev.status;
+        if (status[c] == kBusy) busyWaiters += waiters[c];
+        if (status[c] == kIdle) ++idleCpus;
+      } else if (ev.restricted) {
+        if (ev.delta > 0) {
+          restrictedWaiters.emplace_back(ev.restricted, ev.cpu);
+        } else {
+          const auto it = std::find(restrictedWaiters.begin(), restrictedWaiters.end(),
+                                    std::make_pair(ev.restricted, static_cast<int>(ev.cpu)));
+          if (it != restrictedWaiters.end()) restrictedWaiters.erase(it);
+        }
+      } else {
+        waiters[c] += ev.delta;
+        if (status[c] == kBusy) busyWaiters += ev.delta;
+      }
+    }
+    if (i < events.size() && holds()) total += overlap(t, events[i].ts, range.from, range.to);
+  }
+  return total;
+}
+
+std::vector<Utid> findTasks(const TraceModel& m, std::string_view spec) {
+  std::vector<Utid> out;
+  int32_t tid = 0;
+  const auto [end, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), tid);
+  const bool isTid = ec == std::errc() && end == spec.data() + spec.size();
+  for (uint32_t u = 1; u < m.threads.size(); ++u)
+    if (isTid ? m.threads.tid[u] == tid : m.comm(Utid(u)) == spec) out.emplace_back(u);
+  return out;
+}
+
+Utid busiestTask(const TraceModel& m, const std::vector<Utid>& tasks, TimeRange range) {
+  Utid best;
+  int64_t bestNs = -1;
+  for (const Utid u : tasks) {
+    int64_t ns = 0;
+    const auto [b, e] = m.stateRowsOf(u);
+    for (uint32_t r = b; r < e; ++r)
+      if (m.threadStates.state[r] == TaskState::Running) ns += overlap(m.threadStates.ts[r], rowEnd(m, u, r, e), range.from, range.to);
+    if (ns > bestNs) bestNs = ns, best = u;
+  }
+  return best;
+}
+
+namespace {
+std::string_view processName(const TraceModel& m, Utid u) {
+  const Upid p = m.threads.upid[u.value];
+  return p.isValid() ? m.strings.get(m.processes.name[p.value]) : m.comm(u);
+}
+}  // namespace
+
+Utid matchTask(const TraceModel& a, Utid utid, const TraceModel& b) {
+  const std::string_view comm = a.comm(utid);
+  const std::string_view process = processName(a, utid);
+  std::vector<Utid> candidates, sameProcess;
+  for (const Utid u : findTasks(b, comm)) {
+    candidates.push_back(u);
+    if (processName(b, u) == process) sameProcess.push_back(u);
+  }
+  return busiestTask(b, sameProcess.empty() ? candidates : sameProcess, wholeTrace(b));
+}
+
+WhyDiff diffWhy(const TraceModel& a, const WhyReport& x, const TraceModel& b, const WhyReport& y) {
+  WhyDiff d;
+  d.metrics = {
+      {"running_ns", static_cast<double>(x.runningNs), static_cast<double>(y.runningNs)},
+      {"runnable_ns", static_cast<double>(x.runnableNs), static_cast<double>(y.runnableNs)},
+      {"sleeping_ns", static_cast<double>(x.sleepingNs), static_cast<double>(y.sleepingNs)},
+      {"blocked_ns", static_cast<double>(x.blockedNs), static_cast<double>(y.blockedNs)},
+      {"idle_while_runnable_ns", static_cast<double>(x.idleWhileRunnableNs), static_cast<double>(y.idleWhileRunnableNs)},
+  };
+  std::map<std::string, WhyDiff::AntagonistDelta> byComm;
+  for (const Antagonist& t : x.antagonists) {
+    auto& entry = byComm[std::string(a.comm(t.utid))];
+    entry.aNs += t.ns;
+  }
+  for (const Antagonist& t : y.antagonists) {
+    auto& entry = byComm[std::string(b.comm(t.utid))];
+    entry.bNs += t.ns;
+  }
+  for (auto& [comm, entry] : byComm) {
+    entry.comm = comm;
+    d.antagonists.push_back(entry);
+  }
+  std::stable_sort(d.antagonists.begin(), d.antagonists.end(), [](const auto& p, const auto& q) {
+    return std::llabs(p.bNs - p.aNs) > std::llabs(q.bNs - q.aNs);
+  });
+  return d;
+}
+
+}  // namespace core::analysis
