@@ -44,7 +44,10 @@ std::string_view toString(Severity severity);
     "the topology snapshot beside the trace could not be read; the trace's own topology was used")                \
   X(runtime_differs_from_kernel, Info,                                                                            \
     "a task's run slices add up to more or less than the kernel accounted to it (sched_stat_runtime), by more "   \
-    "than a tick")
+    "than a tick")                                                                                                \
+  X(compact_switch_prev_unknown, DataLoss,                                                                        \
+    "first compact_sched switch on a CPU (Perfetto): the task it switched out is not recorded; the task it "      \
+    "switched in runs from there")
 
 enum class DiagCode : uint16_t {
 #define SCHEDLAB_DIAG_ENUM(name, sev, desc) name,

@@ -245,6 +245,22 @@ bool SchedBuilder::accept(EventContext& ctx) {
   return true;
 }
 
+void SchedBuilder::onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio) {
+  ctx.ctxTid = -1;  // the switch itself, not an event in the next task's context
+  if (!accept(ctx)) return;
+  CpuRt& c = m_cpus[static_cast<size_t>(ctx.cpu)];
+  const Utid next = threadFor(nextTid, nextComm, ctx.ts);
+  notePrio(next, nextPrio);
+  if (!c.sliceOpen) {
+    // Nothing ran here to displace: an ordinary switch-in of what it names.
+    setState(next, ctx.ts, TaskState::Running, ctx.cpu);
+    openSlice(c, ctx.cpu, next, ctx.ts, kSliceStartInferred, false);
+    return;
+  }
+  inferSwitchIn(c, ctx.cpu, next, ctx.ts);
+  m_inferred.pop_back();  // placed already: the export wrote it where the estimate put it
+}
+
 void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   const Utid displaced = c.current;
   // It was not running here before the latest event that shows another task

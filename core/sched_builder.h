@@ -83,6 +83,10 @@ class SchedBuilder {
 
   // --- Scheduler events ---
   void onSwitch(EventContext ctx, const SwitchArgs& args);
+  /// A switch-in this builder once inferred (a run ended by SliceEnd::Mismatch,
+  /// the next one kSliceStartInferred), read back from an export that wrote it
+  /// where it was placed: repaired again the same way, at that time.
+  void onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio);
   void onWaking(EventContext ctx, const WakeArgs& args);
   void onWakeup(EventContext ctx, const WakeArgs& args, bool isNew);
   void onMigrate(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio, int32_t origCpu,

@@ -154,6 +154,8 @@ void printUsage(std::ostream& out) {
          "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"
          "  report A [B] -o OUT.pdf|.html|.json|.csv [--replay MODEL]... [--from T] [--to T] [--page a4|letter]\n"
          "                                          a report of one run or two compared, with replays of A\n"
+         "  export FILE -o OUT.perfetto-trace [--replay MODEL]...\n"
+         "                                          the run (and replays of it) as Perfetto traces\n"
          "  record -o OUT.dat [--events sched|sched+power|LIST] [--buffer-kb N] [--duration T] [-- COMMAND ARGS...]\n"
          "                                          a trace of this machine (root): trace.dat v7 + its topology\n"
          "  sweep PLAN.json -o RESULTS/ [-j N] [--emit parallel|slurm]   (or --trace G... --model M... --param K=V1,V2...)\n"
@@ -170,7 +172,8 @@ void printUsage(std::ostream& out) {
          "Times (T): 1.5s, 250ms, 10us, 300ns or plain seconds, relative to the trace start;\n"
          "prefix with @ for absolute trace time (@285.77).\n"
          "Formats are detected from the file's content: ftrace text (trace, trace_pipe, trace-cmd report,\n"
-         "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf).\n"
+         "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf),\n"
+         "Perfetto protobuf traces.\n"
          "Run 'schedlab-cli COMMAND --help' for a command's details.\n";
 }
 }  // namespace
@@ -190,6 +193,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "diff") return diffCommand(rest, out, err);
   if (command == "render") return renderCommand(rest, out, err);
   if (command == "report") return reportCommand(rest, out, err);
+  if (command == "export") return exportCommand(rest, out, err);
   if (command == "why") return whyCommand(rest, out, err);
   if (command == "record") return recordCommand(rest, out, err);
   if (command == "sweep") return sweepCommand(rest, out, err);

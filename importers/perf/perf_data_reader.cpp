@@ -9,21 +9,21 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <memory>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "core/decoded_event.h"
+#include "core/event_feed.h"
+#include "core/event_sorter.h"
 #include "core/mapped_file.h"
+#include "core/task_identities.h"
 #include "core/task_state.h"
 #include "core/topology.h"
-#include "importers/perf/builder_feed.h"
 #include "importers/perf/compressed_records.h"
-#include "importers/perf/decoded_event.h"
 #include "importers/perf/perf_data_format.h"
-#include "importers/perf/round_sorter.h"
 #include "importers/perf/tracing_data.h"
 
 namespace importers::perf {
@@ -46,6 +46,27 @@ constexpr uint64_t kMinMaxDecompressed = 64 << 10;
 constexpr uint64_t kDefaultMaxDecompressed = 256 << 20;
 // perf's u64 nanoseconds beyond int64 are corrupt data; the model's time is int64.
 constexpr uint64_t kMaxTs = INT64_MAX;
+
+using core::DecodedEvent;
+using core::EventOp;
+
+// perf's own records on their way through the sorter to Reader::take(): events
+// of op Private, this in cpuA, the record's CPU (-1: none) in cpuB. They wait
+// on CPU 0's queue when they have none: with explicit release every queue is
+// sorted by (ts, file order), so the queue does not change the order.
+enum PerfRecord : int32_t {
+  kRecComm,      ///< tid, aux = tgid, text 0 comm
+  kRecCommExec,  ///< as kRecComm, for a COMM record of an exec
+  kRecTaskIds,   ///< FORK/EXIT records: tid, aux = tgid
+  kRecLost,      ///< aux = events lost (PERF_RECORD_LOST)
+  kRecLostSamples,  ///< aux = samples lost (PERF_RECORD_LOST_SAMPLES)
+};
+
+// A perf record without a usable timestamp (0, or ~0: "none" to perf).
+bool noTime(const DecodedEvent& e) { return e.ts <= 0; }
+
+// Comms are at most 15 characters (TASK_COMM_LEN); longer text is cut.
+void setComm(DecodedEvent& e, int k, std::string_view comm) { e.setText(k, comm.substr(0, DecodedEvent::kInlineText)); }
 
 std::string offsetText(uint64_t off) {
   char buf[64];
@@ -218,7 +239,7 @@ enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migra
 
 struct Decoder {
   SchedKind kind = SchedKind::Other;
-  uint32_t countType = 0;
+  uint16_t countKey = DecodedEvent::kNoCount;
   uint32_t minRawSize = 0;  // every fixed field lies below this
   Field commonPid;
   Field commonFlags;
@@ -305,17 +326,17 @@ bool parseCpuList(std::string_view s, std::vector<int>& out) {
 
 // --- The reader ----------------------------------------------------------------
 
-struct TaskInfo {
-  int32_t tgid = -1;
-  char comm[16] = {};  // as DecodedEvent::text: NUL-terminated unless 16 long
-};
-
-class Reader {
+class Reader final : public core::EventSink {
  public:
   Reader(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options, Threading threading)
-      : m_path(path), m_b(builder), m_opt(options), m_threading(threading), m_out(builder) {}
+      : m_path(path), m_b(builder), m_opt(options), m_threading(threading),
+        m_feed(builder, core::EventFeed::Position::ByteOffset), m_sorter(m_feed, INT64_MAX, SIZE_MAX) {
+    m_sorter.setExplicitRelease();
+    m_sorter.setSink(this);
+  }
 
   core::Status run();
+  void take(DecodedEvent& e) override { deliver(e); }
 
  private:
   // A file of records: the perf.data file, or one data.N file of the folder
@@ -331,9 +352,9 @@ class Reader {
     uint64_t tag = 0;  // fileTag(n): put on every record's offset
     std::unique_ptr<CompressedRecords> zstd;
     // Folder merge (mergeDataFiles): per CPU, the latest time this file has given.
-    std::vector<uint64_t> latestByCpu;
-    uint64_t mark = 0;      // everything of this file up to here has been read
-    uint64_t nextMark = 0;  // what mark becomes after the next chunk
+    std::vector<int64_t> latestByCpu;
+    int64_t mark = 0;      // everything of this file up to here has been read
+    int64_t nextMark = 0;  // what mark becomes after the next chunk
   };
 
   // Errors name the file being read, at its own offsets; inside decompressed
@@ -348,8 +369,9 @@ class Reader {
   // `off` is the file's own offset; events and diagnostics carry the file's tag too.
   uint64_t tagged(uint64_t off) const { return (m_stream ? m_stream->tag : 0) | off; }
   void diag(core::DiagCode code, uint64_t off, std::string what, std::optional<int> cpu = {}) {
+    if (!m_feed.keepsRecord(code)) return;
     if (m_inCompressed) what = "in the zstd-compressed record: " + what;
-    m_out.diagnostic(code, tagged(off), std::move(what), cpu);
+    m_feed.diagnostic(code, tagged(off), what, cpu);
   }
 
   core::Status readFileHeader();
@@ -375,12 +397,16 @@ class Reader {
   int attrForOther(const uint8_t* rec, uint32_t size) const;
 
   void queue(DecodedEvent& e);
-  void flushUpTo(uint64_t limit);
-  void flushAll() { flushUpTo(UINT64_MAX); }
+  /// To the builder (threaded: to its thread); DataLoss counted as reported.
+  void emit(const DecodedEvent& e) {
+    if (e.op == EventOp::DataLoss && e.aux > 0) m_lostFed += static_cast<uint64_t>(e.aux);
+    m_feed.event(e);
+  }
   void decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a);
   bool locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const uint8_t*& raw, uint32_t& rawLen) const;
   void decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a);
   void deliver(DecodedEvent& e);
+  void deliverRecord(DecodedEvent& e);
   void finish();
 
   uint64_t rd64(const uint8_t* p) const {
@@ -395,42 +421,15 @@ class Reader {
   }
   [[gnu::always_inline]] int64_t field(const uint8_t* raw, const Field& f) const;
   [[gnu::always_inline]] std::string_view string(const uint8_t* raw, uint32_t len, const Field& f) const;
-  // The first time the schedule names a tid, its identity from COMM/FORK records
-  // (tgid, the comm at trace start) is queued and given to the builder right
-  // after the event that created the task — not before (a fork would then find
-  // a live task of that tid) and not at the end (the task may be dead by then).
-  void seeTid(int32_t tid) {
-    if (tid <= 0 || tid >= (1 << 22)) return;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    const uint64_t bit = uint64_t{1} << (tid & 63);
-    if (w >= m_seenTids.size()) m_seenTids.resize(std::max(w + 1, m_seenTids.size() * 2), 0);
-    if (m_seenTids[w] & bit) return;
-    m_seenTids[w] |= bit;
-    if (m_tasks.count(tid)) m_announce.push_back(tid);
-  }
-  bool seenTid(int32_t tid) const {
-    if (tid <= 0 || tid >= (1 << 22)) return false;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    return w < m_seenTids.size() && (m_seenTids[w] >> (tid & 63) & 1);
-  }
-  void announce() {
-    for (int32_t tid : m_announce) {
-      const TaskInfo& info = m_tasks[tid];
-      DecodedEvent e;
-      e.op = EventOp::TaskInfo;
-      e.a = tid;
-      e.b = info.tgid;
-      std::memcpy(e.text[0], info.comm, sizeof info.comm);
-      m_out.event(e);
-    }
-    m_announce.clear();
-  }
-
   std::string m_path;
   core::SchedBuilder& m_b;
   const ImportOptions& m_opt;
   Threading m_threading;
-  BuilderFeed m_out;  // every event and diagnostic goes through it, never straight to m_b
+  // Every event and diagnostic goes through the feed, never straight to m_b;
+  // the sorter puts records into perf's order (rounds) and hands them to take().
+  core::EventFeed m_feed;
+  core::EventSorter m_sorter;
+  uint64_t m_lostFed = 0;  // events reported lost so far
   core::MappedFile m_file;  // the whole input, mapped read-only
   Bytes m_bytes;
   bool m_swap = false;
@@ -448,14 +447,12 @@ class Reader {
   std::vector<Decoder> m_decoders;
   bool m_haveExecTracepoint = false;
 
-  RoundSorter<DecodedEvent> m_sorter;
-  uint64_t m_nextFlush = 0;
-  uint64_t m_maxTs = 0;
-  uint64_t m_lastDeliveredTs = 0;
+  int64_t m_nextFlush = 0;
+  int64_t m_maxTs = 0;
+  int64_t m_lastDeliveredTs = 0;
 
-  std::unordered_map<int32_t, TaskInfo> m_tasks;
-  std::vector<uint64_t> m_seenTids;
-  std::vector<int32_t> m_announce;
+  // Identities from COMM/FORK records (tgid, the comm at trace start).
+  core::TaskIdentities m_tasks;
   uint64_t m_synthLostSamples = 0;
   int m_nrCpusOnline = 0;
   int m_nrCpusAvail = 0;
@@ -470,9 +467,6 @@ class Reader {
   uint64_t m_compressionRatio = 1;
   bool m_inCompressed = false;
   uint64_t m_decompressedAt = 0;
-  // Exec file names: the events point into here until the import ends (a
-  // decompressed record's bytes are gone once its window moves on).
-  std::deque<std::string> m_execNames;
   // CPU_TOPOLOGY's cores and packages, refined by the NUMA_TOPOLOGY and CACHE
   // features that follow it in the file (features come in bit order).
   std::optional<core::Topology> m_topology;
@@ -524,34 +518,14 @@ core::Status Reader::run() {
   // Pipe data changes the event list while it streams, so it is read here.
   const bool threaded = !m_pipe && (m_threading == Threading::Always ||
                                     (m_threading == Threading::Auto && dataBytes >= kThreadedFromBytes && spareCpu()));
-  if (!threaded) {
+  const auto read = [this] {
     core::Status body = readAllRecords();
-    flushAll();
+    m_sorter.finish();
     finish();
     return body;
-  }
-  m_out.setThreaded();
-  std::thread worker([this] {
-    core::Status body;
-    try {
-      body = readAllRecords();
-      flushAll();
-      finish();
-    } catch (const std::exception& e) {
-      body = core::Error(m_path + ": reading stopped: " + e.what());
-    }
-    m_out.finish(std::move(body));
-  });
-  core::Status body;
-  try {
-    body = m_out.drain(m_opt);
-  } catch (const std::exception& e) {
-    // The worker must not wait for a consumer that is gone.
-    m_out.abandon();
-    body = core::Error(m_path + ": building the model failed: " + e.what());
-  }
-  worker.join();
-  return body;
+  };
+  if (!threaded) return read();
+  return m_feed.runThreaded(read, m_opt.progress, m_path);
 }
 
 core::Status Reader::readFileHeader() {
@@ -911,7 +885,7 @@ void Reader::rebuildDecoders() {
         name = name.substr(colon + 1);
       d.name = name;
     }
-    d.countType = m_b.eventType(d.name);
+    d.countKey = m_feed.eventType(d.name);
     if (d.kind == SchedKind::Exec) m_haveExecTracepoint = true;
     a.decoder = static_cast<uint32_t>(m_decoders.size());
     m_decoders.push_back(std::move(d));
@@ -943,21 +917,18 @@ int Reader::attrForOther(const uint8_t* rec, uint32_t size) const {
 
 void Reader::queue(DecodedEvent& e) {
   // perf delivers records without a usable timestamp at once (ordered_events__queue).
-  if (e.ts == 0 || e.ts == UINT64_MAX) {
+  if (noTime(e)) {
     deliver(e);
     return;
   }
-  m_sorter.push(e.cpu >= 0 ? static_cast<uint32_t>(e.cpu) + 1 : 0, e);
-  m_maxTs = std::max(m_maxTs, e.ts);
   if (m_streams.size() > 1 && e.cpu >= 0) {
     auto& latest = m_stream->latestByCpu;
     if (static_cast<size_t>(e.cpu) >= latest.size()) latest.resize(static_cast<size_t>(e.cpu) + 1, 0);
     latest[static_cast<size_t>(e.cpu)] = std::max(latest[static_cast<size_t>(e.cpu)], e.ts);
   }
-}
-
-void Reader::flushUpTo(uint64_t limit) {
-  m_sorter.flush(limit, [this](DecodedEvent& e) { deliver(e); });
+  if (e.op == EventOp::Private) e.cpu = std::max(e.cpu, 0);
+  m_sorter.push(e);
+  m_maxTs = std::max(m_maxTs, e.ts);
 }
 
 core::Status Reader::readAllRecords() {
@@ -995,7 +966,7 @@ core::Status Reader::findDataFiles() {
     s.path = path;
     s.base = file->data();
     s.end = file->size();
-    s.tag = fileTag(m_streams.size() - 1);
+    s.tag = core::fileTag(m_streams.size() - 1);
     s.file = std::move(file);
   }
   if (m_streams.size() == 1)
@@ -1003,16 +974,16 @@ core::Status Reader::findDataFiles() {
                               "but the folder has none with data");
   std::vector<std::string> paths;
   for (const auto& s : m_streams) paths.push_back(s.path);
-  m_out.setFiles(std::move(paths));
+  m_feed.setFiles(std::move(paths));
   return core::Status::ok();
 }
 
 // perf record --threads writes no FINISHED_ROUND records: each file holds the
 // ring buffers of its thread's CPUs, each CPU's records in time order. The
 // files are read a chunk at a time, always the one read least far in time, and
-// the round sorter gets the same limit a FINISHED_ROUND gives it: everything up
-// to the time that every file has been read to, one chunk back (the slack a
-// round leaves for a record that arrives a little late within its CPU).
+// the sorter releases what a FINISHED_ROUND would let go: everything up to the
+// time that every file has been read to, one chunk back (the slack a round
+// leaves for a record that arrives a little late within its CPU).
 core::Status Reader::mergeDataFiles() {
   while (true) {
     DataStream* next = nullptr;
@@ -1022,15 +993,15 @@ core::Status Reader::mergeDataFiles() {
     if (auto st = processRecords(*next, kMergeChunkBytes); !st) return st;
     next->mark = next->nextMark;
     // Before it has read a CPU, a file may still hold anything: the limit waits.
-    uint64_t readTo = UINT64_MAX;
-    for (uint64_t ts : next->latestByCpu)
-      if (ts != 0) readTo = std::min(readTo, ts);
-    next->nextMark = next->pos < next->end ? (readTo == UINT64_MAX ? 0 : readTo) : UINT64_MAX;
-    if (next->pos >= next->end) next->mark = UINT64_MAX;
-    uint64_t limit = UINT64_MAX;
+    int64_t readTo = INT64_MAX;
+    for (int64_t ts : next->latestByCpu)
+      if (ts > 0) readTo = std::min(readTo, ts);
+    next->nextMark = next->pos < next->end ? (readTo == INT64_MAX ? 0 : readTo) : INT64_MAX;
+    if (next->pos >= next->end) next->mark = INT64_MAX;
+    int64_t limit = INT64_MAX;
     for (const auto& s : m_streams) limit = std::min(limit, s.mark);
     if (limit > m_nextFlush) {
-      flushUpTo(limit);
+      m_sorter.releaseUpTo(limit);
       m_nextFlush = limit;
     }
   }
@@ -1052,8 +1023,8 @@ core::Status Reader::processRecords(DataStream& s, uint64_t budget) {
       uint64_t all = 1;
       for (const auto& t : m_streams) done += t.pos - t.begin, all += t.end - t.begin;
       const double fraction = static_cast<double>(done) / static_cast<double>(all);
-      if (m_out.threaded())
-        m_out.progress(fraction);
+      if (m_feed.threaded())
+        m_feed.progress(fraction);
       else if (m_opt.progress)
         m_opt.progress(fraction);
     }
@@ -1130,7 +1101,7 @@ core::Status Reader::processRecord(const uint8_t* rec, uint32_t type, uint32_t s
       // (In a folder, the round of one file says nothing of the others: the
       // merge sets the limit there.)
       if (m_streams.size() > 1) break;
-      flushUpTo(m_nextFlush);
+      m_sorter.releaseUpTo(m_nextFlush);
       m_nextFlush = m_maxTs;
       break;
     case kRecordComm:
@@ -1288,26 +1259,28 @@ bool Reader::locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const u
 void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a) {
   const Decoder& d = m_decoders[a.decoder];
   DecodedEvent e;
-  e.off = tagged(off);
-  e.countType = static_cast<uint16_t>(d.countType);
+  e.position = tagged(off);
+  e.cpu = -1;
+  e.countKey = d.countKey;
   // Every sample is counted, like perf script prints it, even one that cannot be placed.
   auto skip = [&](core::DiagCode code, std::string why) {
-    e.op = EventOp::Uncounted;
+    e.op = EventOp::CountOnly;
     diag(code, off, std::move(why), e.cpu >= 0 ? std::optional<int>(e.cpu) : std::nullopt);
-    m_out.event(e);
+    emit(e);
   };
   if (size < a.fixedEnd) {
     skip(core::DiagCode::malformed_record, "sample record of " + std::to_string(size) + " bytes is too short for its declared fields");
     return;
   }
-  e.ts = a.timeOff >= 0 ? rd64(rec + a.timeOff) : 0;
-  if (e.ts > kMaxTs) {
-    skip(core::DiagCode::malformed_record, "sample timestamp " + std::to_string(e.ts) + " is beyond the signed 64-bit range");
+  const uint64_t ts = a.timeOff >= 0 ? rd64(rec + a.timeOff) : 0;
+  if (ts > kMaxTs) {
+    skip(core::DiagCode::malformed_record, "sample timestamp " + std::to_string(ts) + " is beyond the signed 64-bit range");
     return;
   }
+  e.ts = static_cast<int64_t>(ts);
   if (a.cpuOff >= 0) {
     const uint32_t cpu = rd32(rec + a.cpuOff);
-    e.cpu = static_cast<int16_t>(cpu < static_cast<uint32_t>(kMaxCpu) ? static_cast<int32_t>(cpu) : -1);
+    e.cpu = cpu < static_cast<uint32_t>(kMaxCpu) ? static_cast<int32_t>(cpu) : -1;
   }
   if (a.tidOff >= 0) e.ctxTid = static_cast<int32_t>(rd32(rec + a.tidOff + 4));
 
@@ -1332,10 +1305,7 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
   }
   if (d.commonPid.present()) e.ctxTid = static_cast<int32_t>(field(raw, d.commonPid));
   if (d.commonFlags.present()) {
-    // common_flags: TRACE_FLAG_HARDIRQ 0x08, SOFTIRQ 0x10, NMI 0x40 (kernel/trace/trace.h).
-    const auto flags = static_cast<uint32_t>(field(raw, d.commonFlags));
-    e.irq = static_cast<uint8_t>(((flags & 0x08) ? core::kCtxHardIrq : 0) | ((flags & 0x10) ? core::kCtxSoftIrq : 0) |
-                                 ((flags & 0x40) ? core::kCtxNmi : 0));
+    e.irq = core::irqFromTraceFlags(static_cast<uint32_t>(field(raw, d.commonFlags)));
   }
   auto i32 = [&](int k, int32_t fallback) { return d.f[k].isInt() ? static_cast<int32_t>(field(raw, d.f[k])) : fallback; };
   auto str = [&](int k) { return d.f[k].present() ? string(raw, rawLen, d.f[k]) : std::string_view{}; };
@@ -1343,55 +1313,60 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
   switch (d.kind) {
     case SchedKind::Switch: {
       e.op = EventOp::Switch;
-      e.setText(0, str(0));
-      e.a = i32(1, 0);
+      setComm(e, 0, str(0));
+      e.tid = i32(1, 0);
       const auto rawState = static_cast<uint64_t>(field(raw, d.f[3]));
       e.state = rawState < d.stateOf.size() ? d.stateOf[rawState]
                                             : core::taskStateFromRaw(rawState, d.encoding).value_or(core::TaskState::Unknown);
-      e.setText(1, str(4));
-      e.b = i32(5, 0);
-      e.setHalves(i32(2, core::kPrioUnknown), i32(6, core::kPrioUnknown));
+      setComm(e, 1, str(4));
+      e.otherTid = i32(5, 0);
+      e.prio = i32(2, core::kPrioUnknown);
+      e.otherPrio = i32(6, core::kPrioUnknown);
       break;
     }
     case SchedKind::Wakeup:
     case SchedKind::Waking:
     case SchedKind::WakeupNew:
-      e.op = d.kind == SchedKind::Waking ? EventOp::Waking : EventOp::Wakeup;
-      if (d.kind == SchedKind::WakeupNew) e.flags |= kFlagNew;
-      e.a = i32(0, 0);
-      e.setText(0, str(1));
-      e.setHalves(i32(2, core::kPrioUnknown), i32(3, -1));
+      e.op = d.kind == SchedKind::Waking ? EventOp::Waking
+                                         : d.kind == SchedKind::WakeupNew ? EventOp::WakeupNew : EventOp::Wakeup;
+      e.tid = i32(0, 0);
+      setComm(e, 0, str(1));
+      e.prio = i32(2, core::kPrioUnknown);
+      e.cpuA = i32(3, -1);
       break;
     case SchedKind::Migrate:
       e.op = EventOp::Migrate;
-      e.a = i32(0, 0);
-      e.b = i32(1, -1);
-      e.setText(0, str(2));
-      e.setHalves(i32(3, core::kPrioUnknown), i32(4, -1));
+      e.tid = i32(0, 0);
+      e.cpuB = i32(1, -1);
+      setComm(e, 0, str(2));
+      e.prio = i32(3, core::kPrioUnknown);
+      e.cpuA = i32(4, -1);
       break;
     case SchedKind::Fork:
       e.op = EventOp::Fork;
-      e.a = i32(0, 0);
-      e.b = i32(1, 0);
-      e.setText(0, str(2));
-      e.setText(1, str(3));
+      e.tid = i32(0, 0);
+      e.otherTid = i32(1, 0);
+      setComm(e, 0, str(2));
+      setComm(e, 1, str(3));
       break;
     case SchedKind::Exit:
       e.op = EventOp::Exit;
-      e.a = i32(0, 0);
-      e.setText(0, str(1));
-      e.setHalves(i32(2, core::kPrioUnknown), -1);
+      e.tid = i32(0, 0);
+      setComm(e, 0, str(1));
+      e.prio = i32(2, core::kPrioUnknown);
       break;
     case SchedKind::Exec:
       e.op = EventOp::Exec;
-      e.a = i32(0, 0);
-      e.b = i32(2, e.a);
-      e.setLongText(m_execNames.emplace_back(str(1)));
+      e.tid = i32(0, 0);
+      e.otherTid = i32(2, e.tid);
+      // A long one points into the mapped file or the decompressed record: the
+      // sorter (or the threaded feed) keeps a copy.
+      e.setText(0, str(1));
       break;
     case SchedKind::StatRuntime:
       e.op = EventOp::RuntimeStat;
-      e.a = i32(0, 0);
-      e.setValue(static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(field(raw, d.f[1])), INT64_MAX)));
+      e.tid = i32(0, 0);
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(field(raw, d.f[1])), INT64_MAX));
       break;
     case SchedKind::Other: break;
   }
@@ -1400,46 +1375,50 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
 
 void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a) {
   DecodedEvent e;
-  e.off = tagged(off);
+  e.position = tagged(off);
+  e.op = EventOp::Private;
+  e.cpu = -1;
   const bool haveTrailer = a.trailerSize > 0 && a.trailerSize + kRecordHeaderSize <= size;
   const uint8_t* trailer = rec + size - a.trailerSize;
-  if (haveTrailer && a.trailerTime >= 0) e.ts = rd64(trailer + a.trailerTime);
-  if (e.ts > kMaxTs && e.ts != UINT64_MAX) return;  // garbage; ~0 means "no time" to perf
+  uint64_t ts = 0;
+  if (haveTrailer && a.trailerTime >= 0) ts = rd64(trailer + a.trailerTime);
+  if (ts > kMaxTs && ts != UINT64_MAX) return;  // garbage; ~0 means "no time" to perf
+  e.ts = ts == UINT64_MAX ? 0 : static_cast<int64_t>(ts);
   if (haveTrailer && a.trailerCpu >= 0) {
     const uint32_t c = rd32(trailer + a.trailerCpu);
-    if (c < static_cast<uint32_t>(kMaxCpu)) e.cpu = static_cast<int16_t>(c);
+    if (c < static_cast<uint32_t>(kMaxCpu)) e.cpu = static_cast<int32_t>(c);
   }
+  e.cpuB = e.cpu;
   const uint32_t payloadEnd = haveTrailer ? size - a.trailerSize : size;
   switch (type) {
     case kRecordComm: {
       if (payloadEnd < 16) return;
-      e.op = EventOp::Comm;
-      e.a = static_cast<int32_t>(rd32(rec + 8));
-      e.b = static_cast<int32_t>(rd32(rec + 12));
+      e.aux = static_cast<int32_t>(rd32(rec + 8));
+      e.tid = static_cast<int32_t>(rd32(rec + 12));
       const char* s = reinterpret_cast<const char*>(rec + 16);
-      e.setText(0, {s, boundedLength(s, payloadEnd - 16)});
+      setComm(e, 0, {s, boundedLength(s, payloadEnd - 16)});
       uint16_t misc;
       std::memcpy(&misc, rec + 4, 2);
       if (m_swap) misc = byteSwap(misc);
-      if (misc & kMiscCommExec) e.flags |= kFlagExec;
+      e.cpuA = (misc & kMiscCommExec) ? kRecCommExec : kRecComm;
       break;
     }
     case kRecordFork:
     case kRecordExit:
       if (payloadEnd < 24) return;
-      e.op = EventOp::TaskIds;
-      e.a = static_cast<int32_t>(rd32(rec + 8));
-      e.b = static_cast<int32_t>(rd32(rec + 16));
+      e.cpuA = kRecTaskIds;
+      e.aux = static_cast<int32_t>(rd32(rec + 8));
+      e.tid = static_cast<int32_t>(rd32(rec + 16));
       break;
     case kRecordLost:
       if (payloadEnd < 24) return;
-      e.op = EventOp::Lost;
-      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 16), INT64_MAX / 2)));
+      e.cpuA = kRecLost;
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 16), INT64_MAX / 2));
       break;
     case kRecordLostSamples:
       if (payloadEnd < 16) return;
-      e.op = EventOp::LostSamples;
-      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 8), INT64_MAX / 2)));
+      e.cpuA = kRecLostSamples;
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 8), INT64_MAX / 2));
       break;
     default: return;
   }
@@ -1451,80 +1430,87 @@ void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32
 void Reader::deliver(DecodedEvent& e) {
   switch (e.op) {
     case EventOp::Switch:
-      seeTid(e.a);
-      seeTid(e.b);
+      m_tasks.see(e.tid);
+      m_tasks.see(e.otherTid);
       break;
     case EventOp::Waking:
     case EventOp::Wakeup:
+    case EventOp::WakeupNew:
     case EventOp::Migrate:
     case EventOp::Exit:
     case EventOp::Exec:
-    case EventOp::RuntimeStat: seeTid(e.a); break;
+    case EventOp::RuntimeStat: m_tasks.see(e.tid); break;
     case EventOp::Fork:
-      seeTid(e.a);
-      seeTid(e.b);
-      if (auto it = m_tasks.find(e.b); it != m_tasks.end()) e.c = it->second.tgid;
+      m_tasks.see(e.tid);
+      m_tasks.see(e.otherTid);
+      if (const auto* id = m_tasks.find(e.otherTid)) e.aux = id->tgid;
       break;
-    case EventOp::Other:
-    case EventOp::Uncounted: break;
-    case EventOp::Comm: {
-      TaskInfo& info = m_tasks[e.b];
-      info.tgid = e.a;
-      std::memcpy(info.comm, e.text[0], sizeof info.comm);
-      if (e.ts == 0 || e.ts > kMaxTs) return;  // synthesized at start: names a task, not an event
-      if (seenTid(e.b)) {
+    case EventOp::Private: {
+      if (e.cpuA != kRecComm && e.cpuA != kRecCommExec) {
+        deliverRecord(e);
+        return;
+      }
+      auto& info = m_tasks.of(e.tid);
+      info.tgid = static_cast<int32_t>(e.aux);
+      info.setComm(e.textAt(0));
+      if (noTime(e)) return;  // synthesized at start: names a task, not an event
+      if (m_tasks.seen(e.tid)) {
         DecodedEvent ids;
         ids.op = EventOp::TaskInfo;
-        ids.a = e.b;
-        ids.b = e.a;
-        ids.text[0][0] = 0;
-        m_out.event(ids);
+        ids.position = e.position;
+        ids.tid = e.tid;
+        ids.aux = info.tgid;
+        emit(ids);
       }
       // A rename in the trace (prctl, or exec when sched_process_exec is not
       // recorded) is an event of its own.
-      if (e.cpu < 0 || ((e.flags & kFlagExec) && m_haveExecTracepoint)) return;
-      seeTid(e.b);
-      m_out.event(e);
-      announce();
+      if (e.cpuB < 0 || (e.cpuA == kRecCommExec && m_haveExecTracepoint)) return;
+      m_tasks.see(e.tid);
+      e.op = EventOp::Rename;
+      e.cpu = e.cpuB;
+      emit(e);
+      m_tasks.announce(m_feed, false);
       return;
     }
-    case EventOp::TaskIds: m_tasks[e.b].tgid = e.a; return;
-    case EventOp::Lost:
-    case EventOp::LostSamples:
-      if (e.op == EventOp::LostSamples && (e.ts == 0 || e.ts > kMaxTs)) {
+    default: break;
+  }
+  emit(e);
+  m_tasks.announce(m_feed, e.op == EventOp::Exit);
+  m_lastDeliveredTs = e.ts;
+}
+
+void Reader::deliverRecord(DecodedEvent& e) {
+  switch (e.cpuA) {
+    case kRecTaskIds: m_tasks.of(e.tid).tgid = static_cast<int32_t>(e.aux); return;
+    case kRecLostSamples:
+      if (noTime(e)) {
         // Synthesized by perf record at the end from each event's lost-sample
         // counter: the same overruns the LOST records already reported, per event.
-        m_synthLostSamples += static_cast<uint64_t>(e.value());
+        m_synthLostSamples += static_cast<uint64_t>(e.aux);
         return;
       }
+      [[fallthrough]];
+    case kRecLost:
       e.op = EventOp::DataLoss;
-      if (e.ts == 0 || e.ts > kMaxTs) e.ts = m_lastDeliveredTs;
-      m_out.event(e);
+      e.cpu = e.cpuB;
+      if (noTime(e)) e.ts = m_lastDeliveredTs;
+      emit(e);
       return;
     default: return;
   }
-  m_out.event(e);
-  if (!m_announce.empty()) {
-    // An exit may have ended the task already; naming it now would start a new one.
-    if (e.op == EventOp::Exit)
-      m_announce.clear();
-    else
-      announce();
-  }
-  m_lastDeliveredTs = e.ts;
 }
 
 void Reader::finish() {
   // Synthesized LOST_SAMPLES repeat what LOST records said; only an excess (a
   // LOST record that never got written) is news.
-  const uint64_t reported = m_out.lostFed();
-  if (m_synthLostSamples > reported) {
+  if (m_synthLostSamples > m_lostFed) {
     DecodedEvent e;
     e.op = EventOp::DataLoss;
-    e.off = m_dataEnd;
+    e.cpu = -1;
+    e.position = m_dataEnd;
     e.ts = m_lastDeliveredTs;
-    e.setValue(static_cast<int64_t>(m_synthLostSamples - reported));
-    m_out.event(e);
+    e.aux = static_cast<int64_t>(m_synthLostSamples - m_lostFed);
+    emit(e);
   }
 }
 

@@ -57,6 +57,7 @@
 #include "app/gui/why_view.h"
 #include "app/render/timeline_image.h"
 #include "gui_test_support.h"
+#include "importers/importer.h"
 #include "test_models.h"
 
 namespace {
@@ -454,7 +455,8 @@ TEST(GuiRealTraces, RecordedAndPublicTracesOpen) {
       files << QString::fromStdString((root / "recorded" / d / f).string());
   for (const char* f : {"public/trappy/raw_trace.dat", "public/lisa/example_rtapp/trace.dat", "public/lisa/sched_load/trace.dat",
                         "public/tracecompass-test-traces/bug446190", "public/babeltrace/lttng-tracefile-rotation/kernel",
-                        "public/tracecompass-test-traces/perf-taskset2"})
+                        "public/tracecompass-test-traces/perf-taskset2",
+                        "public/ms-perf-tools-linux-android/test_trace.perfetto-trace"})
     files << QString::fromStdString((root / f).string());
   for (const QString& f : files) ASSERT_TRUE(QFileInfo::exists(f)) << f.toStdString();
   MainWindow w(defaultReplayBackend());
@@ -1080,3 +1082,29 @@ TEST(GuiSweep, ARowOpensThatJobsReplayBesideItsRecording) {
 }
 
 }  // namespace
+
+// File -> Export -> Perfetto trace...: the chosen run, written off the GUI
+// thread, reads back as a Perfetto trace with the run's schedule.
+TEST(GuiExport, PerfettoTraceOfTheChosenRun) {
+  ensureApp();
+  const QString path = QFileInfo(testData("ftrace/good/tracefs_tgid.txt")).absoluteFilePath();
+  QTemporaryDir dir;
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  w.openFiles({path});
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->count(), 1) << w.errors().join(QLatin1Char('\n')).toStdString();
+  const QString out = dir.filePath(QStringLiteral("run.perfetto-trace"));
+  QSignalSpy spy(&w, &MainWindow::perfettoExported);
+  w.exportPerfetto(out);
+  ASSERT_TRUE(waitSignal(spy));
+  EXPECT_TRUE(spy.front().at(1).toBool()) << w.errors().join(QLatin1Char('\n')).toStdString();
+  auto back = importers::importTrace(out.toStdString());
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->model->format, "perfetto");
+  const auto& original = *w.runs()->run(w.runs()->ids().front())->model;
+  EXPECT_EQ(back->model->sliceCount(), original.sliceCount());
+  EXPECT_EQ(back->model->firstTs, original.firstTs);
+}

@@ -95,6 +95,14 @@ const CorruptCase kCases[] = {
     {"ctf/corrupt/huge-packet-size", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet of 137438953472 bytes cut short by the end of the file"},
     {"ctf/corrupt/packet-size-below-header", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet_size 64 bits is smaller than its own header"},
     {"ctf/corrupt/wrong-version", Outcome::Error, nullptr, "metadata: invalid CTF metadata"},
+    // Perfetto (offsets printed by make_corrupt_corpus.py: the damaged packet's tag,
+    // the field inside an appended packet, the deflated bytes of the last packet)
+    {"perfetto/corrupt/empty.perfetto-trace", Outcome::Error, nullptr, "empty file (byte offset 0)"},
+    {"perfetto/corrupt/truncated.perfetto-trace", Outcome::Partial, "byte offset 29791", "declares 693 bytes, past the end"},
+    {"perfetto/corrupt/huge-length.perfetto-trace", Outcome::Partial, "byte offset 30487", "declares 1099511627776 bytes"},
+    {"perfetto/corrupt/wrong-wire-type.perfetto-trace", Outcome::Partial, "byte offset 30489", "wire type 7 of field 1"},
+    {"perfetto/corrupt/truncated-varint.perfetto-trace", Outcome::Partial, "byte offset 30489", "truncated varint"},
+    {"perfetto/corrupt/corrupt-deflate.perfetto-trace", Outcome::Partial, "byte offset 3648", "deflate data is corrupt"},
 };
 
 std::string dataPath(const std::string& rel) { return std::string(SCHEDLAB_TEST_DATA) + "/" + rel; }

@@ -11,6 +11,7 @@ usage: tests/importers/corrupt/make_corrupt_corpus.py   (from anywhere)
 import os
 import shutil
 import struct
+import zlib
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -318,9 +319,77 @@ def ctf():
         write(d + "seeds/" + name + ".stream", b"\x01" + stream)
 
 
+# --- Perfetto -------------------------------------------------------------------
+
+def pb_varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7f) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def pb_read_varint(b, i):
+    n = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        n |= (c & 0x7f) << s
+        s += 7
+        if not c & 0x80:
+            return n, i
+
+
+def perfetto_packets(b):
+    """(offset, payload_start, payload_end) of each Trace.packet."""
+    out, i = [], 0
+    while i < len(b):
+        assert b[i] == 0x0a
+        n, j = pb_read_varint(b, i + 1)
+        out.append((i, j, j + n))
+        i = j + n
+    return out
+
+
+def perfetto():
+    good = read("perfetto/tiny.perfetto-trace")
+    d = "perfetto/corrupt/"
+    packets = perfetto_packets(good)
+    last = packets[-1]
+    write(d + "empty.perfetto-trace", b"")
+    # Cut inside the last packet (the second CPU's bundle).
+    write(d + "truncated.perfetto-trace", good[:last[1] + 20])
+    # A packet declaring 2^40 bytes after the good ones.
+    write(d + "huge-length.perfetto-trace", good + b"\x0a" + pb_varint(1 << 40) + b"\x08\x01")
+    # A packet holding a field of wire type 7, after the good ones.
+    write(d + "wrong-wire-type.perfetto-trace", good + b"\x0a\x02\x0f\x00")
+    # A packet whose last byte starts a varint that never ends.
+    write(d + "truncated-varint.perfetto-trace", good + b"\x0a\x01\x80")
+    # Every packet deflated in compressed_packets (field 50), the last one with flipped bytes.
+    comp = bytearray()
+    for (_, a, b) in packets:
+        z = zlib.compress(b"\x0a" + pb_varint(b - a) + good[a:b])
+        if (a, b) == packets[-1][1:]:
+            z = bytearray(z)
+            for k in range(10, min(len(z), 40)):
+                z[k] ^= 0x5a
+            z = bytes(z)
+        inner = b"\x92\x03" + pb_varint(len(z)) + z  # field 50, wire type 2
+        deflated = len(comp) + 1 + len(pb_varint(len(inner))) + 2 + len(pb_varint(len(z)))
+        comp += b"\x0a" + pb_varint(len(inner)) + inner
+    write(d + "corrupt-deflate.perfetto-trace", bytes(comp))
+    # Where each damage is: the packet's tag, the field inside the appended
+    # packet, and the deflated bytes of the last packet.
+    return [("truncated", last[0]), ("huge-length", len(good)), ("wrong-wire-type", len(good) + 2),
+            ("truncated-varint", len(good) + 2), ("corrupt-deflate", deflated)]
+
+
 if __name__ == "__main__":
     perf()
     tracedat()
     perfscript()
     ftrace()
     ctf()
+    for name, offset in perfetto():
+        print("perfetto/corrupt/%s: damage at byte offset %d" % (name, offset))

@@ -28,6 +28,7 @@
 // sched_wakeup after the block, timehist ignores sched_wakeup and says 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -416,19 +417,13 @@ TEST(PerfTimehistOracle, PerRunSchedulingDelay) {
   RecordProperty("woken_by_sched_wakeup_after_a_waking_that_raced_the_block", static_cast<int>(wakeupAfterBlock));
 }
 
-// Which estimate of a run whose switch-in the trace lacks is right? The kernel's
-// accounting says: the task's first sched_stat_runtime after the CPU's previous
-// traced switch (from any CPU: a remote wakeup updates the target CPU's current
-// task) says it had run `runtime` ns by then. On the fixture's untraced
-// switch-ins (perf sched record on this project's machine; README) that start
-// lies between timehist's (the previous switch: too early) and SchedLab's
-// (the first event, moved back by a median delay this trace cannot measure: too late).
-TEST(PerfTimehistOracle, KernelAccountingPlacesUntracedSwitchInsBetweenTheTwoEstimates) {
-  if (!perfAvailable()) GTEST_SKIP() << "perf is not installed (make setup installs linux-perf)";
-  const std::string file = testData("perf/sleep-sched-inferred.perf.data");
+// Per tid, the (time, runtime) of each sched_stat_runtime `perf script` prints
+// of `file`, in file order.
+using KernelAccounting = std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>;
+std::optional<KernelAccounting> kernelAccounting(const std::string& file) {
   const auto text = perfScript(file, "--ns -F time,event,trace");
-  ASSERT_TRUE(text);
-  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> accounted;  // tid -> (ts, runtime)
+  if (!text) return std::nullopt;
+  KernelAccounting accounted;
   std::istringstream in(*text);
   for (std::string line; std::getline(in, line);) {
     long long sec = 0, nsec = 0, runtime = 0;
@@ -440,6 +435,21 @@ TEST(PerfTimehistOracle, KernelAccountingPlacesUntracedSwitchInsBetweenTheTwoEst
       continue;
     accounted[pid].push_back({sec * 1'000'000'000 + nsec, runtime});
   }
+  return accounted;
+}
+
+// Which estimate of a run whose switch-in the trace lacks is right? The kernel's
+// accounting says: the task's first sched_stat_runtime after the CPU's previous
+// traced switch (from any CPU: a remote wakeup updates the target CPU's current
+// task) says it had run `runtime` ns by then. On the fixture's untraced
+// switch-ins (perf sched record on this project's machine; README) that start
+// lies between timehist's (the previous switch: too early) and SchedLab's
+// (the first event, moved back by a median delay this trace cannot measure: too late).
+TEST(PerfTimehistOracle, KernelAccountingPlacesUntracedSwitchInsBetweenTheTwoEstimates) {
+  if (!perfAvailable()) GTEST_SKIP() << "perf is not installed (make setup installs linux-perf)";
+  const std::string file = testData("perf/sleep-sched-inferred.perf.data");
+  auto accounted = kernelAccounting(file);
+  ASSERT_TRUE(accounted);
   auto m = importOk(file);
   ASSERT_TRUE(m);
   size_t checked = 0;
@@ -451,7 +461,7 @@ TEST(PerfTimehistOracle, KernelAccountingPlacesUntracedSwitchInsBetweenTheTwoEst
       const int64_t previousSwitch = s.ts[j];
       const int32_t tid = m->threads.tid[s.utid[i].value];
       int64_t kernelStart = -1;
-      for (const auto& [ts, runtime] : accounted[tid])
+      for (const auto& [ts, runtime] : (*accounted)[tid])
         if (ts >= previousSwitch && ts <= s.end(i)) {
           kernelStart = ts - runtime;
           break;
@@ -464,6 +474,34 @@ TEST(PerfTimehistOracle, KernelAccountingPlacesUntracedSwitchInsBetweenTheTwoEst
     }
   EXPECT_EQ(checked, m->diagnostics.count(core::DiagCode::switch_in_inferred));
   EXPECT_EQ(checked, 6u);  // README: the fixture keeps six
+}
+
+// perf.data's sched_stat_runtime reaches the model as the kernel's accounting
+// of each task: per tid, what `perf script` prints of the same file, added up
+// (the first one only as far back as the trace begins, as SchedBuilder counts it).
+TEST(PerfTimehistOracle, SchedStatRuntimeIsTheKernelAccountingOfEachTask) {
+  if (!perfAvailable()) GTEST_SKIP() << "perf is not installed (make setup installs linux-perf)";
+  const std::string file = testData("perf/sleep-sched-inferred.perf.data");
+  auto accounted = kernelAccounting(file);
+  ASSERT_TRUE(accounted);
+  ASSERT_FALSE(accounted->empty());
+  auto m = importOk(file);
+  ASSERT_TRUE(m);
+  size_t checked = 0;
+  for (auto& [tid, stats] : *accounted) {
+    std::stable_sort(stats.begin(), stats.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    int64_t expected = std::min(stats.front().second, stats.front().first - m->firstTs);
+    for (size_t i = 1; i < stats.size(); ++i) expected += stats[i].second;
+    std::vector<size_t> utids;
+    for (size_t u = 0; u < m->threads.tid.size(); ++u)
+      if (m->threads.tid[u] == tid) utids.push_back(u);
+    if (utids.size() != 1) continue;  // a reused tid splits its accounting
+    EXPECT_EQ(m->threads.kernelRuntimeNs[utids[0]], expected) << "tid " << tid;
+    EXPECT_EQ(m->threads.kernelRuntimeUntilTs[utids[0]], stats.back().first) << "tid " << tid;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u);
+  RecordProperty("tasks_checked", static_cast<int>(checked));
 }
 
 }  // namespace
