@@ -76,6 +76,28 @@ class TaskIdentities {
     m_pending.clear();
   }
 
+  /// The tids a sched event names (a switch both; a fork is the reader's own
+  /// business: which of parent and child it names depends on its source), each
+  /// passed to `see`.
+  template <class See>
+  static void forEachNamedTid(const DecodedEvent& e, See&& see) {
+    switch (e.op) {
+      case EventOp::Switch:
+        see(e.tid);
+        see(e.otherTid);
+        return;
+      case EventOp::Waking:
+      case EventOp::Wakeup:
+      case EventOp::WakeupNew:
+      case EventOp::Migrate:
+      case EventOp::Exit:
+      case EventOp::Exec:
+      case EventOp::Rename:
+      case EventOp::RuntimeStat: see(e.tid); return;
+      default: return;
+    }
+  }
+
  private:
   static constexpr int32_t kMaxTid = 1 << 22;  // PID_MAX_LIMIT
   std::unordered_map<int32_t, Identity> m_known;

@@ -1429,17 +1429,6 @@ void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32
 // schedule has named), then the event to the builder.
 void Reader::deliver(DecodedEvent& e) {
   switch (e.op) {
-    case EventOp::Switch:
-      m_tasks.see(e.tid);
-      m_tasks.see(e.otherTid);
-      break;
-    case EventOp::Waking:
-    case EventOp::Wakeup:
-    case EventOp::WakeupNew:
-    case EventOp::Migrate:
-    case EventOp::Exit:
-    case EventOp::Exec:
-    case EventOp::RuntimeStat: m_tasks.see(e.tid); break;
     case EventOp::Fork:
       m_tasks.see(e.tid);
       m_tasks.see(e.otherTid);
@@ -1472,7 +1461,7 @@ void Reader::deliver(DecodedEvent& e) {
       m_tasks.announce(m_feed, false);
       return;
     }
-    default: break;
+    default: core::TaskIdentities::forEachNamedTid(e, [this](int32_t tid) { m_tasks.see(tid); }); break;
   }
   emit(e);
   m_tasks.announce(m_feed, e.op == EventOp::Exit);

@@ -1046,17 +1046,6 @@ bool Reader::decodeCompact(const Field& compact, const Region& r, int cpu, Block
 
 void Reader::take(DecodedEvent& e) {
   switch (e.op) {
-    case EventOp::Switch:
-      see(e.tid);
-      see(e.otherTid);
-      break;
-    case EventOp::Waking:
-    case EventOp::Wakeup:
-    case EventOp::WakeupNew:
-    case EventOp::Migrate:
-    case EventOp::Exit:
-    case EventOp::Exec:
-    case EventOp::Rename: see(e.tid); break;
     case EventOp::Fork:
       // task_newtask and sched_process_fork both report a fork (in that order)
       // when both are traced: the second is only counted.
@@ -1072,7 +1061,7 @@ void Reader::take(DecodedEvent& e) {
       see(e.otherTid);
       if (const auto* id = m_tasks.find(e.otherTid); id && id->tgid > 0 && e.aux < 0) e.aux = id->tgid;
       break;
-    default: break;
+    default: core::TaskIdentities::forEachNamedTid(e, [this](int32_t tid) { see(tid); }); break;
   }
   m_feed.event(e);
   m_tasks.announce(m_feed, e.op == EventOp::Exit);
