@@ -8,6 +8,7 @@
 // round trip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -141,6 +142,46 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
     std::vector<std::string> judged = always;
     judged.insert(judged.end(), metrics.begin(), metrics.end());
     for (const std::string& key : judged) {
+      const auto* m = fidelity.metric(key);
+      ASSERT_NE(m, nullptr) << key;
+      EXPECT_EQ(m->verdict, core::analysis::Verdict::Pass)
+          << key << ": recorded " << m->recorded.value_or(-1) << ", replayed " << m->replayed.value_or(-1) << ", measure "
+          << m->measure << " against " << m->bound;
+    }
+  }
+}
+
+// The same for the small recordings in tests/data/fidelity (README there),
+// which need nothing beside the checkout.
+TEST(ReplayIdentity, FixturesKeepTheirBounds) {
+  const std::vector<std::string> all = {
+      "makespan_ns",           "cpu_work_ns",           "switches_voluntary",    "switches_involuntary",
+      "migrations",            "wakeup_latency_p50_ns", "wakeup_latency_p90_ns", "wakeup_latency_p99_ns",
+      "wakeup_latency_ks",     "sched_delay_p50_ns",    "sched_delay_p90_ns",    "sched_delay_p99_ns",
+      "sched_delay_ks",        "task_cpu_share_pp"};
+  // Out of bounds there, and why (README "Replay fidelity"): the tail latency
+  // of the light loads is the busy host's other work; interactive-batch's
+  // migrations (3 replayed, 7 recorded) are a count this small that one
+  // migration moves it across the factor-2 bound (tests/data/fidelity/README.md).
+  const std::map<std::string, std::vector<std::string>> documentedGaps = {
+      {"make-j2", {}},
+      {"nicemix", {"wakeup_latency_p90_ns", "wakeup_latency_p99_ns"}},
+      {"interactive-batch", {"migrations", "wakeup_latency_p99_ns"}},
+  };
+  for (const auto& [name, gaps] : documentedGaps) {
+    const std::string path = (fs::path(SCHEDLAB_TEST_DATA) / "fidelity" / (name + ".perfetto-trace")).string();
+    SCOPED_TRACE(path);
+    std::string why;
+    auto recorded = import(path, why);
+    ASSERT_TRUE(recorded) << why;
+    replay::ReplayOptions o;
+    o.model = replay::resolveBaseline("baseline", recorded->kernelRelease());
+    auto r = replay::replayRecording(*recorded, o);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    ASSERT_TRUE(r->result.validation.fidelity.has_value());
+    const auto& fidelity = *r->result.validation.fidelity;
+    for (const std::string& key : all) {
+      if (std::find(gaps.begin(), gaps.end(), key) != gaps.end()) continue;
       const auto* m = fidelity.metric(key);
       ASSERT_NE(m, nullptr) << key;
       EXPECT_EQ(m->verdict, core::analysis::Verdict::Pass)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Records the workloads of README "Replay fidelity" with
+# ../shared/tools/record-sched-trace (trace.dat and perf.data of each), and
+# writes the small ones as this folder's Perfetto fixtures. Needs root, tracefs,
+# perf, hackbench and cyclictest (rt-tests), g++ and make.
+#   SCHEDLAB_CLI=build/dev/app/cli/schedlab-cli tests/data/fidelity/record.sh OUT_DIR
+# then: schedlab-cli fidelity OUT_DIR --formats dat,perf
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+record=${RECORD_SCHED_TRACE:-$here/../../../../shared/tools/record-sched-trace}
+cli=${SCHEDLAB_CLI:-schedlab-cli}
+out=$(mkdir -p "${1:?usage: record.sh OUT_DIR}" && cd "$1" && pwd)
+
+# The build: eight small C++ files, each a few hundred ms of g++ -O2.
+build=$out/buildproj
+mkdir -p "$build"
+for i in 1 2 3 4 5 6 7 8; do
+  cat > "$build/f$i.cpp" <<CPP
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+int f$i(const std::string& s) {
+  std::regex r("([a-z]+)$i([0-9]*)");
+  std::smatch m; std::map<std::string, int> mp; std::vector<std::string> v{s};
+  std::sort(v.begin(), v.end());
+  return std::regex_search(s, m, r) ? int(m.size() + mp.size()) : 1;
+}
+CPP
+done
+printf 'OBJS=f1.o f2.o f3.o f4.o f5.o f6.o f7.o f8.o\nall: $(OBJS)\n%%.o: %%.cpp\n\tg++ -O2 -c $< -o $@\nclean:\n\trm -f *.o\n' > "$build/Makefile"
+
+rec() {
+  local name=$1; shift
+  for fmt in tracedat perf; do BUFFER_KB=65536 "$record" "$out/$name" "$fmt" -- "$@" >/dev/null; done
+  echo "$name recorded"
+}
+hog='while :; do :; done'
+rec pipe-proc perf bench sched pipe -l 20000
+rec pipe-threads perf bench sched pipe -T -l 20000
+rec hackbench-proc hackbench -g 4 -l 100
+rec hackbench-threads hackbench -T -g 4 -l 100
+for j in 1 2 4; do rec "make-j$j" sh -c "make -s -C '$build' clean && make -s -C '$build' -j$j"; done
+rec cyclictest-rt cyclictest -t 2 -p 80 -i 1000 -l 2000 -q
+rec cyclictest-fair cyclictest -t 2 -p 0 -i 2000 -l 1000 -q
+rec interactive-batch bash -c "timeout 2.5 sh -c '$hog' & timeout 2.5 sh -c '$hog' & cyclictest -t 1 -p 0 -i 5000 -l 400 -q; wait"
+rec nicemix bash -c "timeout 2 sh -c '$hog' & timeout 2 sh -c '$hog' & nice -n 5 timeout 2 sh -c '$hog'; wait"
+rm -rf "$build"
+
+# The fixtures: Perfetto is the most compact form SchedLab writes (under 100 KB for these).
+for name in make-j2 nicemix interactive-batch; do
+  "$cli" export "$out/$name/trace.dat" -o "$here/$name.perfetto-trace"
+done
