@@ -1,5 +1,7 @@
 #include "importers/ctf/ctf_event_pipe.h"
 
+#include "core/decoded_event.h"
+
 #include <exception>
 
 namespace importers::ctf {
@@ -110,6 +112,21 @@ void RecordReplayer::replay(const RecordChunk& chunk) {
         case EventOp::Exec: b.onExec(ctx, r.i[0], r.i[1], chunk.textOf(r, 0)); break;
         case EventOp::Exit: b.onExit(ctx, r.i[0], chunk.textOf(r, 0), r.i[1]); break;
         case EventOp::Rename: b.onRename(ctx, r.i[0], chunk.textOf(r, 0)); break;
+        case EventOp::Power: {
+          core::DecodedEvent e;
+          e.ts = r.ts;
+          e.cpu = r.cpu;
+          e.ctxTid = r.ctxTid;
+          e.irq = r.irq;
+          e.op = static_cast<core::EventOp>(r.i[0]);
+          e.cpuA = r.i[1];
+          e.tid = r.i[2];
+          e.otherTid = r.i[3];
+          e.aux = static_cast<int64_t>((uint64_t{static_cast<uint32_t>(r.i[5])} << 32) | static_cast<uint32_t>(r.i[4]));
+          e.setText(0, chunk.textOf(r, 0));
+          core::applyEvent(b, e);
+          break;
+        }
       }
       continue;
     }

@@ -33,7 +33,7 @@ enum class RecordKind : uint8_t {
 };
 
 /// Which builder call an Event record makes.
-enum class EventOp : uint8_t { Other, Switch, Waking, Wakeup, WakeupNew, Migrate, Fork, Exec, Exit, Rename };
+enum class EventOp : uint8_t { Other, Switch, Waking, Wakeup, WakeupNew, Migrate, Fork, Exec, Exit, Rename, Power };
 
 /// One record (64 bytes). Event fields by op:
 ///   Switch:  i = prevTid, prevPrio, nextTid, nextPrio; text = prevComm, nextComm; state = prevState
@@ -43,6 +43,7 @@ enum class EventOp : uint8_t { Other, Switch, Waking, Wakeup, WakeupNew, Migrate
 ///   Exec:    i = tid, oldTid; text = filename
 ///   Exit:    i = tid, prio; text = comm
 ///   Rename:  i = tid; text = newComm
+///   Power:   a core::DecodedEvent of a power/PELT event: i = op, cpuA, tid, otherTid, aux (i[4..5]); text = text 0
 struct Record {
   int64_t ts = 0;
   uint32_t type = 0;  ///< Event, ClassName: the reader's event class index

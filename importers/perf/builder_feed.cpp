@@ -37,6 +37,7 @@ void BuilderFeed::apply(const DecodedEvent& e, const Batch* batch, const ImportO
     case EventOp::Exit: m_b.onExit(ctx, e.a, e.textAt(0), e.lo()); break;
     case EventOp::Exec: m_b.onExec(ctx, e.a, e.b, e.longText()); break;
     case EventOp::Other: m_b.onOtherEvent(ctx); break;
+    case EventOp::Power: core::applyEvent(m_b, e.toCore()); break;
     case EventOp::Comm: m_b.onRename(ctx, e.b, e.textAt(0)); break;
     case EventOp::TaskInfo: m_b.onTaskInfo(e.a, e.b, e.textAt(0)); break;
     case EventOp::DataLoss: m_b.onDataLoss(e.cpu, static_cast<int64_t>(e.ts), e.value()); break;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/decoded_event.h"
 #include "core/sched_builder.h"
 #include "core/task_state.h"
 
@@ -23,6 +24,7 @@ enum class EventOp : uint8_t {
   Fork,      ///< a parent, b child, c child tgid (set on delivery), text 0/1 parent/child comm
   Exit,      ///< a tid, halves prio, text 0 comm
   Exec,      ///< a tid, b old tid, long text: file name
+  Power,     ///< power:* and PELT samples: a core::DecodedEvent (toCore/fromCore)
   Other,     ///< any other sample with a CPU and a time: only marks the CPU busy
   Uncounted,  ///< a sample that could not be placed (counted, nothing else)
   // perf's own records
@@ -98,6 +100,44 @@ struct DecodedEvent {
     return v;
   }
   core::EventContext context() const { return {static_cast<int64_t>(ts), cpu, ctxTid, irq}; }
+
+  // Power: a = the core op, b = cpuA, c = otherTid, value = aux, text 0 = comm,
+  // the 4 bytes after the value = tid.
+  static DecodedEvent fromCore(const core::DecodedEvent& p, uint64_t off) {
+    DecodedEvent e;
+    e.op = EventOp::Power;
+    e.ts = static_cast<uint64_t>(p.ts);
+    e.off = off;
+    e.cpu = static_cast<int16_t>(p.cpu);
+    e.ctxTid = p.ctxTid;
+    e.irq = p.irq;
+    e.a = static_cast<int32_t>(p.op);
+    e.b = p.cpuA;
+    e.c = p.otherTid;
+    e.setText(0, p.textAt(0));
+    e.setValue(p.aux);
+    std::memcpy(e.text[1] + 8, &p.tid, 4);
+    return e;
+  }
+  core::DecodedEvent toCore() const {
+    core::DecodedEvent p;
+    p.op = static_cast<core::EventOp>(a);
+    p.ts = static_cast<int64_t>(ts);
+    p.cpu = cpu;
+    p.ctxTid = ctxTid;
+    p.irq = irq;
+    p.cpuA = b;
+    p.otherTid = c;
+    p.aux = value();
+    p.setText(0, textAt(0));
+    p.tid = powerTid();
+    return p;
+  }
+  int32_t powerTid() const {
+    int32_t tid;
+    std::memcpy(&tid, text[1] + 8, 4);
+    return tid;
+  }
 };
 static_assert(sizeof(DecodedEvent) == 72);
 

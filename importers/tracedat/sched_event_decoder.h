@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/power_events.h"
 #include "core/task_state.h"
 #include "core/trace_model.h"
 #include "importers/tracedat/event_format.h"
@@ -29,6 +30,7 @@ enum class EventKind : uint8_t {
   Exec,
   Exit,
   Rename,
+  Power,      ///< power, PELT and print events (core/power_events.h): the record's bytes go to the block's strings
   DataLoss,   ///< not a record: the page says events were lost before it
   Malformed,  ///< a record too short for its format, or of an unknown event id
 };
@@ -43,6 +45,7 @@ inline constexpr size_t kCommLen = 16;  // TASK_COMM_LEN
 ///   Exec:     tid, otherTid = old_pid, cpuA/cpuB = filename offset/length in the block's strings
 ///   Exit:     tid, comm, prio
 ///   Rename:   tid, comm = new comm
+///   Power:    cpuA/cpuB = the record's offset/length in the block's strings (RecordFields reads it)
 ///   DataLoss: aux = events lost (-1 unknown)
 struct DecodedEvent {
   int64_t ts = 0;
@@ -106,6 +109,24 @@ struct EventDecoder {
   uint32_t minLength = 0;  ///< hot fields lie below this; shorter records are malformed
   FieldRef tid, otherTid, prio, otherPrio, cpuA, cpuB, prevState, filename;
   FieldRef comm, otherComm;  ///< char arrays
+  core::PowerEvent power = core::PowerEvent::None;
+  std::vector<FormatField> fields;  ///< Power: the format's fields, read by name off the hot path
+};
+
+class EventDecoderTable;
+/// The fields of one Power record, by name, for core::decodePowerEvent.
+class RecordFields final : public core::EventFields {
+ public:
+  RecordFields(const EventDecoderTable& table, const EventDecoder& decoder, std::string_view record)
+      : m_table(table), m_decoder(decoder), m_record(record) {}
+  std::optional<int64_t> number(std::string_view field) const override;
+  std::optional<std::string_view> text(std::string_view field) const override;
+
+ private:
+  const FormatField* find(std::string_view field) const;
+  const EventDecoderTable& m_table;
+  const EventDecoder& m_decoder;
+  std::string_view m_record;
 };
 
 struct DecodeConfig {
@@ -131,6 +152,7 @@ class EventDecoderTable {
     return id < m_index.size() && m_index[id] >= 0 ? &m_decoders[static_cast<size_t>(m_index[id])] : nullptr;
   }
   int64_t convertTs(uint64_t raw) const;
+  bool swapped() const { return m_config.swap; }
 
   /// Decodes one record. `strings` receives exec filenames.
   void decode(const uint8_t* rec, uint32_t length, uint64_t rawTs, DecodedEvent& out, std::string& strings) const;

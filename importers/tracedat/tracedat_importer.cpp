@@ -17,12 +17,14 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "core/decoded_event.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
 #include "importers/tracedat/cpu_stream.h"
@@ -77,6 +79,7 @@ class Merger {
   };
   bool advance(DecodePipeline& pipeline, uint32_t s);  // false when the stream ended
   void feed(const DecodedEvent& e, int cpu, const EventBlock& block);
+  void feedPower(const DecodedEvent& e, const core::EventContext& ctx, const EventBlock& block);
   void noteTid(int32_t tid, uint8_t bits) {
     if (tid <= 0 || tid >= (1 << 22)) return;
     const auto i = static_cast<size_t>(tid);
@@ -204,10 +207,43 @@ void Merger::feed(const DecodedEvent& e, int cpu, const EventBlock& block) {
       noteTid(e.tid, kSeenWithComm);
       m_builder.onRename(ctx, e.tid, comm);
       break;
+    case EventKind::Power:
+      feedPower(e, ctx, block);
+      break;
     default:
       m_builder.onOtherEvent(ctx);
       break;
   }
+}
+
+void Merger::feedPower(const DecodedEvent& e, const core::EventContext& ctx, const EventBlock& block) {
+  const EventDecoder* d = m_table.decoder(e.eventId);
+  const auto at = static_cast<size_t>(e.cpuA);
+  const auto len = static_cast<size_t>(e.cpuB);
+  if (!d || e.cpuA < 0 || e.cpuB < 0 || at + len > block.strings.size()) {
+    m_builder.onOtherEvent(ctx);
+    return;
+  }
+  const RecordFields fields(m_table, *d, std::string_view(block.strings).substr(at, len));
+  core::DecodedEvent base;
+  base.ts = ctx.ts;
+  base.cpu = ctx.cpu;
+  base.ctxTid = ctx.ctxTid;
+  base.irq = ctx.irq;
+  base.position = e.fileOffset;
+  if (d->power == core::PowerEvent::Print) {
+    core::applyEvent(m_builder, core::userMarkEvent(base, ctx.ctxTid, fields.text("buf").value_or("")));
+    return;
+  }
+  std::array<core::DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+  const auto n = core::decodePowerEvent(d->power, fields, base, out);
+  if (!n || *n == 0) {
+    // Fields missing from the format (counted as unsupported), or a signal the model does not keep.
+    if (!n) m_builder.diagnostics().add(core::DiagCode::unsupported_event);
+    m_builder.onOtherEvent(ctx);
+    return;
+  }
+  for (size_t i = 0; i < *n; ++i) core::applyEvent(m_builder, out[i]);
 }
 
 // saved_cmdlines is the tracer's tid -> comm cache at extract time. It only
