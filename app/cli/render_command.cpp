@@ -23,10 +23,14 @@ namespace app::cli {
 namespace {
 constexpr const char* kRenderUsage =
     "usage: schedlab-cli render FILE -o OUT.png [--width N] [--from T] [--to T] [--highlight TEXT]\n"
-    "                          [--topology CxT | --topology-from DIR] [--no-legend] [--bench [--frames N]] [--json]\n"
+    "                          [--topology CxT | --topology-from DIR] [--strips] [--tasks TEXT] [--no-legend]\n"
+    "                          [--bench [--frames N]] [--json]\n"
     "Draws the trace's timeline (one row per CPU, grouped by core, SMT siblings adjacent) as a PNG\n"
     "through the GUI's renderer. --from/--to select a time range (default: the whole trace);\n"
     "--highlight marks the slices of tasks whose comm contains TEXT (or whose tid is TEXT).\n"
+    "--strips adds each CPU's frequency and idle-state strips (where the trace has cpu_frequency /\n"
+    "cpu_idle) and the other counters as lines; --tasks adds a row for each task whose comm\n"
+    "contains TEXT (or whose tid is TEXT), with its user-space (atrace) slices below its states.\n"
     "--bench repeats the frame (draw lists + painting, default 20 times) and prints the median\n"
     "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n";
 
@@ -46,8 +50,8 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   std::string error;
   auto args = Args::parse(argv,
                           {"-o", "--output", "--width", "--from", "--to", "--highlight", "--frames", "--topology",
-                           "--topology-from"},
-                          {"--bench", "--json", "--help", "--no-legend"}, error);
+                           "--topology-from", "--tasks"},
+                          {"--bench", "--json", "--help", "--no-legend", "--strips"}, error);
   if (!args || args->flag("--help") || args->positional().size() != 1 ||
       (!args->has("-o") && !args->has("--output") && !args->flag("--bench"))) {
     const bool help = args && args->flag("--help");
@@ -88,6 +92,14 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   render::ImageRun run;
   run.data = data;
   if (auto h = args->value("--highlight")) run.highlight = render::HighlightSet::build(*model, QString::fromStdString(*h));
+  run.rows = render::cpuRows(*model, options.rowHeight);
+  if (auto t = args->value("--tasks")) {
+    const auto tasks = render::HighlightSet::build(*model, QString::fromStdString(*t));
+    for (size_t u = 1; u < model->threadCount(); ++u)
+      if (tasks->matches(core::Utid(static_cast<uint32_t>(u))))
+        run.rows.push_back(render::taskRow(*model, core::Utid(static_cast<uint32_t>(u)), options.rowHeight));
+  }
+  if (args->flag("--strips")) run.rows = render::withStrips(std::move(run.rows), *model, {true, true, true});
   std::vector<render::ImageRun> runs{run};
 
   if (auto f = args->value("--from")) {
@@ -111,7 +123,7 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     return kExitUsage;
   }
   const render::Viewport view = render::viewportFor(from, to, options.width - options.gutterWidth);
-  const auto rows = render::cpuRows(*model, options.rowHeight);
+  const auto& rows = runs[0].rows;
 
   QImage image;
   if (args->flag("--bench")) {
