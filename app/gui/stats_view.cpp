@@ -285,21 +285,15 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
                                                 : tr("Forced idle per SMT sibling (none in these runs)"),
                                       tr("ms"), [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; },
                                       0.001));
-  // Replays with +uclamp: the time-weighted mean frequency schedutil chose per CPU.
+  // The time-weighted mean frequency per CPU: recorded (power:cpu_frequency) beside
+  // what schedutil chose in +uclamp replays.
   bool anyFrequency = false;
   for (const auto* r : ready)
     for (const auto& c : r->stats->cpus) anyFrequency = anyFrequency || !c.freqResidencyNs.empty();
   replaceChart(m_frequency,
-               cpuChart(anyFrequency ? tr("Mean CPU frequency (GHz, schedutil in +uclamp replays)")
+               cpuChart(anyFrequency ? tr("Mean CPU frequency (GHz: cpu_frequency recorded, schedutil in +uclamp replays)")
                                      : tr("Mean CPU frequency (no frequency data in these runs)"),
-                        tr("GHz"),
-                        [](const core::analysis::CpuStats& c) {
-                          double khzNs = 0, ns = 0;
-                          for (const auto& [khz, t] : c.freqResidencyNs)
-                            khzNs += static_cast<double>(khz) * static_cast<double>(t), ns += static_cast<double>(t);
-                          return ns > 0 ? khzNs / ns / 1e6 : 0.0;
-                        },
-                        0.001));
+                        tr("GHz"), [](const core::analysis::CpuStats& c) { return c.meanFreqKhz / 1e6; }, 0.001));
 
   // Fairness per run.
   {
