@@ -814,6 +814,45 @@ class Builder {
     m_doc.table(std::move(t));
   }
 
+  // "2.00 GHz 61.3%, 1.20 GHz 38.7%": a CPU's time at each frequency, fastest first.
+  static QString frequencyShares(const core::analysis::CpuStats& c) {
+    int64_t total = 0;
+    for (const auto& [khz, ns] : c.freqResidencyNs) total += ns;
+    QStringList parts;
+    for (auto f = c.freqResidencyNs.rbegin(); f != c.freqResidencyNs.rend(); ++f)
+      if (f->second > 0 && total > 0)
+        parts << QStringLiteral("%1 GHz %2%").arg(static_cast<double>(f->first) / 1e6, 0, 'f', 2)
+                     .arg(100.0 * static_cast<double>(f->second) / static_cast<double>(total), 0, 'f', 1);
+    return parts.join(QStringLiteral(", "));
+  }
+
+  // A replay's frequency residency (+uclamp) beside the recording's own
+  // (power:cpu_frequency): which frequencies the tasks drove each CPU to, modelled and recorded.
+  void frequencyTable(const RunEntry& r, const RunEntry& rec) {
+    const auto recorded = [&](int cpu) -> const core::analysis::CpuStats* {
+      for (const auto& c : rec.stats.cpus)
+        if (c.cpu == cpu && !c.freqResidencyNs.empty()) return &c;
+      return nullptr;
+    };
+    Table t;
+    t.columns = {{QStringLiteral("CPU"), 0.5},
+                 {QStringLiteral("Replay (%1)").arg(r.tag), 3.0, false, true},
+                 {QStringLiteral("Recorded (%1)").arg(rec.label), 3.0, false, true}};
+    for (const auto& c : r.stats.cpus) {
+      const core::analysis::CpuStats* other = recorded(c.cpu);
+      if (c.freqResidencyNs.empty() && !other) continue;
+      t.rows.push_back({QString::number(c.cpu), c.freqResidencyNs.empty() ? QStringLiteral("—") : frequencyShares(c),
+                        other ? frequencyShares(*other) : QStringLiteral("not traced")});
+    }
+    if (t.rows.empty()) return;
+    t.note = QStringLiteral(
+        "Time at each frequency over the covered range: the replay's from its +uclamp frequency model, the "
+        "recording's from its power:cpu_frequency events (each holds until the next; the time before a CPU's "
+        "first event is left out).");
+    m_doc.subheading(QStringLiteral("CPU frequencies"));
+    m_doc.table(std::move(t));
+  }
+
   void replaySection(size_t index) {
     const RunEntry& r = run(index);
     const RunEntry& rec = run(r.recording);
@@ -839,18 +878,8 @@ class Builder {
       setup.rows.push_back({Cell(QStringLiteral("Energy (estimate)"), Tone::Muted),
                             QStringLiteral("%1 J over the replay (OPP power table in the parameters)")
                                 .arg(QString::fromStdString(it->second))});
-    for (const auto& c : r.stats.cpus) {
-      if (c.freqResidencyNs.empty()) continue;
-      int64_t total = 0;
-      for (const auto& [khz, ns] : c.freqResidencyNs) total += ns;
-      QStringList parts;
-      for (auto f = c.freqResidencyNs.rbegin(); f != c.freqResidencyNs.rend(); ++f)
-        if (f->second > 0 && total > 0)
-          parts << QStringLiteral("%1 GHz %2%").arg(static_cast<double>(f->first) / 1e6, 0, 'f', 2)
-                       .arg(100.0 * static_cast<double>(f->second) / static_cast<double>(total), 0, 'f', 1);
-      setup.rows.push_back({Cell(QStringLiteral("CPU %1 frequencies").arg(c.cpu), Tone::Muted), parts.join(QStringLiteral(", "))});
-    }
     m_doc.table(std::move(setup));
+    frequencyTable(r, rec);
 
     m_doc.subheading(QStringLiteral("Validation"));
     if (const auto& v = r.replay->validation) {
