@@ -221,7 +221,8 @@ void buildTaskRow(RowBuilder& b, const TimelineRow& row) {
 
 // Calls step(x0, x1, lo, hi) over a counter track's samples in the view: a
 // sample holds until the next (the last until the trace ends); samples that
-// fall within one pixel come as one call with their values' range.
+// fall within one pixel come as one call with their values' range, and so do
+// repeats of one value (devlib's start frequency, then the same from the kernel).
 template <typename Step>
 void forEachStep(const RowBuilder& b, size_t track, Step&& step) {
   const core::TraceModel& m = b.run.model();
@@ -240,7 +241,7 @@ void forEachStep(const RowBuilder& b, size_t track, Step&& step) {
     const float x0 = b.px(std::max(ct.ts[r], t0));
     const float x1 = b.px(std::min(until, t1));
     const double v = ct.value[r];
-    if (pending && x1 - px0 < 1.0f) {
+    if (pending && (x1 - px0 < 1.0f || (v == lo && v == hi))) {
       px1 = std::max(px1, x1);
       lo = std::min(lo, v);
       hi = std::max(hi, v);

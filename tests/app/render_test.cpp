@@ -296,7 +296,8 @@ TEST(RenderPane, FrequencyAndIdleStripsSitUnderTheirCpu) {
   EXPECT_EQ(rows[1].type, RowType::CpuFrequency);
   EXPECT_EQ(rows[2].type, RowType::CpuIdle);
   const Viewport view{0, 1000.0, 1000};
-  // Frequency: a step at 500 us, the faster one drawn taller (scaled to the CPU's 1..2 GHz).
+  // Frequency: a step at 500 us (the repeat at 700 us is none), the faster one
+  // drawn taller (scaled to the CPU's 1..2 GHz).
   const RowDrawList freq = computeRow(*data, rows[1], view);
   ASSERT_EQ(freq.prims.size(), 2u);
   EXPECT_NEAR(freq.prims[0].x0, 0, 0.01);

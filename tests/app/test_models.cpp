@@ -55,6 +55,7 @@ std::shared_ptr<core::TraceModel> powerAndMarksModel() {
   b.onUserMark({300000, 0, 10, 0}, 10, "E|10");
   b.onCpuFrequency({500000, 0, 10, 0}, 0, 2'000'000);
   b.onUserMark({600000, 0, 10, 0}, 10, "E|10");
+  b.onCpuFrequency({700000, 0, 10, 0}, 0, 2'000'000);  // a repeat: no new step
   b.onCpuIdle({800000, 0, 10, 0}, 0, 1);
   tb.other(1000000, 0, 10);
   return tb.build();

@@ -20,7 +20,7 @@ std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus = 2);
 
 /// One CPU, t10 running over [0, 1000 us]. t10 writes atrace "outer" over
 /// [100, 600) us with "inner" nested in it over [200, 300) us. CPU 0 is at
-/// 1 GHz from 0 and 2 GHz from 500 us; it leaves idle (cpu_idle -1) at 0 and
+/// 1 GHz from 0 and 2 GHz from 500 us (told again at 700 us); it leaves idle (cpu_idle -1) at 0 and
 /// enters state 1 at 800 us.
 std::shared_ptr<core::TraceModel> powerAndMarksModel();
 
