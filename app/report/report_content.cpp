@@ -195,6 +195,7 @@ class Builder {
     latency();
     whySection();
     utilisationSection();
+    userSlicesSection();
     smt();
     timelines();
     if (m_d.diff) diffSection();
@@ -624,6 +625,38 @@ class Builder {
       t.rows.push_back(std::move(row));
     }
     m_doc.table(std::move(t));
+  }
+
+  // The atrace equivalent of a latency table: time in each user-space slice
+  // name, per recording that has them (replays do not replay trace_marker writes).
+  void userSlicesSection() {
+    bool any = false;
+    for (const auto& r : m_d.runs) any |= !r.stats.userSlices.empty();
+    if (!any) return;
+    m_doc.heading(QStringLiteral("User-space slices"));
+    constexpr size_t kShown = 20;
+    for (const auto& r : m_d.runs) {
+      if (r.stats.userSlices.empty()) continue;
+      Table t;
+      t.dense = true;
+      t.columns = {{QStringLiteral("Slice"), 3.0},      {QStringLiteral("count"), 0.9, true},
+                   {QStringLiteral("total"), 1.1, true}, {QStringLiteral("p50"), 1.0, true},
+                   {QStringLiteral("p99"), 1.0, true},   {QStringLiteral("max"), 1.0, true},
+                   {QStringLiteral("open"), 0.7, true}};
+      for (size_t i = 0; i < r.stats.userSlices.size() && i < kShown; ++i) {
+        const auto& u = r.stats.userSlices[i];
+        t.rows.push_back({QString::fromStdString(u.name), count(u.count), dur(u.totalNs), dur(u.p50Ns), dur(u.p99Ns),
+                          dur(u.maxNs), count(u.open)});
+      }
+      t.note = QStringLiteral(
+                   "Run %1: %2 slice names, the %3 with the most time shown. atrace B/E and S/F slices that began in "
+                   "the range, by name over all tasks; open: no end traced (not in the durations).")
+                   .arg(r.tag)
+                   .arg(r.stats.userSlices.size())
+                   .arg(std::min(kShown, r.stats.userSlices.size()));
+      m_doc.subheading(QStringLiteral("%1: %2").arg(r.tag, r.label));
+      m_doc.table(std::move(t));
+    }
   }
 
   void smt() {
