@@ -327,6 +327,11 @@ TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
   EXPECT_TRUE(details.contains(QStringLiteral("100.0 \u00b5s"))) << details.toStdString();  // 200 -> 300 us
   EXPECT_TRUE(details.contains(QStringLiteral("depth"))) << details.toStdString();
   EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(250), innerY)).contains(QStringLiteral("inner")));
+  // The Statistics tab's time-in-state table: outer (500 us) before inner (100 us).
+  const QString summary = w.statsView()->summaryHtml();
+  const auto outerAt = summary.indexOf(QStringLiteral("<td>outer</td>"));
+  EXPECT_GE(outerAt, 0) << summary.toStdString();
+  EXPECT_GT(summary.indexOf(QStringLiteral("<td>inner</td>")), outerAt);
   // Turning the strip off keeps the task row.
   freq->trigger();
   ASSERT_TRUE(waitIdle(w));
