@@ -770,6 +770,9 @@ class Builder {
     for (const auto& m : df.cpus)
       s.rows.push_back({QString::fromStdString(m.name), pct(m.a), pct(m.b), num(100 * m.delta(), 1) + QStringLiteral(" pt"),
                         signedPct(m.relative())});
+    for (const auto& m : df.frequencies)
+      s.rows.push_back({QString::fromStdString(m.name).replace(QStringLiteral(" mean_freq_mhz"), QStringLiteral(" mean MHz")),
+                        num(m.a, 0), num(m.b, 0), num(m.delta(), 0), signedPct(m.relative())});
     m_doc.subheading(QStringLiteral("Run metrics"));
     m_doc.table(std::move(s));
     m_doc.paragraph(QStringLiteral("Kolmogorov–Smirnov distance between the two runs' distributions (largest gap "

@@ -237,6 +237,11 @@ void writeRunDiffJson(JsonWriter& j, const RunDiff& diff) {
   j.key("cpus").beginObject();
   for (const MetricDelta& m : diff.cpus) writeMetricDeltaJson(j, m);
   j.endObject();
+  if (!diff.frequencies.empty()) {
+    j.key("frequencies").beginObject();
+    for (const MetricDelta& m : diff.frequencies) writeMetricDeltaJson(j, m);
+    j.endObject();
+  }
   j.endObject();
 }
 
