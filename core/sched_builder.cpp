@@ -889,13 +889,14 @@ void SchedBuilder::onUserMark(EventContext ctx, int32_t tid, std::string_view te
     case AtraceMarker::Type::AsyncBegin: {
       const AsyncKey key{m.tgid, m_model->strings.intern(m.name).value, m.cookie};
       if (m_openAsyncSlices.count(key)) break;  // a second begin of the same cookie: the first stands
-      // Its lane: the first one no async slice of its process open now is in.
-      auto& open = m_openAsyncByTgid[m.tgid];
+      // Its lane: the first one no async slice of its process open now is in
+      // (the last lane takes the rest). Counts, not a scan of the open slices:
+      // a trace may leave thousands open.
+      auto& laneUse = m_asyncLaneUse[m.tgid];
       uint8_t lane = 0;
-      while (lane < 255 && std::any_of(open.begin(), open.end(), [&](uint32_t r) { return us.depth[r] == lane; })) ++lane;
-      const uint32_t row = addUserSlice(ts, u, m.name, lane, UserSliceKind::Async);
-      m_openAsyncSlices.emplace(key, row);
-      open.push_back(row);
+      while (lane < laneUse.size() - 1 && laneUse[lane]) ++lane;
+      ++laneUse[lane];
+      m_openAsyncSlices.emplace(key, addUserSlice(ts, u, m.name, lane, UserSliceKind::Async));
       break;
     }
     case AtraceMarker::Type::AsyncEnd: {
@@ -908,8 +909,7 @@ void SchedBuilder::onUserMark(EventContext ctx, int32_t tid, std::string_view te
       const uint32_t row = it->second;
       m_openAsyncSlices.erase(it);
       us.dur[row] = ts - us.ts[row];
-      auto& open = m_openAsyncByTgid[m.tgid];
-      open.erase(std::find(open.begin(), open.end(), row));
+      --m_asyncLaneUse[m.tgid][us.depth[row]];
       break;
     }
     case AtraceMarker::Type::Counter:
@@ -1001,7 +1001,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
         us.name, us.depth, us.kind, us.flags);
     m_openUserSlices.clear();
     m_openAsyncSlices.clear();
-    m_openAsyncByTgid.clear();
+    m_asyncLaneUse.clear();
   }
   // Counters: contiguous rows per track.
   {

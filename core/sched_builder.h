@@ -8,6 +8,7 @@
 // diagnostics and repaired deterministically; see diagnostics.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -215,7 +216,7 @@ class SchedBuilder {
     }
   };
   std::unordered_map<AsyncKey, uint32_t, AsyncKeyHash> m_openAsyncSlices;
-  std::unordered_map<int32_t, std::vector<uint32_t>> m_openAsyncByTgid;  // for lanes
+  std::unordered_map<int32_t, std::array<uint32_t, 256>> m_asyncLaneUse;  // per tgid: open async slices per lane
   uint32_t addUserSlice(int64_t ts, Utid u, std::string_view name, uint8_t depth, UserSliceKind kind);
   bool acceptPowerCpu(EventContext& ctx, int32_t cpu);
   std::unordered_map<std::string, uint32_t> m_eventTypeIndex;
