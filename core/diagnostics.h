@@ -28,22 +28,28 @@ std::string_view toString(Severity severity);
   X(sort_window_exceeded, Error, "events later than the sort window allows; placed at the window's edge")        \
   X(unsorted_input, Error, "event earlier than one already built on another CPU (input not merged by time); clamped") \
   X(wakeup_unknown_task, Info, "wakeup of a task never seen before")                                             \
-  X(wakeup_of_running_task, Info, "wakeup of a task that was running or runnable (no state change)")             \
-  X(switch_in_not_runnable, Info, "task switched in without a wakeup seen (state before it was not runnable)")   \
+  X(wakeup_of_running_task, Info, "wakeup of a task that was running or runnable (no state change)")              \
+  X(switch_in_not_runnable, Info, "task switched in without a wakeup seen (state before it was not runnable)")    \
   X(tid_reused_without_fork, Info, "tid came back after its task died without a fork event; new task created")    \
   X(fork_of_existing_tid, Info, "fork child tid already had a live task; the old one was ended")                  \
-  X(cpu_out_of_range, Error, "event on a CPU number beyond the supported range; event dropped")                  \
-  X(lost_events, DataLoss, "events the tracer reported as lost (ring-buffer overrun, perf LOST, CTF discarded)") \
+  X(cpu_out_of_range, Error, "event on a CPU number beyond the supported range; event dropped")                   \
+  X(lost_events, DataLoss, "events the tracer reported as lost (ring-buffer overrun, perf LOST, CTF discarded)")  \
   X(lost_event_ranges, DataLoss, "ranges of a CPU's timeline with lost events")                                   \
-  X(malformed_record, Error, "record or line that could not be decoded; skipped")                                \
-  X(unsupported_event, Info, "sched event of a known name whose fields could not be read")                       \
+  X(malformed_record, Error, "record or line that could not be decoded; skipped")                                 \
+  X(unsupported_event, Info, "sched event of a known name whose fields could not be read")                        \
   X(truncated_input, Error, "input ended inside a record; valid prefix kept")                                     \
   X(slice_open_at_end, Info, "slices still running at trace end (closed at the last timestamp)")                  \
-  X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")              \
-  X(user_slice_end_unmatched, Info, "user-space slice end (atrace E/F) with no open slice to end; ignored")     \
-  X(user_slice_open_at_end, Info, "user-space slices still open at trace end (run to the last timestamp)")       \
+  X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")                 \
+  X(user_slice_end_unmatched, Info, "user-space slice end (atrace E/F) with no open slice to end; ignored")       \
+  X(user_slice_open_at_end, Info, "user-space slices still open at trace end (run to the last timestamp)")        \
   X(topology_snapshot_unreadable, Error,                                                                          \
-    "the topology snapshot beside the trace could not be read; the trace's own topology was used")
+    "the topology snapshot beside the trace could not be read; the trace's own topology was used")                \
+  X(runtime_differs_from_kernel, Info,                                                                            \
+    "a task's run slices add up to more or less than the kernel accounted to it (sched_stat_runtime), by more "   \
+    "than a tick")                                                                                                \
+  X(compact_switch_prev_unknown, DataLoss,                                                                        \
+    "first compact_sched switch on a CPU (Perfetto): the task it switched out is not recorded; the task it "      \
+    "switched in runs from there")
 
 enum class DiagCode : uint16_t {
 #define SCHEDLAB_DIAG_ENUM(name, sev, desc) name,

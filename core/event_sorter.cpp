@@ -9,17 +9,34 @@ namespace {
 constexpr size_t kFirstRingSize = 256;  // small traces (tests, fuzzers) stay small
 // With every CPU known, events go out in batches this large: queues stay in cache.
 constexpr size_t kCpuBoundBatch = 64;
+// Explicit release: how far a record may be moved back within its CPU on
+// arrival; a CPU further out of order is sorted once at the next release.
+constexpr size_t kMaxShift = 64;
 
 // a - b without overflow, for timestamps that may be wild in corrupt input.
 uint64_t gap(int64_t a, int64_t b) { return static_cast<uint64_t>(a) - static_cast<uint64_t>(b); }
 
-bool isBookkeeping(EventOp op) { return op == EventOp::TaskInfo || op == EventOp::DataLoss; }
+// Bookkeeping (a loss before an event, a tgid after it) rides along with its
+// event: clamped like it, never counted apart from it.
+bool isBookkeeping(EventOp op) {
+  return op == EventOp::TaskInfo || op == EventOp::DataLoss || op == EventOp::TaskSeed || op == EventOp::Private ||
+         op == EventOp::IdleKind || op == EventOp::TaskAttributes;
+}
 }  // namespace
 
 void EventSorter::Queue::grow() {
   std::vector<DecodedEvent> bigger(std::max(kFirstRingSize, ring.size() * 2));
   for (size_t i = head; i < tail; ++i) bigger[i & (bigger.size() - 1)] = at(i);
   ring.swap(bigger);
+}
+
+void EventSorter::Queue::sortRing() {
+  std::vector<DecodedEvent> pending;
+  pending.reserve(tail - head);
+  for (size_t i = head; i < tail; ++i) pending.push_back(at(i));
+  std::stable_sort(pending.begin(), pending.end(), earlier);
+  for (size_t i = head; i < tail; ++i) at(i) = pending[i - head];
+  dirty = false;
 }
 
 std::string_view EventSorter::TextSlots::store(std::string_view s, uint32_t& slot) {
@@ -35,27 +52,31 @@ std::string_view EventSorter::TextSlots::store(std::string_view s, uint32_t& slo
   return kept;
 }
 
+EventSorter::EventSorter(EventFeed& feed, int64_t windowNs, size_t maxQueued)
+    : m_feed(feed), m_windowNs(std::max<int64_t>(windowNs, 0)), m_maxQueued(std::max<size_t>(maxQueued, 1)) {}
+
 EventSorter::EventSorter(SchedBuilder& builder, Position position, int64_t windowNs, size_t maxQueued)
-    : m_builder(builder), m_position(position), m_windowNs(std::max<int64_t>(windowNs, 0)),
-      m_maxQueued(std::max<size_t>(maxQueued, 1)) {}
+    : m_ownFeed(std::make_unique<EventFeed>(builder, position)), m_feed(*m_ownFeed),
+      m_windowNs(std::max<int64_t>(windowNs, 0)), m_maxQueued(std::max<size_t>(maxQueued, 1)) {}
 
 void EventSorter::push(const DecodedEvent& in) {
   if (in.cpu < 0 || in.cpu >= SchedBuilder::kMaxCpus) {
     // No queue to wait in; the builder counts the CPU as out of range.
-    setPosition(in);
-    applyEvent(m_builder, in);
+    DecodedEvent e = in;
+    if (m_sink)
+      m_sink->take(e);
+    else
+      m_feed.event(e);
     return;
   }
   const auto cpu = static_cast<size_t>(in.cpu);
   if (cpu >= m_queues.size()) m_queues.resize(cpu + 1);
   Queue& q = m_queues[cpu];
-  if (q.size() == q.ring.size()) q.grow();
+  if (q.tail - q.head == q.ring.size()) q.grow();
   DecodedEvent& e = q.at(q.tail);
   e = in;
-  // Bookkeeping (a loss before an event, a tgid after it) rides along with its
-  // event: clamped like it, never counted apart from it.
   const bool counted = !isBookkeeping(e.op);
-  if (e.ts < q.lastTs) {
+  if (!m_explicit && e.ts < q.lastTs) {
     if (counted) {
       ++m_cpuRegressions;
       note(DiagCode::out_of_order_timestamp, e, e.ts, q.lastTs);
@@ -68,23 +89,93 @@ void EventSorter::push(const DecodedEvent& in) {
       note(DiagCode::sort_window_exceeded, e, e.ts, m_horizon);
     }
     e.ts = m_horizon;
-  } else if (e.ts < m_maxTs && counted) {
+  } else if (!m_explicit && e.ts < m_maxTs && counted) {
     ++m_reordered;
     m_maxReorderNs = std::max(m_maxReorderNs, static_cast<int64_t>(std::min<uint64_t>(gap(m_maxTs, e.ts), INT64_MAX)));
     note(DiagCode::reordered_events, e, e.ts, m_maxTs);
   }
   if (e.externalText) keepTexts(e);
-  q.lastTs = e.ts;
   ++q.tail;
   ++m_queued;
-  m_maxTs = std::max(m_maxTs, e.ts);
+  if (e.ts < q.lastTs)
+    insertLate(q);  // explicit release only: elsewhere it was clamped
+  else
+    q.lastTs = e.ts;
+  m_maxTs = std::max(m_maxTs, q.lastTs);
+  if (!m_explicit) afterPush(in.cpu);
+}
+
+void EventSorter::insertLate(Queue& q) {
+  if (q.dirty) return;
+  size_t i = q.tail - 1;
+  const DecodedEvent r = q.at(i);
+  size_t moved = 0;
+  while (i > q.head && earlier(r, q.at(i - 1))) {
+    if (++moved > kMaxShift) {
+      q.dirty = true;  // the ring stays a permutation: sorted once at the release
+      break;
+    }
+    q.at(i) = q.at(i - 1);
+    --i;
+  }
+  q.at(i) = r;
+}
+
+void EventSorter::pushBlock(int stream, std::span<DecodedEvent> block, int64_t maxTs, void* token) {
+  if (stream < 0 || stream >= SchedBuilder::kMaxCpus) {
+    for (DecodedEvent& e : block) {
+      if (m_sink)
+        m_sink->take(e);
+      else
+        m_feed.event(e);
+    }
+    if (m_sink) m_sink->blockDone(token);
+    return;
+  }
+  const auto c = static_cast<size_t>(stream);
+  if (c >= m_queues.size()) m_queues.resize(c + 1);
+  Queue& q = m_queues[c];
+  q.lastTs = std::max(q.lastTs, maxTs);
+  m_maxTs = std::max(m_maxTs, q.lastTs);
+  if (block.empty()) {
+    if (m_sink) m_sink->blockDone(token);
+  } else {
+    q.blocks.push_back({block.data(), block.size(), token});
+    q.blockEvents += block.size();
+    m_queued += block.size();
+    if (q.blocks.size() == 1) settleBlockHead(q);
+  }
+  afterPush(stream);
+}
+
+// A block's event becomes its queue's head: only now is it compared with the
+// events before it (a pass over the block on arrival would cost a copy's time).
+void EventSorter::settleBlockHead(Queue& q) {
+  DecodedEvent& e = q.blocks.front().events[q.blockPos];
+  const bool counted = !isBookkeeping(e.op);
+  if (e.ts < q.prevTs) {
+    if (counted) {
+      ++m_cpuRegressions;
+      note(DiagCode::out_of_order_timestamp, e, e.ts, q.prevTs);
+    }
+    e.ts = q.prevTs;
+  }
+  if (e.ts < m_horizon) {
+    if (counted) {
+      ++m_late;
+      note(DiagCode::sort_window_exceeded, e, e.ts, m_horizon);
+    }
+    e.ts = m_horizon;
+  }
+}
+
+void EventSorter::afterPush(int cpu) {
   if (m_cpuCount > 0) {
-    if (in.cpu >= m_cpuCount)
+    if (cpu >= m_cpuCount)
       m_cpuCount = 0;  // the count was wrong: only the window is safe
-    else if (in.cpu == m_boundCpu)
+    else if (cpu == m_boundCpu)
       updateCpuBound();
   }
-
   // Flushing in steps of an eighth of the window (one merge set-up per step,
   // not per event), or, while every CPU is read past some time, in batches up to it.
   const int64_t windowLimit = m_maxTs < INT64_MIN + m_windowNs ? INT64_MIN : m_maxTs - m_windowNs;
@@ -103,12 +194,21 @@ void EventSorter::setCpuCount(int cpus) {
   updateCpuBound();
 }
 
+void EventSorter::endCpu(int cpu) {
+  if (cpu < 0 || static_cast<size_t>(cpu) >= m_queues.size()) return;
+  m_queues[static_cast<size_t>(cpu)].ended = true;
+  if (m_cpuCount > 0 && cpu < m_cpuCount) {
+    updateCpuBound();
+    if (m_cpuBound > m_flushedTo) flush(m_cpuBound, m_maxQueued);
+  }
+}
+
 void EventSorter::updateCpuBound() {
   m_cpuBound = INT64_MAX;
   for (int cpu = 0; cpu < m_cpuCount; ++cpu) {
-    const int64_t last = m_queues[static_cast<size_t>(cpu)].lastTs;
-    if (last < m_cpuBound) {
-      m_cpuBound = last;
+    const Queue& q = m_queues[static_cast<size_t>(cpu)];
+    if (!q.ended && q.lastTs < m_cpuBound) {
+      m_cpuBound = q.lastTs;
       m_boundCpu = cpu;
     }
   }
@@ -121,7 +221,24 @@ void EventSorter::finish() {
   std::snprintf(buf, sizeof buf, "%llu events moved back into time order, the furthest by %.3f ms (window %lld ms)",
                 static_cast<unsigned long long>(m_reordered), static_cast<double>(m_maxReorderNs) / 1e6,
                 static_cast<long long>(m_windowNs / 1'000'000));
-  m_builder.setMetadata("sort_window", buf);
+  m_feed.metadata("sort_window", buf);
+}
+
+void EventSorter::pop(Queue& q) {
+  --m_queued;
+  if (q.blocks.empty()) {
+    ++q.head;
+    return;
+  }
+  q.prevTs = q.blocks.front().events[q.blockPos].ts;
+  --q.blockEvents;
+  if (++q.blockPos == q.blocks.front().count) {
+    void* token = q.blocks.front().token;
+    q.blocks.pop_front();
+    q.blockPos = 0;
+    if (m_sink) m_sink->blockDone(token);
+  }
+  if (!q.blocks.empty()) settleBlockHead(q);
 }
 
 void EventSorter::flush(int64_t limit, size_t keepAtMost) {
@@ -129,8 +246,12 @@ void EventSorter::flush(int64_t limit, size_t keepAtMost) {
   // events up to the runner-up's head in one go (per-CPU runs are long).
   const auto later = [this](uint32_t a, uint32_t b) { return earlier(m_queues[b].front(), m_queues[a].front()); };
   m_heap.clear();
-  for (uint32_t cpu = 0; cpu < m_queues.size(); ++cpu)
-    if (m_queues[cpu].size() != 0) m_heap.push_back(cpu);
+  for (uint32_t cpu = 0; cpu < m_queues.size(); ++cpu) {
+    Queue& q = m_queues[cpu];
+    if (q.size() == 0) continue;
+    if (q.dirty) q.sortRing();
+    m_heap.push_back(cpu);
+  }
   std::make_heap(m_heap.begin(), m_heap.end(), later);
   while (!m_heap.empty()) {
     std::pop_heap(m_heap.begin(), m_heap.end(), later);
@@ -138,15 +259,22 @@ void EventSorter::flush(int64_t limit, size_t keepAtMost) {
     const DecodedEvent* runnerUp = m_heap.size() > 1 ? &m_queues[m_heap.front()].front() : nullptr;
     bool done = false;
     do {
-      DecodedEvent& e = q.at(q.head);
-      __builtin_prefetch(&q.at(q.head + 4));  // the ring was written long ago: fetch ahead
+      const bool inRing = q.blocks.empty();
+      DecodedEvent& e = q.front();
+      // The events were written long ago (or by another core): fetch ahead.
+      if (inRing)
+        __builtin_prefetch(&q.at(q.head + 4));
+      else if (q.blockPos + 4 < q.blocks.front().count)
+        __builtin_prefetch(&e + 4);
       if (e.ts > limit && m_queued <= keepAtMost) {
         done = true;
         break;
       }
       deliver(e);
-      ++q.head;
-      --m_queued;
+      if (inRing && e.externalText)
+        for (int k = 0; k < 2; ++k)
+          if (e.externalText & (1u << k)) m_texts.free.push_back(e.externalTag(k));
+      pop(q);
     } while (q.size() != 0 && (!runnerUp || !earlier(*runnerUp, q.front())));
     if (done) break;
     if (q.size() != 0)
@@ -157,20 +285,12 @@ void EventSorter::flush(int64_t limit, size_t keepAtMost) {
   m_flushedTo = std::max(m_flushedTo, limit);
 }
 
-void EventSorter::setPosition(const DecodedEvent& e) {
-  if (m_position == Position::Line)
-    m_builder.setLine(e.position);
-  else
-    m_builder.setByteOffset(e.position);
-}
-
 void EventSorter::deliver(DecodedEvent& e) {
   m_horizon = e.ts;  // the merge delivers in time order
-  setPosition(e);
-  applyEvent(m_builder, e);
-  if (e.externalText)
-    for (int k = 0; k < 2; ++k)
-      if (e.externalText & (1u << k)) m_texts.free.push_back(e.externalTag(k));
+  if (m_sink)
+    m_sink->take(e);
+  else
+    m_feed.event(e);
 }
 
 void EventSorter::keepTexts(DecodedEvent& e) {
@@ -183,11 +303,7 @@ void EventSorter::keepTexts(DecodedEvent& e) {
 }
 
 void EventSorter::note(DiagCode code, const DecodedEvent& e, int64_t from, int64_t to) {
-  Diagnostics& d = m_builder.diagnostics();
-  if (d.count(code) >= Diagnostics::kRecordsKeptPerCode) {
-    d.add(code);
-    return;
-  }
+  if (!m_feed.keepsRecord(code)) return;
   char buf[192];
   const auto ns = static_cast<unsigned long long>(gap(to, from));
   switch (code) {
@@ -206,8 +322,7 @@ void EventSorter::note(DiagCode code, const DecodedEvent& e, int64_t from, int64
                     static_cast<long long>(from), ns);
       break;
   }
-  setPosition(e);
-  m_builder.recordDiagnostic(code, buf, e.cpu, from);
+  m_feed.diagnostic(code, e.position, buf, e.cpu, from);
 }
 
 }  // namespace core

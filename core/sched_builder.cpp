@@ -9,6 +9,7 @@
 
 #include "core/atrace_marker.h"
 #include "core/power_events.h"
+#include "core/kernel_runtime_check.h"
 
 namespace core {
 
@@ -246,6 +247,22 @@ bool SchedBuilder::accept(EventContext& ctx) {
   return true;
 }
 
+void SchedBuilder::onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio) {
+  ctx.ctxTid = -1;  // the switch itself, not an event in the next task's context
+  if (!accept(ctx)) return;
+  CpuRt& c = m_cpus[static_cast<size_t>(ctx.cpu)];
+  const Utid next = threadFor(nextTid, nextComm, ctx.ts);
+  notePrio(next, nextPrio);
+  if (!c.sliceOpen) {
+    // Nothing ran here to displace: an ordinary switch-in of what it names.
+    setState(next, ctx.ts, TaskState::Running, ctx.cpu);
+    openSlice(c, ctx.cpu, next, ctx.ts, kSliceStartInferred, false);
+    return;
+  }
+  inferSwitchIn(c, ctx.cpu, next, ctx.ts);
+  m_inferred.pop_back();  // placed already: the export wrote it where the estimate put it
+}
+
 void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   const Utid displaced = c.current;
   // It was not running here before the latest event that shows another task
@@ -387,6 +404,9 @@ Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
   t.uclampMin.push_back(-1);
   t.uclampMax.push_back(-1);
   t.policy.push_back(TaskPolicy::Unknown);
+  t.kernelRuntimeNs.push_back(-1);
+  t.kernelRuntimeFromTs.push_back(0);
+  t.kernelRuntimeUntilTs.push_back(0);
   t.affinity.emplace_back();
   m_threads.emplace_back();
   if (tid >= 0 && tid < kDenseTidLimit) {
@@ -780,6 +800,22 @@ void SchedBuilder::settleLostCount(int32_t cpu, int64_t totalLost) {
   m_model->diagnostics.add(DiagCode::lost_events, static_cast<uint64_t>(totalLost - counted));
 }
 
+void SchedBuilder::onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeNs) {
+  if (!accept(ctx)) return;
+  if (tid <= 0 || runtimeNs < 0) return;
+  const Utid u = threadFor(tid, {}, ctx.ts);
+  auto& t = m_model->threads;
+  if (t.kernelRuntimeNs[u.value] < 0) {
+    // The first one may account time from before the trace began.
+    const int64_t inTrace = std::min(runtimeNs, ctx.ts - m_model->firstTs);
+    t.kernelRuntimeNs[u.value] = inTrace;
+    t.kernelRuntimeFromTs[u.value] = ctx.ts - inTrace;
+  } else {
+    t.kernelRuntimeNs[u.value] += runtimeNs;
+  }
+  t.kernelRuntimeUntilTs[u.value] = ctx.ts;
+}
+
 void SchedBuilder::onCounter(CounterKind kind, int32_t index, int64_t ts, double value) {
   onCounter(CounterTrack{kind, index}, ts, value);
 }
@@ -966,6 +1002,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
   }
   if (open) m.diagnostics.add(DiagCode::slice_open_at_end, open);
   placeInferredSwitchIns();
+  checkKernelRuntime(m);
   for (size_t u = 1; u < m.threads.size(); ++u)
     if (!m_threads[u].dead) m.threads.endTs[u] = end;
 

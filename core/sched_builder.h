@@ -86,6 +86,10 @@ class SchedBuilder {
 
   // --- Scheduler events ---
   void onSwitch(EventContext ctx, const SwitchArgs& args);
+  /// A switch-in this builder once inferred (a run ended by SliceEnd::Mismatch,
+  /// the next one kSliceStartInferred), read back from an export that wrote it
+  /// where it was placed: repaired again the same way, at that time.
+  void onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio);
   void onWaking(EventContext ctx, const WakeArgs& args);
   void onWakeup(EventContext ctx, const WakeArgs& args, bool isNew);
   void onMigrate(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio, int32_t origCpu,
@@ -95,6 +99,9 @@ class SchedBuilder {
   void onExec(EventContext ctx, int32_t tid, int32_t oldTid, std::string_view filename);
   void onExit(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio);
   void onRename(EventContext ctx, int32_t tid, std::string_view newComm);
+  /// sched_stat_runtime: the kernel accounted `runtimeNs` of CPU time to `tid`
+  /// (which ran until ctx.ts, on ctx.cpu or, for a remote update, elsewhere).
+  void onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeNs);
   /// Task identity known from outside the event stream (saved cmdlines/tgids,
   /// perf COMM records, LTTng statedump). Applies to the current task of `tid`.
   void onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm);

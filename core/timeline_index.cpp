@@ -173,6 +173,71 @@ int64_t TimelineTrack::categoryTime(int c, uint32_t a, uint32_t b) const {
   return prefix(c, b) - prefix(c, a);
 }
 
+namespace {
+// First index in [from, n) with t[index] >= e, galloping from `from`: edges
+// come in order, so consecutive searches start where the last one ended.
+uint32_t gallop(std::span<const int64_t> t, uint32_t from, int64_t e) {
+  const auto n = static_cast<uint32_t>(t.size());
+  uint32_t lo = from;
+  uint32_t step = 1;
+  uint32_t hi = from;
+  while (hi < n && t[hi] < e) {
+    lo = hi + 1;
+    hi = step > n - hi ? n : hi + step;
+    step *= 2;
+  }
+  return static_cast<uint32_t>(std::lower_bound(t.begin() + lo, t.begin() + std::min(hi, n), e) - t.begin());
+}
+}  // namespace
+
+void TimelineTrack::categoryIntegral(int c, std::span<const int64_t> edges, std::span<int64_t> out) const {
+  uint32_t pos = 0;
+  for (size_t i = 0; i < edges.size() && i < out.size(); ++i) {
+    pos = gallop(m_ts, pos, edges[i]);
+    int64_t v = pos ? prefix(c, pos) : 0;
+    // Rows do not overlap: only the last one starting before the edge can reach past it.
+    if (pos > 0 && foldCategory(m_kind[pos - 1]) == c) v -= std::max<int64_t>(0, end(pos - 1) - edges[i]);
+    out[i] = v;
+  }
+}
+
+CountIntegral CountIntegral::fromIntervals(std::vector<std::pair<int64_t, int64_t>> intervals) {
+  std::vector<std::pair<int64_t, int>> changes;
+  changes.reserve(intervals.size() * 2);
+  for (const auto& [a, b] : intervals)
+    if (b > a) {
+      changes.emplace_back(a, 1);
+      changes.emplace_back(b, -1);
+    }
+  std::sort(changes.begin(), changes.end());
+  CountIntegral ci;
+  int32_t level = 0;
+  int64_t cum = 0;
+  for (const auto& [t, d] : changes) {
+    if (!ci.m_t.empty() && ci.m_t.back() == t) {
+      level += d;
+      ci.m_level.back() = level;
+      continue;
+    }
+    if (!ci.m_t.empty()) cum += (t - ci.m_t.back()) * ci.m_level.back();
+    level += d;
+    ci.m_t.push_back(t);
+    ci.m_cum.push_back(cum);
+    ci.m_level.push_back(level);
+  }
+  return ci;
+}
+
+void CountIntegral::integral(std::span<const int64_t> edges, std::span<int64_t> out) const {
+  uint32_t pos = 0;
+  for (size_t i = 0; i < edges.size() && i < out.size(); ++i) {
+    // The last change at or before the edge.
+    pos = gallop(m_t, pos, edges[i] + 1);
+    out[i] = pos == 0 ? 0 : m_cum[pos - 1] + (edges[i] - m_t[pos - 1]) * m_level[pos - 1];
+    if (pos > 0) --pos;  // the next edge may fall in the same step
+  }
+}
+
 uint32_t TimelineTrack::findFirstWide(uint32_t a, uint32_t b, int64_t minDur) const {
   uint32_t i = a;
   const auto levels = static_cast<int>(m_maxWide.size());
@@ -477,6 +542,24 @@ std::shared_ptr<const TimelineTrack> TimelineIndex::threadTrack(Utid utid) const
   auto track = std::make_shared<const TimelineTrack>(TimelineTrack::fromThread(*m_model, utid));
   std::lock_guard lock(m_mutex);
   return m_threadTracks.emplace(utid.value, std::move(track)).first->second;
+}
+
+const CountIntegral& TimelineIndex::waitingOn(int cpu) const {
+  std::call_once(m_waitingOnce, [this] {
+    const TraceModel& m = *m_model;
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> perCpu(static_cast<size_t>(m.cpuCount()));
+    const auto& st = m.threadStates;
+    for (size_t u = 0; u + 1 < st.rowsBegin.size(); ++u)
+      for (uint32_t r = st.rowsBegin[u]; r < st.rowsBegin[u + 1]; ++r) {
+        const int cpu = st.cpu[r];
+        if (classify(st.state[r]) != StateClass::Runnable || cpu < 0 || cpu >= m.cpuCount()) continue;
+        perCpu[static_cast<size_t>(cpu)].emplace_back(st.ts[r], m.stateEnd(r));
+      }
+    m_waiting.reserve(perCpu.size());
+    for (auto& intervals : perCpu) m_waiting.push_back(CountIntegral::fromIntervals(std::move(intervals)));
+  });
+  if (cpu < 0 || static_cast<size_t>(cpu) >= m_waiting.size()) return m_emptyCount;
+  return m_waiting[static_cast<size_t>(cpu)];
 }
 
 size_t TimelineIndex::memoryBytes() const {

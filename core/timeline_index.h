@@ -94,6 +94,10 @@ class TimelineTrack {
   uint32_t findFirstWide(uint32_t a, uint32_t b, int64_t minDur) const;
   /// Longest Running row in [a, b), or kNoRow.
   uint32_t longestRunning(uint32_t a, uint32_t b) const;
+  /// out[i] = time in category c before absolute time edges[i] (ascending).
+  /// Walks forward edge by edge, so a row of bins costs O(bins + log rows):
+  /// the time in bin i is out[i+1] - out[i] (group summaries, heat maps).
+  void categoryIntegral(int c, std::span<const int64_t> edges, std::span<int64_t> out) const;
 
   size_t memoryBytes() const;
 
@@ -137,6 +141,23 @@ class TimelineTrack {
   std::vector<PyramidLevel> m_pyramid;
 };
 
+/// A count that changes over time (the tasks waiting on one CPU's runqueue),
+/// kept as its integral at each change, so its mean over any interval is two
+/// lookups. Immutable after construction.
+class CountIntegral {
+ public:
+  /// Each interval [start, end) adds one to the count while it lasts.
+  static CountIntegral fromIntervals(std::vector<std::pair<int64_t, int64_t>> intervals);
+  /// out[i] = integral of the count (ns x tasks) before edges[i] (ascending).
+  void integral(std::span<const int64_t> edges, std::span<int64_t> out) const;
+  size_t memoryBytes() const { return m_t.size() * (sizeof(int64_t) * 2 + sizeof(int32_t)); }
+
+ private:
+  std::vector<int64_t> m_t;      // change times, ascending
+  std::vector<int64_t> m_cum;    // integral up to m_t[i]
+  std::vector<int32_t> m_level;  // count from m_t[i] on
+};
+
 /// The tracks of one model: every CPU eagerly, tasks lazily. Keeps the model
 /// alive. Thread-safe: tracks are immutable, the lazy cache is locked.
 class TimelineIndex {
@@ -147,6 +168,9 @@ class TimelineIndex {
   /// Track of CPU number `cpu` (an empty track for CPUs without slices).
   const TimelineTrack& cpuTrack(int cpu) const;
   std::shared_ptr<const TimelineTrack> threadTrack(Utid utid) const;
+  /// Runnable tasks queued on `cpu` but not running, over time (every CPU's is
+  /// built from the thread states on the first call).
+  const CountIntegral& waitingOn(int cpu) const;
   size_t memoryBytes() const;
 
  private:
@@ -155,6 +179,9 @@ class TimelineIndex {
   TimelineTrack m_emptyTrack;
   mutable std::mutex m_mutex;
   mutable std::unordered_map<uint32_t, std::shared_ptr<const TimelineTrack>> m_threadTracks;
+  mutable std::once_flag m_waitingOnce;
+  mutable std::vector<CountIntegral> m_waiting;
+  CountIntegral m_emptyCount;
 };
 
 TrackKind trackKindOf(SliceKind kind);

@@ -229,6 +229,13 @@ struct ThreadTable {
   std::vector<int16_t> uclampMin;  ///< requested, -1 unset
   std::vector<int16_t> uclampMax;
   std::vector<TaskPolicy> policy;  ///< Unknown in traces
+  /// CPU time the kernel accounted to the task (sum of sched_stat_runtime within
+  /// the trace, in the kernel's task clock: without steal time) from
+  /// kernelRuntimeFromTs (where the first of them began counting) to
+  /// kernelRuntimeUntilTs (the last); -1 when the trace has no sched_stat_runtime of it.
+  std::vector<int64_t> kernelRuntimeNs;
+  std::vector<int64_t> kernelRuntimeFromTs;
+  std::vector<int64_t> kernelRuntimeUntilTs;
   std::vector<std::vector<CpuId>> affinity;  ///< allowed CPUs (replays); empty: every CPU (traces do not record it)
   size_t size() const { return tid.size(); }
 };

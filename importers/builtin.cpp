@@ -13,6 +13,9 @@ void registerBuiltinImporters([[maybe_unused]] std::vector<std::unique_ptr<Impor
 #ifdef SCHEDLAB_HAVE_CTF
   list.push_back(makeCtfImporter());
 #endif
+#ifdef SCHEDLAB_HAVE_PERFETTO
+  list.push_back(makePerfettoImporter());
+#endif
 #ifdef SCHEDLAB_HAVE_PERFSCRIPT
   list.push_back(makePerfScriptImporter());
 #endif

@@ -14,4 +14,5 @@ std::unique_ptr<Importer> makePerfScriptImporter();
 std::unique_ptr<Importer> makeTraceDatImporter();
 std::unique_ptr<Importer> makePerfDataImporter();
 std::unique_ptr<Importer> makeCtfImporter();
+std::unique_ptr<Importer> makePerfettoImporter();
 }  // namespace importers

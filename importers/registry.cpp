@@ -54,7 +54,9 @@ core::Result<Importer*> pickImporter(const std::string& path) {
   if (!best) {
     std::string names;
     for (const auto& imp : allImporters()) names += (names.empty() ? "" : ", ") + std::string(imp->name());
-    return core::Error(path + (input.isDirectory ? ": folder is not a CTF trace" : ": unknown format (byte offset 0)") +
+    return core::Error(path +
+                       (input.isDirectory ? ": folder is neither a CTF trace nor a perf record --threads folder"
+                                          : ": unknown format (byte offset 0)") +
                        "; supported: " + names);
   }
   return best;

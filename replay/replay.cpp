@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <future>
 
 #include "replay/policies/fair_policy.h"
 #include "replay/policies/registry.h"
@@ -193,14 +194,33 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   // (An rt-app duration cuts tasks short by design: such replays report false here.)
   v.workConserved = v.tasksUnfinished == 0 && v.tasksWorkMismatch == 0;
   v.tasks = workload.tasks.size();
-  if (options.recordedStats && result.model) {
-    result.runStats = core::analysis::computeStats(*result.model);
-    v.fidelity = core::analysis::computeFidelity(
-        *options.recordedStats, *result.runStats,
-        {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
-    if (result.model->replay) result.model->replay->fidelity = std::make_shared<core::analysis::Fidelity>(*v.fidelity);
-  }
   return result;
+}
+
+core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording, const ReplayOptions& options,
+                                              const ExtractOptions& extract,
+                                              const std::function<void(double)>& progress) {
+  // The recording's statistics need only the recording: they are computed
+  // while the workload is extracted and replayed (the model is immutable).
+  auto recordedPending =
+      std::async(std::launch::async, [&recording] { return core::analysis::computeStats(recording); });
+  auto workload = extractWorkload(recording, extract);
+  if (!workload) return workload.error();
+  if (options.stop.stop_requested()) return core::Error("replay cancelled");
+  if (progress) progress(0.25);
+  auto result = runReplay(*workload, options);
+  if (!result) return result.error();
+  if (progress) progress(0.8);
+  RecordingReplay out{std::move(*workload), recordedPending.get(), std::move(*result)};
+  ReplayResult& r = out.result;
+  if (!r.model) return out;  // discardEvents: nothing to judge
+  r.runStats = core::analysis::computeStats(*r.model);
+  Validation& v = r.validation;
+  v.fidelity = core::analysis::computeFidelity(
+      out.recordedStats, *r.runStats,
+      {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+  if (r.model->replay) r.model->replay->fidelity = std::make_shared<core::analysis::Fidelity>(*v.fidelity);
+  return out;
 }
 
 void writeValidationJson(core::JsonWriter& j, const Validation& v) {

@@ -1,11 +1,13 @@
 // One call that replays a workload through a scheduler model: builds the
 // parameters (engine + policy defaults, then overrides), runs the simulator,
 // feeds its events into a SchedBuilder (and optionally an ftrace text file),
-// and validates the result against the recording. Called by the CLI, the GUI's
-// replay worker, tests and benchmarks.
+// and validates the result against the recording; replayRecording adds the
+// statistics of both and the fidelity. Called by the CLI, the GUI's replay
+// worker, reports, tests and benchmarks.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -20,6 +22,7 @@
 #include "core/trace_model.h"
 #include "replay/sim/engine.h"
 #include "replay/sim/params.h"
+#include "replay/workload/trace_extractor.h"
 #include "replay/workload/workload.h"
 
 namespace replay {
@@ -35,9 +38,6 @@ struct ReplayOptions {
   std::stop_token stop;
   /// Skip building the output model (benchmarks of the simulator alone).
   bool discardEvents = false;
-  /// The recording's statistics (whole trace): when set, the replay's own
-  /// statistics and its fidelity against these are computed (Validation::fidelity).
-  const core::analysis::RunStats* recordedStats = nullptr;
 };
 
 struct Validation {
@@ -50,7 +50,7 @@ struct Validation {
   int64_t workReplayNs = 0;
   size_t tasks = 0;  ///< workload tasks replayed
   Unmodelled unmodelled;
-  /// Against the recording, when ReplayOptions::recordedStats was given.
+  /// Against the recording (replayRecording).
   std::optional<core::analysis::Fidelity> fidelity;
   /// replay / recorded makespan (0 when not recorded)
   double makespanRatio() const {
@@ -60,7 +60,7 @@ struct Validation {
 
 struct ReplayResult {
   std::shared_ptr<core::TraceModel> model;  ///< null when discardEvents
-  /// The replay's statistics (whole run), computed with the fidelity.
+  /// The replay's statistics (whole run), computed with the fidelity (replayRecording).
   std::optional<core::analysis::RunStats> runStats;
   Validation validation;
   EngineStats stats;
@@ -81,6 +81,24 @@ core::Result<Params> defaultParams(const std::string& model);
 /// workload that does not fit the topology, an unwritable output trace,
 /// cancellation.
 core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options);
+
+/// A recording replayed: its workload, its statistics, and the replay with
+/// its own statistics and fidelity against the recording's.
+struct RecordingReplay {
+  Workload workload;
+  core::analysis::RunStats recordedStats;
+  ReplayResult result;
+};
+
+/// Extracts the recording's workload and replays it (options.model as given:
+/// resolve "baseline" first), computing the recording's statistics on a
+/// second thread meanwhile; then the replay's statistics and its fidelity
+/// (ReplayResult::runStats, Validation::fidelity, also in the model's ReplayInfo).
+/// `progress` (optional) hears the fraction done after each step.
+/// Errors: those of extractWorkload and runReplay.
+core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording, const ReplayOptions& options,
+                                              const ExtractOptions& extract = {},
+                                              const std::function<void(double)>& progress = {});
 
 /// "validation": {makespans, work, tasks, "unmodelled", "fidelity"}: the one
 /// writer for replay --json and the JSON reports.

@@ -154,16 +154,26 @@ void printUsage(std::ostream& out) {
          "                                          the timeline as a PNG (the GUI's renderer); --bench times frames\n"
          "  report A [B] -o OUT.pdf|.html|.json|.csv [--replay MODEL]... [--from T] [--to T] [--page a4|letter]\n"
          "                                          a report of one run or two compared, with replays of A\n"
+         "  export FILE -o OUT.perfetto-trace [--replay MODEL]...\n"
+         "                                          the run (and replays of it) as Perfetto traces\n"
          "  record -o OUT.dat [--events sched|sched+power|LIST] [--buffer-kb N] [--duration T] [-- COMMAND ARGS...]\n"
-         "                                          a trace of this machine (root): trace.dat v7 + its topology\n\n"
+         "                                          a trace of this machine (root): trace.dat v7 + its topology\n"
+         "  sweep PLAN.json -o RESULTS/ [-j N] [--emit parallel|slurm]   (or --trace G... --model M... --param K=V1,V2...)\n"
+         "                                          many replays (traces x models x parameters), here or on a cluster\n"
+         "  sweep-job RESULTS/ ID...                one job of a sweep: what every runner runs\n"
+         "  sweep-report RESULTS/ -o OUT.pdf|.html|.csv|.json\n"
+         "                                          every job of a sweep, best and worst settings, charts\n\n"
          "Common options:\n"
-         "  --topology CxT          cores x threads per core, overriding what the trace says\n"
+         "  --topology TOPO         overriding what the trace says: CxT (cores x threads per core, 4x2) or\n"
+         "                          fields as lscpu counts them: s sockets, c cores per socket, t threads\n"
+         "                          per core, d dies per socket, n NUMA nodes, l LLCs (2s:64c:2t:8l:2n)\n"
          "  --topology-from PATH    a sysfs-style topology folder (/sys/devices/system/cpu layout) or a\n"
          "                          topology snapshot (OUT.dat.topology, written by record)\n\n"
          "Times (T): 1.5s, 250ms, 10us, 300ns or plain seconds, relative to the trace start;\n"
          "prefix with @ for absolute trace time (@285.77).\n"
          "Formats are detected from the file's content: ftrace text (trace, trace_pipe, trace-cmd report,\n"
-         "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf).\n"
+         "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf),\n"
+         "Perfetto protobuf traces.\n"
          "Run 'schedlab-cli COMMAND --help' for a command's details.\n";
 }
 }  // namespace
@@ -183,8 +193,12 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "diff") return diffCommand(rest, out, err);
   if (command == "render") return renderCommand(rest, out, err);
   if (command == "report") return reportCommand(rest, out, err);
+  if (command == "export") return exportCommand(rest, out, err);
   if (command == "why") return whyCommand(rest, out, err);
   if (command == "record") return recordCommand(rest, out, err);
+  if (command == "sweep") return sweepCommand(rest, out, err);
+  if (command == "sweep-job") return sweepJobCommand(rest, out, err);
+  if (command == "sweep-report") return sweepReportCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

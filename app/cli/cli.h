@@ -72,7 +72,11 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
 int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int exportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int whyCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int recordCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int sweepCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int sweepJobCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int sweepReportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
 }  // namespace app::cli

@@ -147,25 +147,17 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
       status = kExitFailure;
       continue;
     }
-    auto workload = replay::extractWorkload(*recorded);
-    if (!workload) {
-      err << path << ": " << workload.error().message() << "\n";
-      status = kExitFailure;
-      continue;
-    }
-    const auto recStats = core::analysis::computeStats(*recorded);
     replay::ReplayOptions o;
     o.model = replay::resolveBaseline(requested, recorded->kernelRelease());
-    o.recordedStats = &recStats;
-    auto result = replay::runReplay(*workload, o);
-    if (!result || !result->validation.fidelity) {
-      err << path << ": " << (result ? std::string("no fidelity") : result.error().message()) << "\n";
+    auto replayed = replay::replayRecording(*recorded, o);
+    if (!replayed) {
+      err << path << ": " << replayed.error().message() << "\n";
       status = kExitFailure;
       continue;
     }
-    const auto& f = *result->validation.fidelity;
+    const auto& f = *replayed->result.validation.fidelity;
     std::string release;
-    for (const auto& p : result->params)
+    for (const auto& p : replayed->result.params)
       if (p.key == "release") release = " " + p.value;
     if (json) {
       j.beginObject();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -46,6 +47,21 @@ void writeTopologyJson(core::JsonWriter& j, const core::Topology& topo) {
     j.endArray();
   }
   j.endArray();
+  // Per CPU, for scripts that group by cache or node.
+  j.key("cpus").beginArray();
+  for (const auto& c : topo.cpus()) {
+    j.beginObject();
+    j.field("cpu", c.cpu);
+    j.field("core", c.core);
+    j.field("thread", c.thread);
+    j.field("package", c.package);
+    j.field("die", c.die);
+    j.field("llc", c.llc);
+    j.field("node", c.node);
+    j.endObject();
+  }
+  j.endArray();
+  j.field("description", topo.describe());
   j.field("source", topo.source());
   j.endObject();
 }
@@ -100,8 +116,16 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     }
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    const double bytes = f ? static_cast<double>(f.tellg()) : 0.0;
+    // A folder (CTF, perf record --threads) is as large as the files in it.
+    double bytes = 0;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(path, ec))
+        if (e.is_regular_file(ec)) bytes += static_cast<double>(e.file_size(ec));
+    } else {
+      std::ifstream f(path, std::ios::binary | std::ios::ate);
+      bytes = f ? static_cast<double>(f.tellg()) : 0.0;
+    }
     core::JsonWriter j;
     j.beginObject();
     j.field("file", path);
@@ -228,8 +252,10 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
                   static_cast<unsigned long long>(m.diagnostics.count(code)));
     out << buf << core::diagDescription(code) << "\n";
   }
+  // Info records are mostly counts; the kernel-runtime cross-check's say per task what differs.
   for (const auto& rec : m.diagnostics.records())
-    if (core::diagSeverity(rec.code) != core::Severity::Info) out << "  at " << rec.format() << "\n";
+    if (core::diagSeverity(rec.code) != core::Severity::Info || rec.code == core::DiagCode::runtime_differs_from_kernel)
+      out << "  at " << rec.format() << "\n";
   if (m.partial) out << "Partial:     " << m.partialReason << "\n";
   return failed ? kExitFailure : kExitOk;
 }

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <ostream>
+#include <vector>
 
 #include "app/cli/cli.h"
 #include "core/json_writer.h"
@@ -16,6 +18,7 @@
 
 #include "app/cli/offscreen_gui.h"
 #include "app/render/timeline_image.h"
+#include "app/render/timeline_layout.h"
 #endif
 
 namespace app::cli {
@@ -23,8 +26,9 @@ namespace app::cli {
 namespace {
 constexpr const char* kRenderUsage =
     "usage: schedlab-cli render FILE -o OUT.png [--width N] [--from T] [--to T] [--highlight TEXT]\n"
-    "                          [--topology CxT | --topology-from DIR] [--strips] [--tasks TEXT] [--no-legend]\n"
+    "                          [--topology TOPO | --topology-from DIR] [--strips] [--tasks TEXT] [--no-legend]\n"
     "                          [--bench [--frames N]] [--json]\n"
+    "                          [--group-by package,node,llc,core|none] [--collapse-groups] [--row-height PX]\n"
     "Draws the trace's timeline (one row per CPU, grouped by core, SMT siblings adjacent) as a PNG\n"
     "through the GUI's renderer. --from/--to select a time range (default: the whole trace);\n"
     "--highlight marks the slices of tasks whose comm contains TEXT (or whose tid is TEXT).\n"
@@ -32,7 +36,9 @@ constexpr const char* kRenderUsage =
     "cpu_idle) and the other counters as lines; --tasks adds a row for each task whose comm\n"
     "contains TEXT (or whose tid is TEXT), with its user-space (atrace) slices below its states.\n"
     "--bench repeats the frame (draw lists + painting, default 20 times) and prints the median\n"
-    "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n";
+    "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n"
+    "--group-by, --collapse-groups and --row-height lay the CPU rows out as the GUI does for big\n"
+    "machines (groups with header rows, collapsed groups as summary rows, compact rows).\n";
 
 #ifdef SCHEDLAB_HAVE_RENDER
 double msSince(std::chrono::steady_clock::time_point t0) {
@@ -50,8 +56,8 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   std::string error;
   auto args = Args::parse(argv,
                           {"-o", "--output", "--width", "--from", "--to", "--highlight", "--frames", "--topology",
-                           "--topology-from", "--tasks"},
-                          {"--bench", "--json", "--help", "--no-legend", "--strips"}, error);
+                           "--topology-from", "--tasks", "--group-by", "--row-height"},
+                          {"--bench", "--json", "--help", "--no-legend", "--strips", "--collapse-groups"}, error);
   if (!args || args->flag("--help") || args->positional().size() != 1 ||
       (!args->has("-o") && !args->has("--output") && !args->flag("--bench"))) {
     const bool help = args && args->flag("--help");
@@ -73,6 +79,21 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     }
   }
   options.legend = !args->flag("--no-legend");
+  if (auto h = args->value("--row-height")) {
+    options.rowHeight = std::atoi(h->c_str());
+    if (options.rowHeight < 2 || options.rowHeight > 40) {
+      err << "schedlab-cli render: --row-height must be between 2 and 40\n";
+      return kExitUsage;
+    }
+  }
+  std::optional<std::vector<render::GroupLevel>> groupBy;
+  if (auto g = args->value("--group-by")) {
+    groupBy = render::parseGroupLevels(QString::fromStdString(*g));
+    if (!groupBy) {
+      err << "schedlab-cli render: --group-by '" << *g << "': name package, node, llc, core (comma-separated) or none\n";
+      return kExitUsage;
+    }
+  }
   int frames = 20;
   if (auto f = args->value("--frames")) frames = std::clamp(std::atoi(f->c_str()), 1, 10000);
 
@@ -92,7 +113,10 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   render::ImageRun run;
   run.data = data;
   if (auto h = args->value("--highlight")) run.highlight = render::HighlightSet::build(*model, QString::fromStdString(*h));
-  run.rows = render::cpuRows(*model, options.rowHeight);
+  const bool grouped = groupBy || args->flag("--collapse-groups");
+  render::TimelineLayout layout(*model, {options.rowHeight, groupBy.value_or(render::TimelineLayout::defaultLevels(*model)),
+                                         args->flag("--collapse-groups")});
+  run.rows = grouped ? layout.rows() : render::cpuRows(*model, options.rowHeight);
   if (auto t = args->value("--tasks")) {
     const auto tasks = render::HighlightSet::build(*model, QString::fromStdString(*t));
     for (size_t u = 1; u < model->threadCount(); ++u)

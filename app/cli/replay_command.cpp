@@ -5,8 +5,10 @@
 // "params" and "validation"; --out writes the replayed schedule as ftrace text;
 // --bench times the replay against the import of the same file.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <ostream>
 
@@ -60,7 +62,9 @@ std::string replayHelp() {
       "burst of the workload's tasks: for a recording, the tasks created during the trace - the traced\n"
       "command and its descendants - or every task when the trace created none; for rt-app, every task)\n"
       "recorded and replayed; whether every task did exactly its recorded CPU work; and counts of what\n"
-      "could not be modelled exactly.\n"
+      "could not be modelled exactly; for a recording, the fidelity: per metric the recorded and\n"
+      "replayed value, their ratio and a verdict against the identity bounds (README \"Replay\n"
+      "fidelity\"), and per task the CPU share, wait and switches of both.\n"
       "  --param KEY=VALUE  override a model or engine parameter (repeatable); --hz N is hz=N\n"
       "  --out FILE         also write the replayed schedule as ftrace text (tracefs `trace` format;\n"
       "                     forced idle is written as idle and frequencies are left out: ftrace text\n"
@@ -71,8 +75,12 @@ std::string replayHelp() {
       "  --json             {\"model\",\"params\":{KEY: VALUE},\"tasks\",\"cpus\",\"fairness\",\"range\",\"totals\",\n"
       "                     \"cookies\" (with +coresched), \"energy_j\" (with +uclamp),\n"
       "                     \"recorded\":{same schema},\"validation\":{\"makespan_recorded_ns\",\n"
-      "                     \"makespan_replay_ns\",\"work_conserved\",\"unmodelled\":{...}}}\n"
-      "  --bench            time import and replay (median of --repeat N, default 3) and print the ratio\n"
+      "                     \"makespan_replay_ns\",\"makespan_ratio\",\"work_conserved\",\"unmodelled\":{...},\n"
+      "                     \"fidelity\":{\"verdict\",\"failed\",\"metrics\":[{\"key\",\"label\",\"recorded\",\n"
+      "                     \"replayed\",\"ratio\",\"measure\",\"bound\",\"verdict\"}],\"tasks\":[...]}}}\n"
+      "  --bench            time each stage (import, the recording's statistics, extraction, simulation,\n"
+      "                     the replay's statistics and fidelity) and the whole command, wall and CPU\n"
+      "                     time, median of --repeat N (default 3), and print the ratios to the import\n"
       "Exit codes: 0 ok, 1 bad input file or a workload that does not fit, 2 bad usage (unknown model,\n"
       "bad parameter, impossible topology).\n";
   return s;
@@ -385,31 +393,63 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       return kExitUsage;
     }
     const int repeat = std::max(1, std::atoi(args->value("--repeat").value_or("3").c_str()));
-    std::vector<double> importS, extractS, replayS;
+    // The stages of the whole command, one after another so that each can be
+    // timed (import, the recording's statistics, extraction, the simulation,
+    // the replay's statistics and fidelity), then the command as it runs.
+    // CPU seconds (of all threads) beside wall seconds: on a busy machine the
+    // wall clock also times the other processes.
+    enum Stage { kImport, kRecordedStats, kExtract, kSimulate, kReplayStats, kStages };
+    static constexpr const char* kStageNames[kStages] = {"import", "recorded_stats", "extract", "simulate",
+                                                         "replay_stats_and_fidelity"};
+    std::array<std::vector<double>, kStages> wallS, cpuS;
+    std::vector<double> stagedWallS, stagedCpuS, commandWallS, commandCpuS;
     uint64_t eventsIn = 0, eventsOut = 0;
+    struct Stamp {
+      std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+      std::clock_t cpu = std::clock();
+    };
+    const auto wallSecs = [](const Stamp& a, const Stamp& b) { return std::chrono::duration<double>(b.wall - a.wall).count(); };
+    const auto cpuSecs = [](const Stamp& a, const Stamp& b) { return static_cast<double>(b.cpu - a.cpu) / CLOCKS_PER_SEC; };
     for (int i = 0; i < repeat; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
+      std::array<Stamp, kStages + 1> at;
       bool failed = false;
       auto recorded = loadTrace(path, importArgs, err, failed);
-      const auto t1 = std::chrono::steady_clock::now();
+      at[kImport + 1] = Stamp();
       if (!recorded) return kExitFailure;
+      const auto recStats = core::analysis::computeStats(*recorded);
+      at[kRecordedStats + 1] = Stamp();
       auto workload = replay::extractWorkload(*recorded, extract);
       if (!workload) {
         err << "error: " << workload.error().message() << "\n";
         return kExitFailure;
       }
-      const auto t2 = std::chrono::steady_clock::now();
+      at[kExtract + 1] = Stamp();
       auto result = replay::runReplay(*workload, options);
-      const auto t3 = std::chrono::steady_clock::now();
+      at[kSimulate + 1] = Stamp();
       if (!result) {
         err << "error: " << result.error().message() << "\n";
         return kExitFailure;
       }
+      const auto repStats = core::analysis::computeStats(*result->model);
+      const auto& v = result->validation;
+      const auto fid = core::analysis::computeFidelity(
+          recStats, repStats, {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+      at[kReplayStats + 1] = Stamp();
       eventsIn = recorded->eventCount;
       eventsOut = result->model->eventCount;
-      importS.push_back(std::chrono::duration<double>(t1 - t0).count());
-      extractS.push_back(std::chrono::duration<double>(t2 - t1).count());
-      replayS.push_back(std::chrono::duration<double>(t3 - t1).count());
+      for (int s = 0; s < kStages; ++s) {
+        wallS[s].push_back(wallSecs(at[s], at[s + 1]));
+        cpuS[s].push_back(cpuSecs(at[s], at[s + 1]));
+      }
+      stagedWallS.push_back(wallSecs(at[0], at[kStages]));
+      stagedCpuS.push_back(cpuSecs(at[0], at[kStages]));
+      // The command as it runs: the recording's statistics beside the replay.
+      const Stamp begin;
+      auto again = loadTrace(path, importArgs, err, failed);
+      if (!again || !replay::replayRecording(*again, options, extract)) return kExitFailure;
+      const Stamp end;
+      commandWallS.push_back(wallSecs(begin, end));
+      commandCpuS.push_back(cpuSecs(begin, end));
     }
     core::JsonWriter j;
     j.beginObject();
@@ -418,10 +458,16 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     j.field("runs", static_cast<int64_t>(repeat));
     j.field("events_imported", eventsIn);
     j.field("events_replayed", eventsOut);
-    j.field("import_s_median", median(importS));
-    j.field("extract_s_median", median(extractS));
-    j.field("replay_s_median", median(replayS));
-    j.field("replay_over_import", median(replayS) / std::max(1e-9, median(importS)));
+    for (int s = 0; s < kStages; ++s) {
+      j.field(std::string(kStageNames[s]) + "_s_median", median(wallS[s]));
+      j.field(std::string(kStageNames[s]) + "_cpu_s_median", median(cpuS[s]));
+    }
+    j.field("staged_s_median", median(stagedWallS));
+    j.field("staged_cpu_s_median", median(stagedCpuS));
+    j.field("command_s_median", median(commandWallS));
+    j.field("command_cpu_s_median", median(commandCpuS));
+    j.field("command_over_import", median(commandWallS) / std::max(1e-9, median(wallS[kImport])));
+    j.field("command_over_import_cpu", median(commandCpuS) / std::max(1e-9, median(cpuS[kImport])));
     j.endObject();
     out << j.str() << "\n";
     return kExitOk;
@@ -429,6 +475,8 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
 
   std::shared_ptr<core::TraceModel> recorded;
   replay::Workload workload;
+  replay::ReplayResult result;
+  std::optional<core::analysis::RunStats> recStats;
   bool inputFailed = false;
   if (isJson) {
     auto w = replay::readRtAppWorkloadFile(path);
@@ -437,29 +485,28 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       return kExitFailure;
     }
     workload = std::move(*w);
+    auto r = replay::runReplay(workload, options);
+    if (!r) {
+      err << "error: " << r.error().message() << "\n";
+      return kExitFailure;
+    }
+    result = std::move(*r);
+    result.runStats = core::analysis::computeStats(*result.model);
   } else {
     recorded = loadTrace(path, importArgs, err, inputFailed);
     if (!recorded) return kExitFailure;
     model = replay::resolveBaseline(requestedModel, recorded->kernelRelease());
     options.model = model;
-    auto w = replay::extractWorkload(*recorded, extract);
-    if (!w) {
-      err << "error: " << w.error().message() << "\n";
+    auto r = replay::replayRecording(*recorded, options, extract);
+    if (!r) {
+      err << "error: " << r.error().message() << "\n";
       return kExitFailure;
     }
-    workload = std::move(*w);
+    workload = std::move(r->workload);
+    recStats = std::move(r->recordedStats);
+    result = std::move(r->result);
   }
-  std::optional<core::analysis::RunStats> recStats;
-  if (recorded) {
-    recStats = core::analysis::computeStats(*recorded);
-    options.recordedStats = &*recStats;
-  }
-  auto result = replay::runReplay(workload, options);
-  if (!result) {
-    err << "error: " << result.error().message() << "\n";
-    return kExitFailure;
-  }
-  const auto repStats = result->runStats ? *result->runStats : core::analysis::computeStats(*result->model);
+  const core::analysis::RunStats& repStats = *result.runStats;
   const auto spec = *replay::parseModel(model);
 
   if (args->flag("--json")) {
@@ -472,17 +519,17 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     j.field("workload", workload.kind);
     j.key("topology").beginObject();
     j.key("cores").beginArray();
-    for (const auto& core : result->topology.cores()) {
+    for (const auto& core : result.topology.cores()) {
       j.beginArray();
       for (int cpu : core) j.value(cpu);
       j.endArray();
     }
     j.endArray();
-    j.field("source", result->topology.source());
+    j.field("source", result.topology.source());
     j.endObject();
     // The values used (defaults resolved, overrides applied), typed from the specs.
     auto typed = *replay::defaultParams(model);
-    for (const auto& p : result->params) (void)typed.set(p.key, p.value);
+    for (const auto& p : result.params) (void)typed.set(p.key, p.value);
     j.key("params").beginObject();
     for (const auto& s : typed.specs()) {
       j.key(s.key);
@@ -490,13 +537,13 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     }
     j.endObject();
     core::analysis::writeRunStatsJson(j, repStats, core::analysis::StatsGrouping::Task);
-    if (result->energyJoules) j.field("energy_j", *result->energyJoules);
+    if (result.energyJoules) j.field("energy_j", *result.energyJoules);
     if (recStats) {
       j.key("recorded").beginObject();
       core::analysis::writeRunStatsJson(j, *recStats, core::analysis::StatsGrouping::Task);
       j.endObject();
     }
-    replay::writeValidationJson(j, result->validation);
+    replay::writeValidationJson(j, result.validation);
     j.endObject();
     out << j.str() << "\n";
     return inputFailed ? kExitFailure : kExitOk;
@@ -508,11 +555,11 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     out << "Baseline:    " << spec.name << ", the model of the recording's kernel ("
         << (recorded && !recorded->kernelRelease().empty() ? recorded->kernelRelease() : "not recorded") << ")\n";
   out << "Source:      " << spec.source() << "\n";
-  out << "Topology:    " << result->topology.describe() << "\n";
+  out << "Topology:    " << result.topology.describe() << "\n";
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
       << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")\n";
   out << "Parameters:\n";
-  for (const auto& p : result->params) {
+  for (const auto& p : result.params) {
     out << "  " << p.key << " = " << p.value;
     if (p.origin != "default") out << "   (" << p.origin << ")";
     out << "\n";
@@ -521,10 +568,10 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   out << "\n";
   printSideBySide(out, recStats ? &*recStats : nullptr, repStats, top);
   out << "\n";
-  printValidation(out, workload, *result);
-  if (result->validation.fidelity) {
+  printValidation(out, workload, result);
+  if (result.validation.fidelity) {
     out << "\n";
-    printFidelity(out, *result->validation.fidelity, top);
+    printFidelity(out, *result.validation.fidelity, top);
   }
   return inputFailed ? kExitFailure : kExitOk;
 }

@@ -1,7 +1,8 @@
 // `schedlab`: the desktop application. Files on the command line are opened
 // as runs (--compare A B opens two as a comparison); --replay adds replays of
-// each; --screenshot renders the window offscreen once everything is loaded
-// and --export-report writes a report through the GUI's export path.
+// each; --sweep shows a sweep's results; --screenshot renders the window
+// offscreen once everything is loaded and --export-report writes a report
+// through the GUI's export path.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -12,11 +13,14 @@
 #include <QTimer>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "app/gui/diff_view.h"
 #include "app/gui/fidelity_view.h"
 #include "app/gui/latency_view.h"
 #include "app/gui/main_window.h"
+#include "app/gui/sweep_view.h"
 #include "app/gui/timeline_view.h"
 #include "app/gui/why_controller.h"
 #include "app/gui/why_view.h"
@@ -69,14 +73,14 @@ int main(int argc, char** argv) {
   const QCommandLineOption replayOpt(QStringLiteral("replay"), QStringLiteral("Replay every recording through MODEL (repeatable)."),
                                      QStringLiteral("MODEL"));
   const QCommandLineOption paramOpt(QStringLiteral("param"), QStringLiteral("key=value for --replay (repeatable)."), QStringLiteral("KEY=VALUE"));
-  const QCommandLineOption topologyOpt(QStringLiteral("topology"), QStringLiteral("Topology of the traces (CxT), overriding theirs."), QStringLiteral("CxT"));
-  const QCommandLineOption replayTopologyOpt(QStringLiteral("replay-topology"), QStringLiteral("Topology of the replays (CxT)."), QStringLiteral("CxT"));
+  const QCommandLineOption topologyOpt(QStringLiteral("topology"), QStringLiteral("Topology of the traces (CxT, or fields such as 2s:64c:2t), overriding theirs."), QStringLiteral("TOPO"));
+  const QCommandLineOption replayTopologyOpt(QStringLiteral("replay-topology"), QStringLiteral("Topology of the replays (CxT, or fields such as 2s:64c:2t:8l)."), QStringLiteral("TOPO"));
   const QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."), QStringLiteral("WxH"));
   const QCommandLineOption searchOpt(QStringLiteral("search"), QStringLiteral("Highlight tasks matching TEXT."), QStringLiteral("TEXT"));
   const QCommandLineOption fromOpt(QStringLiteral("from"), QStringLiteral("Show from this time (e.g. 10ms)."), QStringLiteral("T"));
   const QCommandLineOption toOpt(QStringLiteral("to"), QStringLiteral("Show up to this time."), QStringLiteral("T"));
   const QCommandLineOption selectOpt(QStringLiteral("select"), QStringLiteral("Select the range FROM:TO (statistics follow it)."), QStringLiteral("FROM:TO"));
-  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details, diff, why, latency or fidelity."), QStringLiteral("NAME"));
+  const QCommandLineOption tabOpt(QStringLiteral("tab"), QStringLiteral("Tab to show: tasks, statistics, details, diff, why, latency, fidelity or sweep."), QStringLiteral("NAME"));
   const QCommandLineOption compareOpt(QStringLiteral("compare"),
                                       QStringLiteral("Open A and B (the next argument) as a comparison: side by side, with the Diff tab."),
                                       QStringLiteral("A"));
@@ -93,8 +97,22 @@ int main(int argc, char** argv) {
                                     QStringLiteral("Show the details of the slice running on CPU at time T in the first recording."),
                                     QStringLiteral("CPU@T"));
   const QCommandLineOption timingOpt(QStringLiteral("timing"), QStringLiteral("Print import and first-paint timings to stderr."));
+  const QCommandLineOption sweepOpt(QStringLiteral("sweep"),
+                                    QStringLiteral("Open the results of schedlab-cli sweep in the Sweep tab."), QStringLiteral("RESULTS"));
+  const QCommandLineOption sweepRowOpt(QStringLiteral("sweep-row"),
+                                       QStringLiteral("Open the replay of job N (from 1, the manifest's order) of --sweep beside its recording."),
+                                       QStringLiteral("N"));
+  const QCommandLineOption groupByOpt(QStringLiteral("group-by"),
+                                      QStringLiteral("Group CPU rows by LEVELS: package, node, llc, core (comma-separated), or none."),
+                                      QStringLiteral("LEVELS"));
+  const QCommandLineOption collapseOpt(QStringLiteral("collapse-groups"), QStringLiteral("Show every CPU group as its summary rows."));
+  const QCommandLineOption rowHeightOpt(QStringLiteral("row-height"), QStringLiteral("Height of a CPU row in pixels (2 to 40)."),
+                                        QStringLiteral("PX"));
+  const QCommandLineOption heatmapOpt(QStringLiteral("heatmap"), QStringLiteral("Overview heat map above the rows: busy, waiting or off."),
+                                      QStringLiteral("METRIC"));
   parser.addOptions({screenshotOpt, replayOpt, paramOpt, topologyOpt, replayTopologyOpt, sizeOpt, searchOpt, fromOpt, toOpt,
-                     selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt, compareOpt, markerOpt, exportOpt});
+                     selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt, compareOpt, markerOpt, exportOpt, sweepOpt,
+                     sweepRowOpt, groupByOpt, collapseOpt, rowHeightOpt, heatmapOpt});
   if (mayAskForHelpOrVersion(argc, argv)) {
     // A core application knows the arguments and names the parser prints. Qt's
     // own options (-platform ...) and --help-all, which lists them, are left to
@@ -155,6 +173,39 @@ int main(int argc, char** argv) {
     replayTemplate.topology = *t;
   }
 
+  // CPU row options apply to every pane, replays included, once they are all open.
+  std::optional<std::vector<app::render::GroupLevel>> groupBy;
+  if (parser.isSet(groupByOpt)) {
+    groupBy = app::render::parseGroupLevels(parser.value(groupByOpt));
+    if (!groupBy) {
+      std::fprintf(stderr, "schedlab: --group-by: '%s': name package, node, llc, core (comma-separated) or none\n",
+                   parser.value(groupByOpt).toLocal8Bit().constData());
+      return 2;
+    }
+  }
+  std::optional<int> rowHeight;
+  if (parser.isSet(rowHeightOpt)) {
+    bool ok = false;
+    rowHeight = parser.value(rowHeightOpt).toInt(&ok);
+    if (!ok || *rowHeight < 2 || *rowHeight > 40) {
+      std::fprintf(stderr, "schedlab: --row-height: need a number of pixels from 2 to 40\n");
+      return 2;
+    }
+  }
+  std::optional<std::optional<app::render::HeatMetric>> heatmap;
+  if (parser.isSet(heatmapOpt)) {
+    const QString metric = parser.value(heatmapOpt).toLower();
+    if (metric == QLatin1String("busy")) heatmap = app::render::HeatMetric::Busy;
+    else if (metric == QLatin1String("waiting")) heatmap = app::render::HeatMetric::Waiting;
+    else if (metric == QLatin1String("off")) heatmap = std::optional<app::render::HeatMetric>();
+    else {
+      std::fprintf(stderr, "schedlab: --heatmap: need busy, waiting or off\n");
+      return 2;
+    }
+  }
+  const bool rowOptions = groupBy || rowHeight || heatmap || parser.isSet(collapseOpt);
+  bool rowOptionsApplied = false;
+
   app::gui::MainWindow window;
   window.setTimingLog(parser.isSet(timingOpt));
   if (headless) {
@@ -172,6 +223,23 @@ int main(int argc, char** argv) {
   window.show();
   if (parser.isSet(compareOpt)) window.openComparison(parser.value(compareOpt), positional.takeFirst(), topology);
   for (const QString& f : positional) window.openFile(f, topology);
+  if (parser.isSet(sweepOpt)) {
+    auto view = app::gui::openSweepResults(window, parser.value(sweepOpt));
+    if (!view) {
+      std::fprintf(stderr, "schedlab: %s\n", view.error().message().c_str());
+      return 1;
+    }
+    if (parser.isSet(sweepRowOpt)) {
+      bool ok = false;
+      const int row = parser.value(sweepRowOpt).toInt(&ok);
+      const int rows = (*view)->model()->rowCount();
+      if (!ok || row < 1 || row > rows) {
+        std::fprintf(stderr, "schedlab: --sweep-row takes a job from 1 to %d\n", rows);
+        return 2;
+      }
+      (*view)->openJob(row - 1);
+    }
+  }
 
   // Steps after loading: replays, view settings, then (for --screenshot) the picture.
   const QStringList replays = parser.values(replayOpt);
@@ -254,6 +322,11 @@ int main(int argc, char** argv) {
         window.tabs()->setCurrentWidget(window.diffView());
         window.setTabsShare(0.55);
       }
+      if (tab == QLatin1String("sweep"))
+        if (auto* sweepView = window.tabs()->findChild<app::gui::SweepView*>()) {
+          window.tabs()->setCurrentWidget(sweepView);
+          window.setTabsShare(0.5);
+        }
       if (tab == QLatin1String("fidelity")) {
         window.tabs()->setCurrentWidget(window.fidelityView());
         window.setTabsShare(0.62);
@@ -275,6 +348,17 @@ int main(int argc, char** argv) {
       return;
     }
     if (phase == 3) phase = 1;
+    if (phase == 1 && rowOptions && !rowOptionsApplied) {
+      // The replays' panes exist now; the next idle tick paints what this changes.
+      rowOptionsApplied = true;
+      for (app::gui::TimelinePane* pane : window.timeline()->panes()) {
+        if (rowHeight) pane->setRowHeight(*rowHeight);
+        if (groupBy) pane->setCpuGrouping(*groupBy);
+        if (parser.isSet(collapseOpt)) pane->setAllGroupsCollapsed(true);
+        if (heatmap) pane->setHeatmap(*heatmap);
+      }
+      return;
+    }
     if (phase == 1) {
       phase = 2;
       if (parser.isSet(timingOpt))

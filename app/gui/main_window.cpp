@@ -49,9 +49,11 @@
 #include "app/gui/runs_model.h"
 #include "app/gui/why_controller.h"
 #include "app/gui/stats_view.h"
+#include "app/gui/sweep_view.h"
 #include "app/gui/task_table_model.h"
 #include "app/render/time_axis.h"
 #include "app/render/timeline_image.h"
+#include "importers/perfetto/perfetto_writer.h"
 #include "importers/importer.h"
 
 namespace app::gui {
@@ -308,6 +310,7 @@ void MainWindow::buildActions() {
   m_recentMenu = file->addMenu(tr("Open &Recent"));
   auto* compare = file->addAction(tr("&Compare\u2026"), this, &MainWindow::showCompareDialog);
   compare->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
+  addSweepResultsAction(*this, file);
 #ifdef SCHEDLAB_HAVE_RECORDER
   addRecordAction(*this, file);
 #endif
@@ -316,6 +319,7 @@ void MainWindow::buildActions() {
   exportAct->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
   auto* reportAct = file->addAction(tr("Export &Report\u2026"), this, &MainWindow::showExportDialog);
   reportAct->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+E")));
+  file->addAction(tr("Export &Perfetto Trace\u2026"), this, [this] { exportPerfetto(); });
   auto* closeRun = file->addAction(tr("&Close Run"), this, &MainWindow::closeCurrentRun);
   closeRun->setShortcut(QKeySequence(QStringLiteral("Ctrl+W")));
   file->addSeparator();
@@ -1021,6 +1025,42 @@ void MainWindow::exportPng() {
           reportError(tr("Export failed"), error);
         else
           statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+      });
+  addJob(job);
+}
+
+void MainWindow::exportPerfetto(const QString& chosen) {
+  int id = m_runsModel->runIdAt(m_runsView->currentIndex());
+  if (id < 0 && !m_runs->ids().empty()) id = m_runs->ids().back();
+  const Run* run = id >= 0 ? m_runs->run(id) : nullptr;
+  if (!run || !run->model) {
+    reportError(tr("Export Perfetto trace"), tr("Open a trace first: the chosen run (a recording or a replay) is exported."));
+    return;
+  }
+  QString path = chosen;
+  if (path.isEmpty()) {
+    QSettings settings;
+    path = QFileDialog::getSaveFileName(this, tr("Export Perfetto trace"),
+                                        settings.value(QStringLiteral("files/lastDir")).toString() + QStringLiteral("/") +
+                                            run->shortTitle + QStringLiteral(".perfetto-trace"),
+                                        tr("Perfetto traces (*.perfetto-trace *.pftrace)"));
+    if (path.isEmpty()) return;
+  }
+  auto model = run->model;
+  auto* job = new Job(tr("Exporting %1").arg(QFileInfo(path).fileName()), this);
+  job->start<QString>(
+      [model, path](Job&) {
+        const core::Status st = importers::perfetto::writePerfetto(*model, path.toStdString());
+        return st ? QString() : QString::fromStdString(st.message());
+      },
+      [this, path](QString& error) {
+        if (!error.isEmpty()) {
+          reportError(tr("Export failed"), error);
+          emit perfettoExported(path, false);
+        } else {
+          statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+          emit perfettoExported(path, true);
+        }
       });
   addJob(job);
 }

@@ -106,6 +106,8 @@ class MainWindow : public QMainWindow {
   void showExportDialog();
   void setMarkerAtCursor();
   void exportPng();
+  /// The current run (recording or replay) as a Perfetto trace, to `path` (asks when empty).
+  void exportPerfetto(const QString& path = {});
   void closeCurrentRun();
   void zoomToSelection();
   /// Shows a slice in Details and frames it in its pane (as a click does).
@@ -120,6 +122,8 @@ class MainWindow : public QMainWindow {
   void separateRunsFound(const QString& folder, const QStringList& runs);
   /// A report export ended: written, failed or cancelled.
   void reportExported(const QString& path, bool ok);
+  /// A Perfetto export ended: written or failed.
+  void perfettoExported(const QString& path, bool ok);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* e) override;

@@ -79,24 +79,18 @@ class EngineBackend final : public ReplayBackend {
                                                       const ReplayRequest& request, std::stop_token stop,
                                                       const std::function<void(double)>& progress) const override {
     if (progress) progress(0.02);
-    auto workload = replay::extractWorkload(*recording);
-    if (!workload) return workload.error();
-    if (stop.stop_requested()) return core::Error("replay cancelled");
-    if (progress) progress(0.25);
     replay::ReplayOptions options;
-    options.model = request.model;
     options.topology = request.topology;
     for (const auto& [k, v] : request.params) options.params.push_back(k + "=" + v);
     if (!recording->sourceFiles.empty()) options.recordingPath = recording->sourceFiles.front();
     options.stop = stop;
     options.model = replay::resolveBaseline(request.model, recording->kernelRelease());
-    const auto recordedStats = core::analysis::computeStats(*recording);  // for the replay's fidelity
-    options.recordedStats = &recordedStats;
-    auto result = replay::runReplay(*workload, options);
-    if (!result) return result.error();
-    if (!result->model) return core::Error("the replay produced no model");
+    auto replayed = replay::replayRecording(*recording, options, {}, progress);
+    if (!replayed) return replayed.error();
+    const auto& result = replayed->result;
+    if (!result.model) return core::Error("the replay produced no model");
     if (progress) progress(1.0);
-    return result->model;
+    return result.model;
   }
 };
 }  // namespace

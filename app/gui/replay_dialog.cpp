@@ -47,7 +47,7 @@ ReplayDialog::ReplayDialog(const RunSet& runs, int currentRecording, std::shared
   m_topoSpec = new QRadioButton(tr("cores \u00d7 threads:"), topoRow);
   m_topoEdit = new QLineEdit(QStringLiteral("2x2"), topoRow);
   m_topoEdit->setMaximumWidth(80);
-  m_topoEdit->setToolTip(tr("CxT, e.g. 2x2 = two cores with two SMT siblings each"));
+  m_topoEdit->setToolTip(tr("CxT, e.g. 2x2 = two cores with two SMT siblings each; or fields, e.g. 2s:64c:2t = two sockets of 64 two-thread cores"));
   m_topoTrace->setChecked(true);
   topoLayout->addWidget(m_topoTrace);
   topoLayout->addWidget(m_topoSpec);

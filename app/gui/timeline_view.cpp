@@ -181,11 +181,21 @@ void TimeRuler::mouseReleaseEvent(QMouseEvent* e) {
 
 TimelinePane::TimelinePane(const Run& run, TimelineViewState* view, QThreadPool* pool, QWidget* parent)
     : QWidget(parent), m_run(run), m_runId(run.id), m_view(view), m_pool(pool),
-      m_watcher(new QFutureWatcher<render::PaneDrawList>(this)) {
-  // Few CPUs get taller rows: the labels and the folded busy bars read better.
-  const int cpus = run.render->model().cpuCount();
-  m_rowHeight = cpus <= 4 ? 30 : cpus <= 16 ? 24 : kRowHeight;
-  m_rows = render::cpuRows(run.render->model(), m_rowHeight);
+      m_watcher(new QFutureWatcher<render::PaneDrawList>(this)),
+      m_heatWatcher(new QFutureWatcher<QImage>(this)) {
+  // Few CPUs get taller rows (labels and folded busy bars read better), many
+  // get compact rows in groups, with the overview heat map above them.
+  const core::TraceModel& model = run.render->model();
+  m_rowHeight = render::TimelineLayout::defaultRowHeight(model.cpuCount());
+  m_layout = render::TimelineLayout(model, {m_rowHeight, render::TimelineLayout::defaultLevels(model), false});
+  m_rows = m_layout.rows();
+  if (model.cpuCount() > 64) m_heatMetric = render::HeatMetric::Busy;
+  connect(m_heatWatcher, &QFutureWatcherBase::finished, this, [this] {
+    m_heatImage = m_heatWatcher->result();
+    update();
+    ensureHeatmap();
+    emit drawListUpdated();
+  });
   m_subtitle = render::runSubtitle(run.render->model());
   setMouseTracking(true);
   setFocusPolicy(Qt::StrongFocus);
@@ -217,45 +227,120 @@ void TimelinePane::updateRun(const Run& run) {
 
 int TimelinePane::headerHeight() const { return render::kPaneHeaderHeight; }
 
+QRect TimelinePane::heatmapRect() const {
+  if (!m_heatMetric || m_collapsed) return {};
+  return QRect(kGutterWidth, headerHeight(), std::max(1, width() - kGutterWidth), kHeatmapHeight);
+}
+
 QRect TimelinePane::timelineRect() const {
-  return QRect(kGutterWidth, headerHeight(), std::max(1, width() - kGutterWidth), m_collapsed ? 0 : render::rowsHeight(m_rows));
+  const int top = headerHeight() + (m_heatMetric && !m_collapsed ? kHeatmapHeight : 0);
+  return QRect(kGutterWidth, top, std::max(1, width() - kGutterWidth), m_collapsed ? 0 : render::rowsHeight(m_rows));
 }
 
 void TimelinePane::updateHeight() {
-  setFixedHeight(headerHeight() + (m_collapsed ? 0 : render::rowsHeight(m_rows)));
+  const QRect area = timelineRect();
+  setFixedHeight(m_collapsed ? headerHeight() : area.top() + area.height());
 }
 
-bool TimelinePane::hasTaskRow(core::Utid utid) const {
-  return std::any_of(m_rows.begin(), m_rows.end(), [&](const TimelineRow& r) { return r.type == RowType::Task && r.utid == utid; });
-}
-
-void TimelinePane::addTaskRow(core::Utid utid) {
-  if (hasTaskRow(utid) || !utid.isValid() || utid.value >= m_run.render->model().threadCount()) return;
-  m_rows.push_back(render::taskRow(m_run.render->model(), utid, m_rowHeight));
-  rowsChanged();
-}
-
-void TimelinePane::setStrips(const render::StripOptions& strips) {
-  m_strips = strips;
-  std::vector<TimelineRow> rows = render::cpuRows(m_run.render->model(), m_rowHeight);
-  for (const TimelineRow& r : m_rows)
-    if (r.type == RowType::Task) rows.push_back(r);
-  m_rows = render::withStrips(std::move(rows), m_run.render->model(), strips);
-  rowsChanged();
-}
-
-void TimelinePane::rowsChanged() {
+void TimelinePane::relayoutRows() {
+  m_rows = render::withStrips(m_layout.rows(), m_run.render->model(), m_strips);
   ++m_version;
   updateHeight();
   ensureDrawList();
   update();
 }
 
+bool TimelinePane::hasTaskRow(core::Utid utid) const { return m_layout.hasTask(utid); }
+
+void TimelinePane::addTaskRow(core::Utid utid) {
+  if (hasTaskRow(utid) || !utid.isValid() || utid.value >= m_run.render->model().threadCount()) return;
+  m_layout.addTask(utid);
+  relayoutRows();
+}
+
 void TimelinePane::removeTaskRow(core::Utid utid) {
-  auto it = std::remove_if(m_rows.begin(), m_rows.end(), [&](const TimelineRow& r) { return r.type == RowType::Task && r.utid == utid; });
-  if (it == m_rows.end()) return;
-  m_rows.erase(it, m_rows.end());
-  rowsChanged();
+  if (!hasTaskRow(utid)) return;
+  m_layout.removeTask(utid);
+  relayoutRows();
+}
+
+void TimelinePane::setStrips(const render::StripOptions& strips) {
+  m_strips = strips;
+  relayoutRows();
+}
+
+void TimelinePane::toggleGroup(int group) {
+  m_layout.toggle(group);
+  relayoutRows();
+}
+
+void TimelinePane::setAllGroupsCollapsed(bool collapsed) {
+  m_layout.setAllCollapsed(collapsed);
+  relayoutRows();
+}
+
+void TimelinePane::setCpuGrouping(std::vector<render::GroupLevel> levels) {
+  render::TimelineLayout layout(m_run.render->model(), {m_rowHeight, std::move(levels), false});
+  for (core::Utid u : m_layout.tasks()) layout.addTask(u);
+  m_layout = std::move(layout);
+  relayoutRows();
+}
+
+void TimelinePane::setRowHeight(int rowHeight) {
+  m_rowHeight = rowHeight;
+  m_layout.setRowHeight(rowHeight);
+  relayoutRows();
+}
+
+void TimelinePane::setHeatmap(std::optional<render::HeatMetric> metric) {
+  if (metric == m_heatMetric) return;
+  m_heatMetric = metric;
+  m_heatImage = QImage();
+  m_heatSize = QSize();
+  updateHeight();
+  ensureHeatmap();
+  update();
+}
+
+void TimelinePane::ensureHeatmap() {
+  const QRect r = heatmapRect();
+  if (r.isEmpty() || m_heatWatcher->isRunning() || (r.size() == m_heatSize && !m_heatImage.isNull())) return;
+  m_heatSize = r.size();
+  auto runData = m_run.render;
+  const auto cpus = m_layout.cpuOrder();
+  const int64_t from = m_view->begin();
+  const int64_t to = std::max<int64_t>(m_view->span(), from + 1);
+  const render::HeatMetric metric = *m_heatMetric;
+  const QSize size = r.size();
+  m_heatWatcher->setFuture(QtConcurrent::run(m_pool, [runData, cpus, from, to, size, metric] {
+    return render::computeHeatmap(*runData, cpus, from, to, size, metric);
+  }));
+}
+
+void TimelinePane::navigateFromHeatmap(const QPoint& pos) {
+  const QRect r = heatmapRect();
+  if (r.isEmpty() || !r.contains(pos)) return;
+  const int64_t from = m_view->begin();
+  const double len = static_cast<double>(std::max<int64_t>(m_view->span(), from + 1) - from);
+  const auto t = from + static_cast<int64_t>(len * (pos.x() - r.left()) / std::max(1, r.width()));
+  render::Viewport v = m_view->viewport();
+  v.start = t - static_cast<int64_t>(std::llround(v.width * v.nsPerPx / 2));
+  m_view->setViewport(v);
+  // The CPU under the mouse, in row order: bring its row (or its group's) into view.
+  const auto cpus = m_layout.cpuOrder();
+  if (cpus.empty()) return;
+  const auto k = std::clamp<size_t>(static_cast<size_t>((pos.y() - r.top()) * static_cast<double>(cpus.size()) / r.height()), 0,
+                                   cpus.size() - 1);
+  const int cpu = cpus[k];
+  int best = -1;
+  for (size_t i = 0; i < m_rows.size(); ++i) {
+    const TimelineRow& row = m_rows[i];
+    if (row.type == RowType::Cpu && row.cpu == cpu) best = static_cast<int>(i);
+    if (best < 0 && row.type == RowType::Summary && row.memberCpus && row.members &&
+        std::find(row.members->begin(), row.members->end(), static_cast<uint32_t>(cpu)) != row.members->end())
+      best = static_cast<int>(i);
+  }
+  if (best >= 0) emit rowScrollRequested(rowTop(best));
 }
 
 void TimelinePane::setHighlight(std::shared_ptr<const render::HighlightSet> highlight) {
@@ -321,7 +406,7 @@ void TimelinePane::onDrawListDone() {
   emit drawListUpdated();
 }
 
-void TimelinePane::paintEvent(QPaintEvent*) {
+void TimelinePane::paintEvent(QPaintEvent* e) {
   QPainter p(this);
   const core::TraceModel& m = m_run.render->model();
   const QString title = m_collapsed ? QStringLiteral("\u25b8 ") + m_run.title : QStringLiteral("\u25be ") + m_run.title;
@@ -329,14 +414,36 @@ void TimelinePane::paintEvent(QPaintEvent*) {
                           m_run.warning.isEmpty() ? QString() : tr("partial import: %1").arg(m_run.warning));
   if (m_collapsed) return;
   const QRect area = timelineRect();
-  render::paintRowBackgrounds(p, area, m_rows);
+  const QRect exposed = e->rect();
+  if (const QRect heat = heatmapRect(); !heat.isEmpty() && heat.intersects(exposed)) {
+    p.fillRect(QRect(0, heat.top(), kGutterWidth, heat.height()), render::palette().gutter);
+    p.setPen(render::palette().gutterText);
+    p.drawText(QRect(6, heat.top(), kGutterWidth - 10, heat.height()), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+               *m_heatMetric == render::HeatMetric::Busy ? tr("Overview: busy share\nper CPU (rows) over\nthe whole trace")
+                                                         : tr("Overview: runnable\nwaiting per CPU\n(dark red: 4 or more)"));
+    if (m_heatImage.isNull()) {
+      p.fillRect(heat, render::palette().background);
+    } else {
+      p.drawImage(heat, m_heatImage);
+      // Where the main view is: its time range on the whole trace.
+      const int64_t from = m_view->begin();
+      const double len = static_cast<double>(std::max<int64_t>(m_view->span(), from + 1) - from);
+      const render::Viewport& v = m_view->viewport();
+      const double x0 = heat.left() + (v.start - from) / len * heat.width();
+      const double x1 = heat.left() + (v.end() - from) / len * heat.width();
+      p.setPen(QPen(QColor(0x10, 0x30, 0x70), 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(QRectF(std::max<double>(x0, heat.left()), heat.top() + 1, std::max(2.0, std::min<double>(x1, heat.right()) - std::max<double>(x0, heat.left())), heat.height() - 2));
+    }
+  }
+  render::paintRowBackgrounds(p, area, m_rows, exposed);
   if (m_hasList) {
-    render::paintPane(p, area, m_rows, m_list, m_view->viewport());
+    render::paintPane(p, area, m_rows, m_list, m_view->viewport(), exposed);
   } else {
     p.setPen(render::palette().gutterSubText);
     p.drawText(area, Qt::AlignCenter, tr("preparing\u2026"));
   }
-  render::paintGutter(p, QRect(0, area.top(), kGutterWidth, area.height()), m_rows);
+  render::paintGutter(p, QRect(0, area.top(), kGutterWidth, area.height()), m_rows, exposed);
   if (m_run.marker) {
     const double x = area.left() + m_view->viewport().xOf(*m_run.marker - m_run.render->origin);
     if (x >= area.left() && x <= area.right()) {
@@ -382,17 +489,18 @@ void TimelinePane::paintEvent(QPaintEvent*) {
 void TimelinePane::resizeEvent(QResizeEvent* e) {
   QWidget::resizeEvent(e);
   ensureDrawList();
+  ensureHeatmap();
 }
 
 int TimelinePane::rowTop(int row) const {
-  int y = headerHeight();
+  int y = timelineRect().top();
   for (int i = 0; i < row && i < static_cast<int>(m_rows.size()); ++i) y += m_rows[static_cast<size_t>(i)].height;
   return y;
 }
 
 int TimelinePane::rowAtY(int y) const {
   if (m_collapsed) return -1;
-  int top = headerHeight();
+  int top = timelineRect().top();
   for (size_t i = 0; i < m_rows.size(); ++i) {
     if (y >= top && y < top + m_rows[i].height) return static_cast<int>(i);
     top += m_rows[i].height;
@@ -408,7 +516,7 @@ std::optional<uint32_t> TimelinePane::trackRowAt(int row, double x, const core::
                                                  std::shared_ptr<const core::TimelineTrack>* hold) const {
   if (row < 0 || row >= static_cast<int>(m_rows.size()) || x < kGutterWidth) return std::nullopt;
   const TimelineRow& r = m_rows[static_cast<size_t>(row)];
-  if (r.type != RowType::Cpu && r.type != RowType::Task) return std::nullopt;  // counter strips have no slices
+  if (r.type != RowType::Cpu && r.type != RowType::Task) return std::nullopt;  // counter strips, group headers and summaries have no slices
   if (r.type == RowType::Cpu) {
     *track = &m_run.render->index->cpuTrack(r.cpu);
   } else {
@@ -458,6 +566,15 @@ QString TimelinePane::toolTipAt(const QPoint& pos) const {
   const int row = rowAtY(pos.y());
   if (row < 0) return {};
   const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+  if (r.type == RowType::Group || r.type == RowType::Summary) {
+    const QString what = r.type == RowType::Group ? tr("click to collapse into its summary rows")
+                         : r.summary == render::SummaryKind::Busy
+                             ? (r.memberCpus ? tr("busy share of its CPUs over time (bar height); click to expand")
+                                             : tr("share of its threads running over time; click to expand"))
+                             : (r.memberCpus ? tr("runnable tasks waiting on its CPUs; full height: one per CPU")
+                                             : tr("share of its threads runnable but waiting; full height: all"));
+    return QStringLiteral("<b>%1</b> %2<br>%3").arg(r.label.toHtmlEscaped(), r.sublabel.toHtmlEscaped(), what);
+  }
   if (pos.x() < kGutterWidth) {
     if (r.type == RowType::Cpu) {
       QString s = QStringLiteral("<b>CPU %1</b>").arg(r.cpu);
@@ -589,6 +706,19 @@ void TimelinePane::mousePressEvent(QMouseEvent* e) {
     m_drag = Drag::None;
     return;
   }
+  if (heatmapRect().contains(m_pressPos)) {
+    m_drag = Drag::None;
+    m_heatPress = m_pressPos;
+    return;
+  }
+  if (const int row = rowAtY(m_pressPos.y()); row >= 0) {
+    const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+    if ((r.type == RowType::Group || r.type == RowType::Summary) && m_pressPos.x() < kGutterWidth) {
+      m_drag = Drag::None;
+      toggleGroup(r.group);
+      return;
+    }
+  }
   if (e->modifiers() & Qt::ShiftModifier) {
     m_drag = Drag::Select;
     m_selectFrom = m_view->viewport().timeAt(e->position().x() - kGutterWidth);
@@ -616,6 +746,22 @@ void TimelinePane::mouseMoveEvent(QMouseEvent* e) {
 
 void TimelinePane::mouseReleaseEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton) return;
+  if (m_heatPress) {
+    // A drag across the heat map zooms the main view to that time range; a click centres it.
+    const QPoint from = *m_heatPress;
+    m_heatPress.reset();
+    const QRect heat = heatmapRect();
+    const int x = std::clamp(e->position().toPoint().x(), heat.left(), heat.right());
+    if (std::abs(x - from.x()) > 3 && !heat.isEmpty()) {
+      const int64_t begin = m_view->begin();
+      const double len = static_cast<double>(std::max<int64_t>(m_view->span(), begin + 1) - begin);
+      auto timeAt = [&](int px) { return begin + static_cast<int64_t>(len * (px - heat.left()) / std::max(1, heat.width())); };
+      m_view->showRange(timeAt(std::min(x, from.x())), timeAt(std::max(x, from.x())));
+    } else {
+      navigateFromHeatmap(from);
+    }
+    return;
+  }
   unsetCursor();
   const Drag drag = m_drag;
   m_drag = Drag::None;
@@ -687,6 +833,43 @@ void TimelinePane::contextMenuEvent(QContextMenuEvent* e) {
     const int64_t at = absTimeAtX(e->pos().x());
     menu.addAction(tr("Set marker here (align runs at markers)"), this, [this, at] { emit markerRequested(m_runId, at); });
   }
+  if (row >= 0 && m_rows[static_cast<size_t>(row)].type != RowType::Group && m_rows[static_cast<size_t>(row)].type != RowType::Summary) {
+    if (auto s = sliceAt(e->pos()); s && s->utid != core::kIdleUtid) {
+      const int32_t tgid = m.threads.tgid[s->utid.value];
+      if (tgid > 0)
+        menu.addAction(tr("Show all threads of process %1").arg(tgid), this, [this, tgid, &m] {
+          for (size_t u = 1; u < m.threadCount(); ++u)
+            if (m.threads.tgid[u] == tgid) emit taskRowRequested(m_runId, core::Utid(static_cast<uint32_t>(u)));
+        });
+    }
+  }
+  QMenu* rowsMenu = menu.addMenu(tr("CPU rows"));
+  QMenu* groupMenu = rowsMenu->addMenu(tr("Group by"));
+  const std::pair<QString, std::vector<render::GroupLevel>> groupings[] = {
+      {tr("Package, node and LLC"), {render::GroupLevel::Package, render::GroupLevel::Node, render::GroupLevel::Llc}},
+      {tr("Package, node, LLC and core"),
+       {render::GroupLevel::Package, render::GroupLevel::Node, render::GroupLevel::Llc, render::GroupLevel::Core}},
+      {tr("Package"), {render::GroupLevel::Package}},
+      {tr("NUMA node"), {render::GroupLevel::Node}},
+      {tr("LLC"), {render::GroupLevel::Llc}},
+      {tr("No groups"), {}}};
+  for (const auto& [name, levels] : groupings) {
+    const auto chosen = levels;
+    groupMenu->addAction(name, this, [this, chosen] { setCpuGrouping(chosen); });
+  }
+  rowsMenu->addAction(tr("Collapse all groups"), this, [this] { setAllGroupsCollapsed(true); });
+  rowsMenu->addAction(tr("Expand all groups"), this, [this] { setAllGroupsCollapsed(false); });
+  QMenu* heightMenu = rowsMenu->addMenu(tr("Row height"));
+  for (const auto& [name, h] : {std::pair{tr("Normal (22 px)"), 22}, std::pair{tr("Compact (8 px)"), 8},
+                                std::pair{tr("Dense (4 px)"), 4}, std::pair{tr("Tiny (2 px)"), 2}}) {
+    QAction* a = heightMenu->addAction(name, this, [this, h = h] { setRowHeight(h); });
+    a->setCheckable(true);
+    a->setChecked(m_rowHeight == h);
+  }
+  QMenu* heatMenu = rowsMenu->addMenu(tr("Overview heat map"));
+  heatMenu->addAction(tr("Busy share"), this, [this] { setHeatmap(render::HeatMetric::Busy); });
+  heatMenu->addAction(tr("Runnable waiting"), this, [this] { setHeatmap(render::HeatMetric::Waiting); });
+  heatMenu->addAction(tr("Hidden"), this, [this] { setHeatmap(std::nullopt); });
   menu.addAction(tr("Zoom to fit"), m_view, &TimelineViewState::fitAll);
   menu.addAction(m_collapsed ? tr("Expand pane") : tr("Collapse pane"), this, [this] { setCollapsed(!m_collapsed); });
   menu.addAction(tr("Close run"), this, [this] { emit closeRequested(m_runId); });
@@ -758,7 +941,7 @@ std::vector<TimelinePane*> TimelineArea::panes() const {
 bool TimelineArea::allDrawListsReady() const {
   if (m_searchPending > 0) return false;
   for (auto* p : panes())
-    if (!p->isCollapsed() && !p->drawListReady()) return false;
+    if (!p->isCollapsed() && (!p->drawListReady() || !p->heatmapReady())) return false;
   return true;
 }
 
@@ -775,6 +958,9 @@ void TimelineArea::onRunAdded(int id) {
   connect(pane, &TimelinePane::closeRequested, this, &TimelineArea::closeRunRequested);
   connect(pane, &TimelinePane::markerRequested, this, &TimelineArea::markerRequested);
   connect(pane, &TimelinePane::hovered, this, [this](int runId) { m_hoveredRun = runId; });
+  connect(pane, &TimelinePane::rowScrollRequested, this, [this, pane](int y) {
+    m_scroll->ensureVisible(0, pane->y() + y, 0, m_scroll->viewport()->height() / 3);
+  });
   connect(pane, &TimelinePane::verticalScrollRequested, this, [this](int delta) {
     m_scroll->verticalScrollBar()->setValue(m_scroll->verticalScrollBar()->value() - delta);
   });

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/gui/run_set.h"
+#include "app/render/timeline_layout.h"
 #include "app/render/timeline_renderer.h"
 
 class QLabel;
@@ -27,6 +28,7 @@ struct TimelineOverlay;
 
 inline constexpr int kGutterWidth = 190;
 inline constexpr int kRowHeight = 22;
+inline constexpr int kHeatmapHeight = 112;
 
 /// A slice the user clicked: a CPU run slice, a task state interval or a
 /// task's user-space (atrace) slice.
@@ -128,6 +130,24 @@ class TimelinePane : public QWidget {
   const TimelineOverlay* overlay() const { return m_overlay.get(); }
   void setCollapsed(bool collapsed);
   bool isCollapsed() const { return m_collapsed; }
+  /// The CPU and process groups (timeline_layout.h); changing them relays the rows out.
+  const render::TimelineLayout& layout() const { return m_layout; }
+  void toggleGroup(int group);
+  void setAllGroupsCollapsed(bool collapsed);
+  void setCpuGrouping(std::vector<render::GroupLevel> levels);
+  void setRowHeight(int rowHeight);
+  int rowHeight() const { return m_rowHeight; }
+  /// The overview heat map above the rows (CPU x whole trace); nullopt hides it.
+  void setHeatmap(std::optional<render::HeatMetric> metric);
+  std::optional<render::HeatMetric> heatmap() const { return m_heatMetric; }
+  bool heatmapReady() const { return !m_heatMetric || (!m_heatImage.isNull() && !m_heatWatcher->isRunning()); }
+  /// The heat map's rectangle in the pane (empty when hidden).
+  QRect heatmapRect() const;
+  /// What a click at `pos` on the heat map does: centre the view on its time
+  /// and bring its CPU's row into view (`rowScrollRequested`).
+  void navigateFromHeatmap(const QPoint& pos);
+  /// The top of row `row` in the pane's coordinates.
+  int rowTop(int row) const;
   /// True once the draw list for the current viewport is painted-ready.
   bool drawListReady() const;
   /// Stats of the last draw list (benchmarks, tests).
@@ -147,6 +167,8 @@ class TimelinePane : public QWidget {
   void closeRequested(int runId);
   void markerRequested(int runId, int64_t absTs);
   void hovered(int runId);
+  /// Scroll so that pane y `y` is visible (the heat map navigated to a CPU).
+  void rowScrollRequested(int y);
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -163,10 +185,10 @@ class TimelinePane : public QWidget {
  private:
   int headerHeight() const;
   int rowAtY(int y) const;
-  int rowTop(int row) const;
   QRect timelineRect() const;
+  void relayoutRows();
+  void ensureHeatmap();
   void updateHeight();
-  void rowsChanged();
   void ensureDrawList();
   void onDrawListDone();
   int64_t absTimeAtX(double x) const;
@@ -186,6 +208,11 @@ class TimelinePane : public QWidget {
   bool m_collapsed = false;
   int m_rowHeight = kRowHeight;
   render::StripOptions m_strips;
+  render::TimelineLayout m_layout;
+  std::optional<render::HeatMetric> m_heatMetric;
+  QImage m_heatImage;
+  QSize m_heatSize;  // what m_heatImage was computed for
+  std::optional<QPoint> m_heatPress;
   QString m_subtitle;  // computed once: painting never walks model tables
 
   render::PaneDrawList m_list;
@@ -193,6 +220,7 @@ class TimelinePane : public QWidget {
   uint64_t m_version = 1;      // bumped when rows or highlight change
   uint64_t m_listVersion = 0;  // version the list was computed for
   QFutureWatcher<render::PaneDrawList>* m_watcher;
+  QFutureWatcher<QImage>* m_heatWatcher;  // the heat map's worker
   uint64_t m_jobVersion = 0;
   bool m_pending = false;
 

@@ -2,6 +2,8 @@
 
 #include <QPainter>
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <tuple>
 
 #include "app/render/colors.h"
@@ -25,6 +27,7 @@ struct RowBuilder {
   const Viewport& view;
   int64_t origin;  // absolute ts of relative 0
   RowDrawList& out;
+  bool compact = false;  // rows under kCompactRowHeight: folds at full height
 
   float px(int64_t absTs) const { return static_cast<float>(view.xOf(absTs - origin)); }
   void add(float x0, float x1, float y0, float y1, QRgb color, PrimStyle style, float minW = 1.0f) {
@@ -75,7 +78,11 @@ void buildCpuRow(RowBuilder& b, int cpu, const HighlightSet* hl) {
                        ? b.taskRgb(slices.utid[b.track->sourceRow(it.dominantIdx)])
                        : qRgb(0x90, 0x90, 0x90);
           if (dim) c = withAlpha(c, 70);
-          b.add(x0, x1, 1.0f - h, 1.0f, c, PrimStyle::Solid);
+          // Two to seven pixels cannot show a share as a height: show it as opacity.
+          if (b.compact)
+            b.add(x0, x1, 0.0f, 1.0f, withAlpha(c, static_cast<int>(std::lround(qAlpha(c) * (0.25 + 0.75 * h)))), PrimStyle::Solid);
+          else
+            b.add(x0, x1, 1.0f - h, 1.0f, c, PrimStyle::Solid);
         }
         if (fi > 0) {
           const float top = 1.0f - std::max(run, 0.0f);
@@ -301,7 +308,104 @@ void buildCounterRow(RowBuilder& b, size_t track) {
 }
 
 bool isStrip(RowType t) { return t == RowType::CpuFrequency || t == RowType::CpuIdle; }
+
+constexpr double kSummaryBinPx = 2.0;
+
+// Bin edges over the viewport at kSummaryBinPx, aligned to absolute multiples
+// of the bin width so that panning keeps the same bins.
+std::vector<int64_t> binEdges(const Viewport& view, int64_t origin, int64_t* binNs) {
+  *binNs = std::max<int64_t>(1, static_cast<int64_t>(std::llround(view.nsPerPx * kSummaryBinPx)));
+  const int64_t t0 = origin + view.start;
+  const int64_t t1 = origin + view.end();
+  const int64_t first = (t0 >= 0 ? t0 / *binNs : (t0 - *binNs + 1) / *binNs) * *binNs;
+  std::vector<int64_t> edges;
+  for (int64_t e = first; e <= t1 + *binNs; e += *binNs) edges.push_back(e);
+  return edges;
+}
+
+void buildSummaryRow(RowBuilder& b, const TimelineRow& row) {
+  if (!row.members || row.members->empty()) return;
+  int64_t binNs = 1;
+  const std::vector<int64_t> edges = binEdges(b.view, b.origin, &binNs);
+  if (edges.size() < 2) return;
+  std::vector<double> sum(edges.size() - 1, 0.0);
+  std::vector<int64_t> at(edges.size());
+  auto accumulate = [&] {
+    for (size_t i = 0; i + 1 < at.size(); ++i) sum[i] += static_cast<double>(at[i + 1] - at[i]);
+  };
+  const core::TimelineIndex& index = *b.run.index;
+  const int running = core::foldCategory(core::TrackKind::Running);
+  const int runnable = core::foldCategory(core::TrackKind::Runnable);
+  for (uint32_t m : *row.members) {
+    if (row.memberCpus) {
+      if (row.summary == SummaryKind::Busy)
+        index.cpuTrack(static_cast<int>(m)).categoryIntegral(running, edges, at);
+      else
+        index.waitingOn(static_cast<int>(m)).integral(edges, at);
+    } else {
+      index.threadTrack(core::Utid(m))->categoryIntegral(row.summary == SummaryKind::Busy ? running : runnable, edges, at);
+    }
+    accumulate();
+  }
+  b.out.drawItems += sum.size() * row.members->size();
+  const double full = static_cast<double>(binNs) * static_cast<double>(row.members->size());
+  const Palette& pal = palette();
+  // One bar per run of bins of equal height (quantised to 1/64), from the bottom.
+  size_t i = 0;
+  while (i < sum.size()) {
+    const int q = static_cast<int>(std::lround(std::clamp(sum[i] / full, 0.0, 1.0) * 64));
+    size_t j = i + 1;
+    while (j < sum.size() && static_cast<int>(std::lround(std::clamp(sum[j] / full, 0.0, 1.0) * 64)) == q) ++j;
+    if (q > 0) {
+      const float h = static_cast<float>(q) / 64.0f;
+      const QRgb c = row.summary == SummaryKind::Busy ? heatColor(h) : pal.waiting.rgb();
+      b.add(b.px(edges[i]), b.px(edges[j]), 1.0f - h, 1.0f, c, PrimStyle::Solid, 0.0f);
+    }
+    i = j;
+  }
+}
 }  // namespace
+
+QRgb heatColor(double v) {
+  // ColorBrewer YlOrRd, with an idle grey below it.
+  static const QRgb stops[] = {qRgb(0xf2, 0xf2, 0xf2), qRgb(0xff, 0xf2, 0xb0), qRgb(0xfe, 0xcc, 0x5c),
+                               qRgb(0xfd, 0x8d, 0x3c), qRgb(0xe3, 0x1a, 0x1c), qRgb(0x80, 0x00, 0x26)};
+  constexpr int n = static_cast<int>(std::size(stops)) - 1;
+  const double x = std::clamp(v, 0.0, 1.0) * n;
+  const int k = std::min(n - 1, static_cast<int>(x));
+  const double f = x - k;
+  auto mix = [&](int a, int b) { return static_cast<int>(std::lround(a + (b - a) * f)); };
+  return qRgb(mix(qRed(stops[k]), qRed(stops[k + 1])), mix(qGreen(stops[k]), qGreen(stops[k + 1])),
+              mix(qBlue(stops[k]), qBlue(stops[k + 1])));
+}
+
+QImage computeHeatmap(const RunRenderData& run, const std::vector<int>& cpus, int64_t from, int64_t to, QSize size,
+                      HeatMetric metric) {
+  const int columns = std::max(1, size.width());
+  const int rows = static_cast<int>(cpus.size());
+  if (rows == 0 || to <= from) return {};
+  QImage img(columns, rows, QImage::Format_RGB32);
+  std::vector<int64_t> edges(static_cast<size_t>(columns) + 1);
+  const double binNs = static_cast<double>(to - from) / columns;
+  for (int i = 0; i <= columns; ++i) edges[static_cast<size_t>(i)] = run.origin + from + static_cast<int64_t>(std::llround(i * binNs));
+  std::vector<int64_t> at(edges.size());
+  const int running = core::foldCategory(core::TrackKind::Running);
+  for (int r = 0; r < rows; ++r) {
+    const int cpu = cpus[static_cast<size_t>(r)];
+    if (metric == HeatMetric::Busy)
+      run.index->cpuTrack(cpu).categoryIntegral(running, edges, at);
+    else
+      run.index->waitingOn(cpu).integral(edges, at);
+    auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
+    for (int i = 0; i < columns; ++i) {
+      const double width = static_cast<double>(edges[static_cast<size_t>(i) + 1] - edges[static_cast<size_t>(i)]);
+      const double v = width > 0 ? static_cast<double>(at[static_cast<size_t>(i) + 1] - at[static_cast<size_t>(i)]) / width : 0;
+      line[i] = heatColor(metric == HeatMetric::Busy ? v : v / 4.0);
+    }
+  }
+  if (size.height() > 0 && size.height() != rows) return img.scaled(columns, size.height(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+  return img;
+}
 
 std::shared_ptr<RunRenderData> RunRenderData::create(std::shared_ptr<const core::TraceModel> model,
                                                      std::optional<int64_t> origin) {
@@ -509,16 +613,17 @@ RowDrawList computeRow(const RunRenderData& run, const TimelineRow& row, const V
   RowDrawList out;
   const core::TraceModel& m = run.model();
   if (view.width <= 0) return out;
+  const bool compact = row.height < kCompactRowHeight;
   switch (row.type) {
     case RowType::Cpu: {
       if (row.cpu < 0 || row.cpu >= m.cpuCount()) return out;
-      RowBuilder b{run, &run.index->cpuTrack(row.cpu), view, run.origin, out};
+      RowBuilder b{run, &run.index->cpuTrack(row.cpu), view, run.origin, out, compact};
       buildCpuRow(b, row.cpu, highlight);
       break;
     }
     case RowType::Task: {
       const auto track = run.index->threadTrack(row.utid);
-      RowBuilder b{run, track.get(), view, run.origin, out};
+      RowBuilder b{run, track.get(), view, run.origin, out, compact};
       buildTaskRow(b, row);
       break;
     }
@@ -526,14 +631,21 @@ RowDrawList computeRow(const RunRenderData& run, const TimelineRow& row, const V
     case RowType::CpuIdle:
     case RowType::Counter: {
       if (row.counter < 0 || static_cast<size_t>(row.counter) >= m.counters.tracks.size()) return out;
-      RowBuilder b{run, nullptr, view, run.origin, out};
+      RowBuilder b{run, nullptr, view, run.origin, out, compact};
       const auto track = static_cast<size_t>(row.counter);
       if (row.type == RowType::CpuFrequency) buildFrequencyRow(b, track);
       else if (row.type == RowType::CpuIdle) buildIdleRow(b, track);
       else buildCounterRow(b, track);
       break;
     }
+    case RowType::Summary: {
+      RowBuilder b{run, &run.index->cpuTrack(-1), view, run.origin, out, compact};
+      buildSummaryRow(b, row);
+      break;
+    }
+    case RowType::Group: break;
   }
+  if (row.height < kLabelMinRowHeight) out.labels.clear();
   return out;
 }
 
@@ -547,7 +659,14 @@ PaneDrawList computePane(const RunRenderData& run, const std::vector<TimelineRow
   return list;
 }
 
-void paintRowBackgrounds(QPainter& p, const QRect& area, const std::vector<TimelineRow>& rows) {
+namespace {
+// Row i's top, and whether it meets the exposed rectangle (all rows when it is empty).
+bool exposedRow(const QRect& exposed, int top, int height) {
+  return exposed.isNull() || (top + height > exposed.top() && top <= exposed.bottom());
+}
+}  // namespace
+
+void paintRowBackgrounds(QPainter& p, const QRect& area, const std::vector<TimelineRow>& rows, const QRect& exposed) {
   const Palette& pal = palette();
   int y = area.top();
   int coreParity = 0;
@@ -558,18 +677,22 @@ void paintRowBackgrounds(QPainter& p, const QRect& area, const std::vector<Timel
       if (previous && (r.type != previous->type || r.firstOfCore)) coreParity ^= 1;
       previous = &r;
     }
-    const bool band = r.type == RowType::Cpu || isStrip(r.type);
-    const QColor back = !band ? pal.background : (coreParity ? pal.coreBandA : pal.coreBandB);
-    p.fillRect(QRect(area.left(), y, area.width(), r.height), back);
+    const int top = y;
+    y += r.height;
+    if (!exposedRow(exposed, top, r.height)) continue;
+    QColor back = coreParity ? pal.coreBandA : pal.coreBandB;
+    if (r.type == RowType::Task || r.type == RowType::Counter || r.type == RowType::Summary) back = pal.background;
+    if (r.type == RowType::Group) back = pal.groupHeader;
+    p.fillRect(QRect(area.left(), top, area.width(), r.height), back);
+    if (r.height < kCompactRowHeight && r.type == RowType::Cpu) continue;  // no room for separators
     const bool coreEdge = i + 1 < rows.size() && rows[i + 1].firstOfCore && rows[i + 1].type == RowType::Cpu;
     p.setPen(coreEdge && r.smt ? pal.coreSeparator : pal.separator);
-    p.drawLine(area.left(), y + r.height - 1, area.right(), y + r.height - 1);
-    y += r.height;
+    p.drawLine(area.left(), top + r.height - 1, area.right(), top + r.height - 1);
   }
 }
 
 void paintPane(QPainter& p, const QRect& area, const std::vector<TimelineRow>& rows, const PaneDrawList& list,
-               const Viewport& view) {
+               const Viewport& view, const QRect& exposed) {
   p.save();
   p.setClipRect(area);
   p.setRenderHint(QPainter::Antialiasing, false);
@@ -585,10 +708,11 @@ void paintPane(QPainter& p, const QRect& area, const std::vector<TimelineRow>& r
   int y = area.top();
   const size_t n = std::min(rows.size(), list.rows.size());
   for (size_t i = 0; i < n; ++i) {
-    const int h = rows[i].height - 2;  // one pixel of air above and below
-    const int top = y + 1;
+    const int air = rows[i].height < kCompactRowHeight ? 0 : 1;  // above and below, where there is room
+    const int h = rows[i].height - 2 * air;
+    const int top = y + air;
     y += rows[i].height;
-    if (y < area.top() || top > area.bottom()) continue;
+    if (y < area.top() || top > area.bottom() || !exposedRow(exposed, top - air, rows[i].height)) continue;
     for (const Prim& pr : list.rows[i].prims) {
       const double x0 = mapX(pr.x0);
       double x1 = mapX(pr.x1);
@@ -633,7 +757,35 @@ void paintPane(QPainter& p, const QRect& area, const std::vector<TimelineRow>& r
   p.restore();
 }
 
-void paintGutter(QPainter& p, const QRect& gutter, const std::vector<TimelineRow>& rows) {
+namespace {
+void paintGroupLabel(QPainter& p, const QRect& gutter, const QRect& cell, const TimelineRow& r, const QFont& f,
+                     const QFont& small) {
+  const Palette& pal = palette();
+  if (r.type == RowType::Group) p.fillRect(QRect(gutter.left(), cell.top(), gutter.width(), r.height), pal.groupHeader);
+  const bool head = r.type == RowType::Group || r.summary == SummaryKind::Busy;
+  QFont font = head ? f : small;
+  font.setBold(head);
+  if (r.height < 16) font.setPointSizeF(std::max(6.0, small.pointSizeF()));
+  p.setFont(font);
+  const QFontMetrics fm(font);
+  p.setPen(head ? pal.gutterText : pal.gutterSubText);
+  const QString mark = !head ? QStringLiteral("  ") : r.type == RowType::Group ? QStringLiteral("\u25be ") : QStringLiteral("\u25b8 ");
+  const QString main = fm.elidedText(mark + r.label, Qt::ElideRight, cell.width());
+  p.drawText(cell, Qt::AlignVCenter | Qt::AlignLeft, main);
+  if (!r.sublabel.isEmpty()) {
+    QFont sub = small;
+    if (r.height < 16) sub.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.9));
+    p.setFont(sub);
+    p.setPen(pal.gutterSubText);
+    const QRect rest = cell.adjusted(fm.horizontalAdvance(main) + 6, 0, 0, 0);
+    p.drawText(rest, Qt::AlignVCenter | Qt::AlignLeft, QFontMetrics(sub).elidedText(r.sublabel, Qt::ElideRight, rest.width()));
+  }
+  p.setPen(pal.separator);
+  p.drawLine(gutter.left(), cell.top() + r.height - 1, gutter.right(), cell.top() + r.height - 1);
+}
+}  // namespace
+
+void paintGutter(QPainter& p, const QRect& gutter, const std::vector<TimelineRow>& rows, const QRect& exposed) {
   const Palette& pal = palette();
   p.save();
   p.fillRect(gutter, pal.gutter);
@@ -645,9 +797,23 @@ void paintGutter(QPainter& p, const QRect& gutter, const std::vector<TimelineRow
   int y = gutter.top();
   for (size_t i = 0; i < rows.size(); ++i) {
     const TimelineRow& r = rows[i];
+    const int indent = 8 * r.depth;
     // A task's label stays beside its state bar, above its user-space lanes.
     const int labelHeight = r.type == RowType::Task ? r.height - r.userLanes * kUserLaneHeight : r.height;
-    const QRect cell(gutter.left() + 6, y, gutter.width() - 10, labelHeight);
+    const QRect cell(gutter.left() + 6 + indent, y, gutter.width() - 10 - indent, labelHeight);
+    if (!exposedRow(exposed, y, r.height)) {
+      y += r.height;
+      continue;
+    }
+    if (r.type == RowType::Group || r.type == RowType::Summary) {
+      paintGroupLabel(p, gutter, cell, r, f, small);
+      y += r.height;
+      continue;
+    }
+    if (r.height < kLabelMinRowHeight) {  // the group headers carry the labels
+      y += r.height;
+      continue;
+    }
     if (r.type == RowType::Cpu && r.smt && r.firstOfCore) {
       // A bracket that ties the siblings of one core together.
       int span = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QColor>
+#include <QImage>
 #include <QRect>
 #include <QString>
 #include <memory>
@@ -38,10 +39,17 @@ struct RunRenderData {
 
 /// Cpu: a CPU's run slices; Task: a task's states, with its user-space slices
 /// in lanes below them; CpuFrequency / CpuIdle: a CPU's strip of its
-/// cpu_frequency / cpu_idle counter; Counter: any other counter as a line.
-enum class RowType : uint8_t { Cpu, Task, CpuFrequency, CpuIdle, Counter };
+/// cpu_frequency / cpu_idle counter; Counter: any other counter as a line;
+/// Group: the header of an expanded group (timeline_layout.h); Summary: one of
+/// a collapsed group's summary rows.
+enum class RowType : uint8_t { Cpu, Task, CpuFrequency, CpuIdle, Counter, Group, Summary };
+/// What a Summary row plots per time bin over its group's members: the busy
+/// share (CPUs busy / CPUs, or threads running / threads), or the runnable
+/// tasks waiting (full height: one per CPU, or every thread).
+enum class SummaryKind : uint8_t { Busy, Waiting };
 
-/// A row of a pane: a CPU (grouped by core, SMT siblings adjacent), a task, or a counter strip.
+/// A row of a pane: a CPU (grouped by core, SMT siblings adjacent), a task, a
+/// counter strip, or a group's header or summary.
 struct TimelineRow {
   RowType type = RowType::Cpu;
   int cpu = -1;
@@ -56,6 +64,11 @@ struct TimelineRow {
   QString label;     ///< "CPU 3", or the task's comm
   QString sublabel;  ///< "core 1 · thread 1", or "tid 1234"
   int height = 20;
+  int group = -1;  ///< Group and Summary rows: the group (TimelineLayout::groups())
+  int depth = 0;   ///< nesting of the groups around it, for the gutter's indent
+  SummaryKind summary = SummaryKind::Busy;
+  bool memberCpus = true;  ///< Summary: members are CPU numbers (else utids)
+  std::shared_ptr<const std::vector<uint32_t>> members;  ///< Summary rows
 };
 
 /// CPU rows in topology order: core by core, siblings adjacent and labelled.
@@ -136,12 +149,31 @@ RowDrawList computeRow(const RunRenderData& run, const TimelineRow& row, const V
 /// Draws a pane's rows into `area` (the timeline part, gutter excluded) for the
 /// current viewport `view`; `list` may have been computed for another viewport
 /// (it is shifted and scaled), so panning and zooming stay smooth while the
-/// worker catches up.
+/// worker catches up. Rows outside `exposed` (the paint event's rectangle;
+/// empty: all of `area`) are not drawn, so a tall pane in a scroll area costs
+/// what is on screen.
 void paintPane(QPainter& p, const QRect& area, const std::vector<TimelineRow>& rows, const PaneDrawList& list,
-               const Viewport& view);
-/// Row backgrounds (core bands) and separators under the slices.
-void paintRowBackgrounds(QPainter& p, const QRect& area, const std::vector<TimelineRow>& rows);
+               const Viewport& view, const QRect& exposed = {});
+/// Row backgrounds (core bands, group headers) and separators under the slices.
+void paintRowBackgrounds(QPainter& p, const QRect& area, const std::vector<TimelineRow>& rows, const QRect& exposed = {});
 /// The label column at the left of the rows.
-void paintGutter(QPainter& p, const QRect& gutter, const std::vector<TimelineRow>& rows);
+void paintGutter(QPainter& p, const QRect& gutter, const std::vector<TimelineRow>& rows, const QRect& exposed = {});
+
+/// Rows shorter than this are compact: no air between rows, no text, and a
+/// fold drawn at full height with its busy share as opacity.
+inline constexpr int kCompactRowHeight = 8;
+/// Rows shorter than this carry no text (slice labels, gutter labels): a
+/// line of the smallest font does not fit.
+inline constexpr int kLabelMinRowHeight = 12;
+
+enum class HeatMetric : uint8_t { Busy, Waiting };
+/// The overview heat map: one pixel row per CPU of `cpus` (top to bottom), one
+/// column per `columns` equal bins of [from, to) (relative ns): the busy share,
+/// or the runnable tasks waiting (saturating at 4), as a colour (heatColor()).
+/// Scaled to `size` by area averaging when that differs. Any thread.
+QImage computeHeatmap(const RunRenderData& run, const std::vector<int>& cpus, int64_t from, int64_t to, QSize size,
+                      HeatMetric metric);
+/// 0 -> light grey, then light yellow through orange to dark red at 1.
+QRgb heatColor(double value);
 
 }  // namespace app::render

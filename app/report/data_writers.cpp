@@ -8,8 +8,6 @@
 
 namespace app::report {
 
-namespace {
-
 std::string csvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -19,8 +17,6 @@ std::string csvField(const std::string& s) {
   }
   return out + "\"";
 }
-
-}  // namespace
 
 std::string reportJson(const ReportData& d) {
   core::JsonWriter j;

@@ -98,17 +98,13 @@ core::Result<ReportReplay> makeReplay(const std::shared_ptr<const core::TraceMod
     if (auto st = defaults->setAssignment(rest); !st) return core::Error("--param " + assignment + ": " + st.message());
     options.params.push_back(rest);
   }
-  auto workload = replay::extractWorkload(*recording);
-  if (!workload) return workload.error();
+  auto replayed = replay::replayRecording(*recording, options);
   if (stop.stop_requested()) return cancelled();
-  const auto recordedStats = core::analysis::computeStats(*recording);  // the replay's fidelity is against these
-  options.recordedStats = &recordedStats;
-  auto result = replay::runReplay(*workload, options);
-  if (!result) return result.error();
+  if (!replayed) return replayed.error();
   ReportReplay out;
-  out.model = result->model;
-  out.validation = result->validation;
-  out.workloadTasks = workload->tasks.size();
+  out.model = replayed->result.model;
+  out.validation = replayed->result.validation;
+  out.workloadTasks = replayed->workload.tasks.size();
   out.recording = recordingIndex;
   return out;
 }
@@ -208,6 +204,14 @@ core::Result<std::shared_ptr<const ReportData>> computeReportData(const ReportSp
   return std::shared_ptr<const ReportData>(std::move(data));
 }
 
+core::Status writeTextFile(const QString& path, const std::string& text) {
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      file.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()) || !file.flush())
+    return core::Error("cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
+  return {};
+}
+
 core::Status writeReport(const ReportSpec& spec, const QString& path, ReportFormat format, const ProgressFn& progress,
                          std::stop_token stop) {
   auto data = computeReportData(spec, progress, stop);
@@ -218,12 +222,8 @@ core::Status writeReport(const ReportSpec& spec, const QString& path, ReportForm
   };
   core::Status status;
   if (format == ReportFormat::Json || format == ReportFormat::Csv) {
-    const std::string text = format == ReportFormat::Json ? reportJson(**data) : reportCsv(**data);
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-        file.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()) ||
-        !file.flush())
-      return core::Error("cannot write " + path.toStdString() + ": " + file.errorString().toStdString());
+    if (auto st = writeTextFile(path, format == ReportFormat::Json ? reportJson(**data) : reportCsv(**data)); !st)
+      return st;
   } else {
     const Document doc = buildDocument(*data);
     if (stop.stop_requested()) return cancelled();

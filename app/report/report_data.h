@@ -58,5 +58,9 @@ core::Status writePdf(const Document& doc, const QString& path, PageSize page, c
 core::Status writeHtml(const Document& doc, const QString& path, const ProgressFn& progress, std::stop_token stop);
 std::string reportJson(const ReportData& data);
 std::string reportCsv(const ReportData& data);
+/// A CSV field, quoted when it holds a comma, a quote or a newline.
+std::string csvField(const std::string& s);
+/// JSON and CSV reports: the whole text or an error naming the file.
+core::Status writeTextFile(const QString& path, const std::string& text);
 
 }  // namespace app::report

@@ -1,5 +1,7 @@
 #include "core/analysis/fair_share.h"
 
+#include "core/radix_sort.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -281,7 +283,8 @@ class IdealSweep {
       advance(first);
       // The bucket whose completion was computed lets its first task go even if
       // rounding left its clock a hair short; others due at the same instant go too.
-      std::vector<uint32_t> done{m_buckets[firstBucket].finishes.top().task};
+      std::vector<uint32_t>& done = m_done;
+      done.assign(1, m_buckets[firstBucket].finishes.top().task);
       m_buckets[firstBucket].finishes.pop();
       for (uint32_t b : m_nonEmpty) {
         Bucket& bucket = m_buckets[b];
@@ -316,18 +319,25 @@ class IdealSweep {
   void allocateIfDirty() {
     if (!m_dirty) return;
     m_dirty = false;
+    // Most of the time every waiting task may run anywhere (or all share one
+    // class): one water fill over the buckets, without the maps of the general case.
+    const uint32_t firstClass = m_nonEmpty.empty() ? 0 : m_buckets[m_nonEmpty.front()].affinityClass;
+    if (std::all_of(m_nonEmpty.begin(), m_nonEmpty.end(),
+                    [&](uint32_t b) { return m_buckets[b].affinityClass == firstClass; })) {
+      m_byWeight.assign(m_nonEmpty.begin(), m_nonEmpty.end());
+      std::sort(m_byWeight.begin(), m_byWeight.end(),
+                [&](uint32_t x, uint32_t y) { return m_buckets[x].weight > m_buckets[y].weight; });
+      const double lambda = m_byWeight.empty() ? 0 : waterFill(m_byWeight, freeCpusOf(firstClass));
+      for (uint32_t b : m_byWeight) m_buckets[b].rate = std::min(1.0, m_buckets[b].weight * lambda);
+      return;
+    }
     std::map<uint32_t, std::vector<uint32_t>> byClass;  // affinity class -> its non-empty buckets
     for (uint32_t b : m_nonEmpty) byClass[m_buckets[b].affinityClass].push_back(b);
     for (auto& [c, buckets] : byClass)
       std::sort(buckets.begin(), buckets.end(),
                 [&](uint32_t x, uint32_t y) { return m_buckets[x].weight > m_buckets[y].weight; });
     std::map<uint32_t, double> level;  // lambda of each class: rate = min(1, weight * lambda)
-    if (byClass.size() == 1) {
-      const auto& [c, buckets] = *byClass.begin();
-      level[c] = waterFill(buckets, freeCpusOf(c));
-    } else if (!byClass.empty()) {
-      progressiveFill(byClass, level);
-    }
+    progressiveFill(byClass, level);
     for (uint32_t b : m_nonEmpty) {
       Bucket& bucket = m_buckets[b];
       bucket.rate = std::min(1.0, bucket.weight * level[bucket.affinityClass]);
@@ -463,6 +473,7 @@ class IdealSweep {
   std::vector<uint32_t> m_nonEmpty;
   bool m_dirty = true;
   double m_now = 0;
+  std::vector<uint32_t> m_byWeight, m_done;  // scratch, kept to spare an allocation per change
 };
 
 }  // namespace
@@ -500,6 +511,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     uint32_t utid;
   };
   std::vector<Change> changes;
+  changes.reserve(st.size());
   std::vector<TaskState> atStart(threadCount, TaskState::Unknown);
   std::vector<int> cpuAtStart(threadCount, -1);
   for (size_t u = 1; u < threadCount; ++u) {
@@ -528,8 +540,11 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     }
     if (inBurst) demands.push_back(kUnboundedDemand);
   }
-  std::sort(changes.begin(), changes.end(),
-            [](const Change& x, const Change& y) { return x.ts != y.ts ? x.ts < y.ts : x.row < y.row; });
+  // By time, then row: the changes were pushed in row order, and the sort is stable.
+  const int64_t first = changes.empty() ? 0 : std::min_element(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
+                                                 return x.ts < y.ts;
+                                               })->ts;
+  radixSortByKey(changes, [first](const Change& c) { return static_cast<uint64_t>(c.ts - first); });
 
   IdealSweep sweep(std::move(tasks), std::move(classCpus), cpuLimit, std::move(demands));
   for (size_t u = 1; u < threadCount; ++u)

@@ -1,7 +1,10 @@
 #include "core/analysis/stats.h"
 
+#include "core/radix_sort.h"
+
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <map>
 #include <numeric>
 
@@ -145,7 +148,7 @@ bool existedIn(const TraceModel& m, Utid u, TimeRange range) {
 
 Distribution Distribution::of(std::vector<int64_t> values) {
   Distribution d;
-  std::sort(values.begin(), values.end());
+  radixSort(values);
   d.count = values.size();
   if (!values.empty()) {
     d.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
@@ -165,6 +168,9 @@ int64_t Distribution::percentile(double p) const {
 }
 
 RunStats computeStats(const TraceModel& m, TimeRange range) {
+  // The ideal fair share is the costliest part and needs nothing else here:
+  // it runs beside the rest (the model is immutable).
+  auto sharesPending = std::async(std::launch::async, [&m, range] { return computeFairShare(m, range); });
   RunStats out;
   out.range = range;
   out.coveredNs = overlap(range.from, range.to, m.firstTs, m.lastTs);
@@ -348,7 +354,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   }
 
   // Per-task summaries, run totals, fairness.
-  const auto shares = computeFairShare(m, range);
+  const auto shares = sharesPending.get();
   std::vector<int64_t> allLat, allDelay;
   std::vector<double> ratios;
   double lagSum = 0, lagMax = 0;

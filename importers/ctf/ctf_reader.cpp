@@ -19,11 +19,11 @@
 #include <unordered_map>
 
 #include "core/decoded_event.h"
+#include "core/event_feed.h"
 #include "core/power_events.h"
 #include "core/task_state.h"
 #include "core/topology.h"
 #include "importers/ctf/ctf_crash_guard.h"
-#include "importers/ctf/ctf_event_pipe.h"
 #include "importers/ctf/ctf_packet_check.h"
 #include "importers/ctf/ctf_stream_repair.h"
 #include "importers/ctf/ctf_trace_finder.h"
@@ -33,6 +33,8 @@ namespace importers::ctf {
 namespace {
 
 namespace fs = std::filesystem;
+using core::DecodedEvent;
+using core::EventOp;
 
 // ---------------------------------------------------------------------------
 // babeltrace2 references
@@ -463,39 +465,32 @@ std::optional<KernelVersion> parseKernelRelease(std::string_view release) {
 }
 
 // ---------------------------------------------------------------------------
-// The builder as the sink sees it: the same calls, turned into records for the
-// builder thread (ctf_event_pipe.h).
+// The builder as the sink sees it: the same calls, turned into DecodedEvents
+// for the builder thread (core::EventFeed, threaded).
 
-class RecordWriter {
+class FeedWriter {
  public:
-  explicit RecordWriter(RecordPipe& pipe) : m_pipe(pipe) {}
+  explicit FeedWriter(core::EventFeed& feed) : m_feed(feed) {}
 
-  /// Local event type ids; the replayer maps them to the builder's.
-  uint32_t eventType(std::string_view name) {
-    const auto id = m_nextType++;
-    Record& r = push(RecordKind::ClassName);
-    r.type = id;
-    m_chunk->setText(r, 0, name);
-    return id;
-  }
-  void countEvent(uint32_t type) { m_type = type; }
-  void setFormat(std::string_view format) { setTexts(push(RecordKind::Format), format, {}); }
-  void setMetadata(std::string_view key, std::string_view value) { setTexts(push(RecordKind::Metadata), key, value); }
+  uint32_t eventType(std::string_view name) { return m_feed.eventType(name); }
+  void countEvent(uint32_t type) { m_type = static_cast<uint16_t>(type); }
+  void setFormat(std::string_view format) { m_feed.format(format); }
+  void setMetadata(std::string_view key, std::string_view value) { m_feed.metadata(key, value); }
   void recordDiagnostic(core::DiagCode code, std::string_view message) {
-    Record& r = push(RecordKind::Diagnostic);
-    r.i[0] = static_cast<int32_t>(code);
-    m_chunk->setText(r, 0, message);
+    if (m_feed.keepsRecord(code)) m_feed.diagnostic(code, 0, message);
   }
 
-  void onOtherEvent(const core::EventContext& ctx) { event(ctx, EventOp::Other); }
+  void onOtherEvent(const core::EventContext& ctx) { m_feed.event(event(ctx, EventOp::Other)); }
   void onSwitch(const core::EventContext& ctx, const core::SwitchArgs& a) {
-    Record& r = event(ctx, EventOp::Switch);
-    r.i[0] = a.prevTid;
-    r.i[1] = a.prevPrio;
-    r.i[2] = a.nextTid;
-    r.i[3] = a.nextPrio;
-    r.state = a.prevState;
-    setTexts(r, a.prevComm, a.nextComm);
+    DecodedEvent e = event(ctx, EventOp::Switch);
+    e.tid = a.prevTid;
+    e.prio = a.prevPrio;
+    e.otherTid = a.nextTid;
+    e.otherPrio = a.nextPrio;
+    e.state = a.prevState;
+    e.setText(0, a.prevComm);
+    e.setText(1, a.nextComm);
+    m_feed.event(e);
   }
   void onWaking(const core::EventContext& ctx, const core::WakeArgs& a) { wake(ctx, a, EventOp::Waking); }
   void onWakeup(const core::EventContext& ctx, const core::WakeArgs& a, bool isNew) {
@@ -503,112 +498,101 @@ class RecordWriter {
   }
   void onMigrate(const core::EventContext& ctx, int32_t tid, std::string_view comm, int32_t prio, int32_t origCpu,
                  int32_t destCpu) {
-    Record& r = event(ctx, EventOp::Migrate);
-    r.i[0] = tid;
-    r.i[1] = prio;
-    r.i[2] = origCpu;
-    r.i[3] = destCpu;
-    setTexts(r, comm, {});
+    DecodedEvent e = event(ctx, EventOp::Migrate);
+    e.tid = tid;
+    e.prio = prio;
+    e.cpuA = origCpu;
+    e.cpuB = destCpu;
+    e.setText(0, comm);
+    m_feed.event(e);
   }
   void onFork(const core::EventContext& ctx, int32_t parentTid, std::string_view parentComm, int32_t childTid,
               std::string_view childComm, int32_t childTgid) {
-    Record& r = event(ctx, EventOp::Fork);
-    r.i[0] = parentTid;
-    r.i[1] = childTid;
-    r.i[2] = childTgid;
-    setTexts(r, parentComm, childComm);
+    DecodedEvent e = event(ctx, EventOp::Fork);
+    e.tid = parentTid;
+    e.otherTid = childTid;
+    e.aux = childTgid;
+    e.setText(0, parentComm);
+    e.setText(1, childComm);
+    m_feed.event(e);
   }
   void onExec(const core::EventContext& ctx, int32_t tid, int32_t oldTid, std::string_view filename) {
-    Record& r = event(ctx, EventOp::Exec);
-    r.i[0] = tid;
-    r.i[1] = oldTid;
-    setTexts(r, filename, {});
+    DecodedEvent e = event(ctx, EventOp::Exec);
+    e.tid = tid;
+    e.otherTid = oldTid;
+    e.setText(0, filename);
+    m_feed.event(e);
   }
   void onExit(const core::EventContext& ctx, int32_t tid, std::string_view comm, int32_t prio) {
-    Record& r = event(ctx, EventOp::Exit);
-    r.i[0] = tid;
-    r.i[1] = prio;
-    setTexts(r, comm, {});
+    DecodedEvent e = event(ctx, EventOp::Exit);
+    e.tid = tid;
+    e.prio = prio;
+    e.setText(0, comm);
+    m_feed.event(e);
   }
   void onRename(const core::EventContext& ctx, int32_t tid, std::string_view newComm) {
-    Record& r = event(ctx, EventOp::Rename);
-    r.i[0] = tid;
-    setTexts(r, newComm, {});
+    DecodedEvent e = event(ctx, EventOp::Rename);
+    e.tid = tid;
+    e.setText(0, newComm);
+    m_feed.event(e);
   }
-  void onPowerEvent(const core::EventContext& ctx, const core::DecodedEvent& e) {
-    Record& r = event(ctx, EventOp::Power);
-    r.i[0] = static_cast<int32_t>(e.op);
-    r.i[1] = e.cpuA;
-    r.i[2] = e.tid;
-    r.i[3] = e.otherTid;
-    const auto aux = static_cast<uint64_t>(e.aux);
-    r.i[4] = static_cast<int32_t>(static_cast<uint32_t>(aux));
-    r.i[5] = static_cast<int32_t>(static_cast<uint32_t>(aux >> 32));
-    setTexts(r, e.textAt(0), {});
+  /// The events of one power record: only the first carries the record's
+  /// count, the others are more values of it.
+  void onPowerEvents(std::span<DecodedEvent> events) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      events[i].countKey = i == 0 ? m_type : DecodedEvent::kNoCount;
+      m_feed.event(events[i]);
+    }
   }
   void onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm) {
-    Record& r = push(RecordKind::TaskInfo);
-    r.i[0] = tid;
-    r.i[1] = tgid;
-    setTexts(r, comm, {});
+    DecodedEvent e;
+    e.op = EventOp::TaskInfo;
+    e.tid = tid;
+    e.aux = tgid;
+    e.setText(0, comm);
+    m_feed.event(e);
   }
   void onTaskStateSeed(int64_t ts, int32_t tid, core::TaskState state, int32_t cpu) {
-    Record& r = push(RecordKind::TaskSeed);
-    r.ts = ts;
-    r.i[0] = tid;
-    r.state = state;
-    r.cpu = cpu;
+    DecodedEvent e;
+    e.op = EventOp::TaskSeed;
+    e.ts = ts;
+    e.tid = tid;
+    e.state = state;
+    e.cpu = cpu;
+    m_feed.event(e);
   }
   void onDataLoss(int32_t cpu, int64_t ts, int64_t count) {
-    Record& r = push(RecordKind::DataLoss);
-    r.cpu = cpu;
-    r.ts = ts;
-    r.setCount(count);
-  }
-
-  /// Hands what is written so far to the builder thread.
-  void flush() {
-    if (m_chunk && !m_chunk->records.empty()) m_pipe.submit(std::move(m_chunk));
+    DecodedEvent e;
+    e.op = EventOp::DataLoss;
+    e.cpu = cpu;
+    e.ts = ts;
+    e.aux = count;
+    m_feed.event(e);
   }
 
  private:
-  Record& push(RecordKind kind) {
-    if (!m_chunk || m_chunk->full()) [[unlikely]]
-      nextChunk();
-    Record& r = m_chunk->records.emplace_back();
-    r.kind = kind;
-    return r;
-  }
-  [[gnu::noinline]] void nextChunk() {
-    flush();
-    m_chunk = m_pipe.acquire();
-  }
-  Record& event(const core::EventContext& ctx, EventOp op) {
-    Record& r = push(RecordKind::Event);
-    r.ts = ctx.ts;
-    r.cpu = ctx.cpu;
-    r.ctxTid = ctx.ctxTid;
-    r.irq = ctx.irq;
-    r.type = m_type;
-    r.op = op;
-    return r;
+  // A trace event, counted under the type countEvent() named just before.
+  DecodedEvent event(const core::EventContext& ctx, EventOp op) const {
+    DecodedEvent e;
+    e.op = op;
+    e.ts = ctx.ts;
+    e.cpu = ctx.cpu;
+    e.ctxTid = ctx.ctxTid;
+    e.irq = ctx.irq;
+    e.countKey = m_type;
+    return e;
   }
   void wake(const core::EventContext& ctx, const core::WakeArgs& a, EventOp op) {
-    Record& r = event(ctx, op);
-    r.i[0] = a.tid;
-    r.i[1] = a.prio;
-    r.i[2] = a.targetCpu;
-    setTexts(r, a.comm, {});
-  }
-  void setTexts(Record& r, std::string_view a, std::string_view b) {
-    if (!a.empty()) m_chunk->setText(r, 0, a);
-    if (!b.empty()) m_chunk->setText(r, 1, b);
+    DecodedEvent e = event(ctx, op);
+    e.tid = a.tid;
+    e.prio = a.prio;
+    e.cpuA = a.targetCpu;
+    e.setText(0, a.comm);
+    m_feed.event(e);
   }
 
-  RecordPipe& m_pipe;
-  std::unique_ptr<RecordChunk> m_chunk;
-  uint32_t m_nextType = 0;
-  uint32_t m_type = 0;
+  core::EventFeed& m_feed;
+  uint16_t m_type = DecodedEvent::kNoCount;
 };
 
 // ---------------------------------------------------------------------------
@@ -616,7 +600,7 @@ class RecordWriter {
 
 class EventSink {
  public:
-  EventSink(RecordPipe& pipe, const ImportOptions& options) : m_builder(pipe), m_pipe(pipe), m_options(options) {
+  EventSink(core::EventFeed& feed, const ImportOptions& options) : m_builder(feed), m_feed(feed), m_options(options) {
     m_classCache.fill({nullptr, 0});
   }
 
@@ -634,7 +618,6 @@ class EventSink {
   /// Called after the last message: hands everything to the builder thread.
   void finish() {
     flushLoss(nullptr, INT64_MIN);
-    m_builder.flush();
   }
   /// The CPU topology the trace's statedump gave, if any (after finish()).
   std::optional<core::Topology> topology() const {
@@ -657,7 +640,7 @@ class EventSink {
     // From here on a fault is ours, not babeltrace2's: let it crash.
     const OwnCodeScope own;
     uint64_t i = 0;
-    if (m_pipe.failed()) {
+    if (m_feed.abandoned()) {
       m_internalError = "the model could not be built";
       for (; i < count; ++i) bt_message_put_ref(msgs[i]);
       return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
@@ -996,7 +979,7 @@ class EventSink {
           m_builder.onOtherEvent(ctx);
           return;
         }
-        for (size_t i = 0; i < *n; ++i) m_builder.onPowerEvent(ctx, out[i]);
+        m_builder.onPowerEvents(std::span(out).first(*n));
         return;
       }
       case Kind::Switch: {
@@ -1215,8 +1198,8 @@ class EventSink {
   static constexpr int32_t kTgidTableLimit = 1 << 22;  // pid_max's ceiling on 64-bit kernels
   static constexpr uint64_t kProgressMask = (1u << 16) - 1;
 
-  RecordWriter m_builder;
-  RecordPipe& m_pipe;
+  FeedWriter m_builder;
+  core::EventFeed& m_feed;
   const ImportOptions& m_options;
   std::array<std::pair<const bt_event_class*, uint32_t>, kClassCacheSize> m_classCache;
   std::unordered_map<const bt_event_class*, uint32_t> m_classIndex;
@@ -1501,19 +1484,28 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
 
   // The model is built on a second thread while this one decodes: the builder
   // costs about a third of babeltrace2's decoding, and this way it overlaps it.
-  RecordPipe pipe;
-  RecordReplayer replayer(builder);
-  std::thread builderThread([&] { replayer.run(pipe); });
+  core::EventFeed feed(builder, core::EventFeed::Position::ByteOffset);
+  feed.setThreaded();
+  std::string builderError;
+  std::thread builderThread([&] {
+    try {
+      (void)feed.drain();
+    } catch (const std::exception& e) {
+      builderError = std::string("building the model failed: ") + e.what();
+      feed.abandon();  // the decoder stops; what it still hands over is dropped
+    }
+  });
   // Whatever the way out, the builder thread is done before `builder` is used again.
   struct JoinBuilder {
-    RecordPipe& pipe;
+    core::EventFeed& feed;
     std::thread& thread;
     void now() {
-      pipe.close();
-      if (thread.joinable()) thread.join();
+      if (!thread.joinable()) return;
+      feed.finish({});
+      thread.join();
     }
     ~JoinBuilder() { now(); }
-  } joinBuilder{pipe, builderThread};
+  } joinBuilder{feed, builderThread};
 
   // Our own walk over the packets first: babeltrace2 loops forever or aborts
   // on some packet sizes (ctf_packet_check.h).
@@ -1542,7 +1534,7 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
   std::unique_ptr<EventSink> sink;
   GraphPtr graph;
   for (int repaired = 0;; ++repaired) {
-    sink = std::make_unique<EventSink>(pipe, options);
+    sink = std::make_unique<EventSink>(feed, options);
     BtErrorInfo error;
     auto built = buildGraph(*plugins, paths, sink.get(), &error);
     if (built) {
@@ -1616,7 +1608,7 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
   }
   active->finish();
   joinBuilder.now();
-  if (!replayer.error().empty()) runError = where + ": " + replayer.error();
+  if (!builderError.empty()) runError = where + ": " + builderError;
   if (auto topology = active->topology()) builder.setTopology(std::move(*topology));
   if (options.progress) options.progress(1.0);
   graph.reset();

@@ -35,7 +35,8 @@ enum RecordType : uint32_t {
   kRecordFinishedRound = 68,
   kRecordAuxtrace = 71,
   kRecordHeaderFeature = 80,
-  kRecordCompressed = 81,
+  kRecordCompressed = 81,   ///< perf record -z: zstd data from the header to the record's end
+  kRecordCompressed2 = 83,  ///< perf 6.15+: u64 data_size, zstd data, padding to 8 bytes
 };
 
 enum SampleBits : uint64_t {
@@ -72,6 +73,10 @@ enum Feature : int {
   kFeatCmdline = 11,
   kFeatEventDesc = 12,
   kFeatCpuTopology = 13,
+  kFeatNumaTopology = 14,
+  kFeatCache = 20,
+  kFeatDirFormat = 24,   ///< perf record --threads: the data lies in data.N files beside the header file
+  kFeatCompressed = 27,  ///< u32 version, type (1 = zstd), level, ratio, mmap_len
   kFeatBits = 256,
 };
 

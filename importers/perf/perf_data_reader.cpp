@@ -9,18 +9,22 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "core/decoded_event.h"
+#include "core/event_feed.h"
+#include "core/event_sorter.h"
 #include "core/mapped_file.h"
 #include "core/power_events.h"
+#include "core/task_identities.h"
 #include "core/task_state.h"
 #include "core/topology.h"
-#include "importers/perf/builder_feed.h"
-#include "importers/perf/decoded_event.h"
+#include "importers/perf/compressed_records.h"
 #include "importers/perf/perf_data_format.h"
-#include "importers/perf/round_sorter.h"
 #include "importers/perf/tracing_data.h"
 
 namespace importers::perf {
@@ -33,8 +37,37 @@ constexpr uint64_t kMaxIdsPerAttr = 1 << 22;
 constexpr int kMaxCpu = core::SchedBuilder::kMaxCpus;
 constexpr uint32_t kProgressEvery = 1 << 16;
 constexpr uint64_t kThreadedFromBytes = 4 << 20;
+// Folder layout: bytes of one data.N file read before choosing the next one.
+constexpr uint64_t kMergeChunkBytes = 1 << 20;
+constexpr size_t kMaxDataFiles = kMaxCpu;  // perf record --threads writes one per thread, at most one per CPU
+constexpr uint32_t kCompressionZstd = 1;   // enum perf_comp_type (tools/perf/util/compress.h)
+// What one compressed record may decompress to: the HEADER_COMPRESSED mmap_len
+// (perf's own limit), within these bounds, or the upper one without it.
+constexpr uint64_t kMinMaxDecompressed = 64 << 10;
+constexpr uint64_t kDefaultMaxDecompressed = 256 << 20;
 // perf's u64 nanoseconds beyond int64 are corrupt data; the model's time is int64.
 constexpr uint64_t kMaxTs = INT64_MAX;
+
+using core::DecodedEvent;
+using core::EventOp;
+
+// perf's own records on their way through the sorter to Reader::take(): events
+// of op Private, this in cpuA, the record's CPU (-1: none) in cpuB. They wait
+// on CPU 0's queue when they have none: with explicit release every queue is
+// sorted by (ts, file order), so the queue does not change the order.
+enum PerfRecord : int32_t {
+  kRecComm,      ///< tid, aux = tgid, text 0 comm
+  kRecCommExec,  ///< as kRecComm, for a COMM record of an exec
+  kRecTaskIds,   ///< FORK/EXIT records: tid, aux = tgid
+  kRecLost,      ///< aux = events lost (PERF_RECORD_LOST)
+  kRecLostSamples,  ///< aux = samples lost (PERF_RECORD_LOST_SAMPLES)
+};
+
+// A perf record without a usable timestamp (0, or ~0: "none" to perf).
+bool noTime(const DecodedEvent& e) { return e.ts <= 0; }
+
+// Comms are at most 15 characters (TASK_COMM_LEN); longer text is cut.
+void setComm(DecodedEvent& e, int k, std::string_view comm) { e.setText(k, comm.substr(0, DecodedEvent::kInlineText)); }
 
 std::string offsetText(uint64_t off) {
   char buf[64];
@@ -203,11 +236,11 @@ Field resolve(const TracepointFormat& f, std::string_view name) {
   return out;
 }
 
-enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec, Power };
+enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec, StatRuntime, Power };
 
 struct Decoder {
   SchedKind kind = SchedKind::Other;
-  uint32_t countType = 0;
+  uint16_t countKey = DecodedEvent::kNoCount;
   uint32_t minRawSize = 0;  // every fixed field lies below this
   Field commonPid;
   Field commonFlags;
@@ -237,6 +270,8 @@ constexpr KindSpec kKinds[] = {
     {"sched_process_fork", SchedKind::Fork, {"parent_pid", "child_pid", "parent_comm", "child_comm", {}, {}, {}}, 2},
     {"sched_process_exit", SchedKind::Exit, {"pid", "comm", "prio", {}, {}, {}, {}}, 1},
     {"sched_process_exec", SchedKind::Exec, {"pid", "filename", "old_pid", {}, {}, {}, {}}, 1},
+    // perf sched record adds it: the kernel's own accounting of CPU time (update_curr()).
+    {"sched_stat_runtime", SchedKind::StatRuntime, {"pid", "runtime", {}, {}, {}, {}, {}}, 2},
 };
 
 // The flag table of prev_state's __print_flags says which encoding the kernel used.
@@ -289,76 +324,98 @@ Decoder makeDecoder(const TracepointFormat& f) {
 
 // --- CPU lists ("0-3,8,10-11") -----------------------------------------------
 
+// The kernel's format, as sysfs writes it (core::parseCpuList); an empty list
+// names no CPU, which no topology list may do.
 bool parseCpuList(std::string_view s, std::vector<int>& out) {
-  out.clear();
-  while (!s.empty()) {
-    const size_t comma = s.find(',');
-    std::string_view part = s.substr(0, comma);
-    s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
-    while (!part.empty() && (part.back() == '\n' || part.back() == ' ')) part.remove_suffix(1);
-    if (part.empty()) continue;
-    int lo = 0;
-    int hi = 0;
-    const size_t dash = part.find('-');
-    const auto parse = [](std::string_view t, int& v) {
-      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-      return ec == std::errc() && p == t.data() + t.size() && v >= 0 && v < kMaxCpu;
-    };
-    if (dash == std::string_view::npos) {
-      if (!parse(part, lo)) return false;
-      hi = lo;
-    } else if (!parse(part.substr(0, dash), lo) || !parse(part.substr(dash + 1), hi) || hi < lo) {
-      return false;
-    }
-    for (int c = lo; c <= hi; ++c) out.push_back(c);
-    if (out.size() > static_cast<size_t>(kMaxCpu)) return false;
-  }
+  auto cpus = core::parseCpuList(s, kMaxCpu);
+  if (!cpus) return false;
+  out = std::move(*cpus);
   return !out.empty();
 }
 
 // --- The reader ----------------------------------------------------------------
 
-struct TaskInfo {
-  int32_t tgid = -1;
-  char comm[16] = {};  // as DecodedEvent::text: NUL-terminated unless 16 long
-};
-
-class Reader {
+class Reader final : public core::EventSink {
  public:
   Reader(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options, Threading threading)
-      : m_path(path), m_b(builder), m_opt(options), m_threading(threading), m_out(builder) {}
+      : m_path(path), m_b(builder), m_opt(options), m_threading(threading),
+        m_feed(builder, core::EventFeed::Position::ByteOffset), m_sorter(m_feed, INT64_MAX, SIZE_MAX) {
+    m_sorter.setExplicitRelease();
+    m_sorter.setSink(this);
+  }
 
   core::Status run();
+  void take(DecodedEvent& e) override { deliver(e); }
 
  private:
+  // A file of records: the perf.data file, or one data.N file of the folder
+  // layout (perf record --threads), each written by its own perf thread with its
+  // own zstd stream.
+  struct DataStream {
+    std::string path;
+    std::unique_ptr<core::MappedFile> file;  // null for the header file's own data (m_file)
+    const uint8_t* base = nullptr;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    uint64_t pos = 0;
+    uint64_t tag = 0;  // fileTag(n): put on every record's offset
+    std::unique_ptr<CompressedRecords> zstd;
+    // Folder merge (mergeDataFiles): per CPU, the latest time this file has given.
+    std::vector<int64_t> latestByCpu;
+    int64_t mark = 0;      // everything of this file up to here has been read
+    int64_t nextMark = 0;  // what mark becomes after the next chunk
+  };
+
+  // Errors name the file being read, at its own offsets; inside decompressed
+  // data also where in the decompressed stream.
   core::Error errorAt(uint64_t off, const std::string& what) const {
-    return core::Error(m_path + ": " + offsetText(off) + ": " + what);
+    const std::string& path = m_stream ? m_stream->path : m_path;
+    if (m_inCompressed)
+      return core::Error(path + ": " + offsetText(off) + ": in the zstd-compressed record, at decompressed byte " +
+                         std::to_string(m_decompressedAt) + ": " + what);
+    return core::Error(path + ": " + offsetText(off) + ": " + what);
   }
+  // `off` is the file's own offset; events and diagnostics carry the file's tag too.
+  uint64_t tagged(uint64_t off) const { return (m_stream ? m_stream->tag : 0) | off; }
   void diag(core::DiagCode code, uint64_t off, std::string what, std::optional<int> cpu = {}) {
-    m_out.diagnostic(code, off, std::move(what), cpu);
+    if (!m_feed.keepsRecord(code)) return;
+    if (m_inCompressed) what = "in the zstd-compressed record: " + what;
+    m_feed.diagnostic(code, tagged(off), what, cpu);
   }
 
   core::Status readFileHeader();
   core::Status readFeatures(uint64_t tableOffset);
   core::Status readFeature(int feat, uint64_t off, uint64_t size);
-  core::Status readTracingData(uint64_t off, uint64_t size, uint64_t* used);
+  core::Status readTracingData(uint64_t off, uint64_t size);
   void readTopology(const Bytes& sec, uint64_t base);
+  void readDies(const Bytes& sec, uint64_t pos, uint64_t base);
+  void readNumaTopology(const Bytes& sec, uint64_t base);
+  void readCaches(const Bytes& sec, uint64_t base);
   std::optional<std::string> headerString(const Bytes& sec, uint64_t& pos);
   core::Status addAttr(Attr a);
   void rebuildDecoders();
-  core::Status processRecords(uint64_t begin, uint64_t end);
+  core::Status readAllRecords();
+  core::Status findDataFiles();
+  core::Status mergeDataFiles();
+  core::Status processRecords(DataStream& s, uint64_t budget);
+  core::Status processRecord(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off);
+  core::Status processCompressed(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off);
 
   int attrIndexForId(uint64_t id) const;
   int attrForSample(const uint8_t* rec, uint32_t size) const;
   int attrForOther(const uint8_t* rec, uint32_t size) const;
 
   void queue(DecodedEvent& e);
-  void flushUpTo(uint64_t limit);
-  void flushAll() { flushUpTo(UINT64_MAX); }
+  /// To the builder (threaded: to its thread); DataLoss counted as reported.
+  void emit(const DecodedEvent& e) {
+    if (e.op == EventOp::DataLoss && e.aux > 0) m_lostFed += static_cast<uint64_t>(e.aux);
+    m_feed.event(e);
+  }
   void decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a);
   bool locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const uint8_t*& raw, uint32_t& rawLen) const;
   void decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a);
   void deliver(DecodedEvent& e);
+  void deliverRecord(DecodedEvent& e);
   void finish();
 
   uint64_t rd64(const uint8_t* p) const {
@@ -387,42 +444,15 @@ class Reader {
   };
   [[gnu::always_inline]] int64_t field(const uint8_t* raw, const Field& f) const;
   [[gnu::always_inline]] std::string_view string(const uint8_t* raw, uint32_t len, const Field& f) const;
-  // The first time the schedule names a tid, its identity from COMM/FORK records
-  // (tgid, the comm at trace start) is queued and given to the builder right
-  // after the event that created the task — not before (a fork would then find
-  // a live task of that tid) and not at the end (the task may be dead by then).
-  void seeTid(int32_t tid) {
-    if (tid <= 0 || tid >= (1 << 22)) return;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    const uint64_t bit = uint64_t{1} << (tid & 63);
-    if (w >= m_seenTids.size()) m_seenTids.resize(std::max(w + 1, m_seenTids.size() * 2), 0);
-    if (m_seenTids[w] & bit) return;
-    m_seenTids[w] |= bit;
-    if (m_tasks.count(tid)) m_announce.push_back(tid);
-  }
-  bool seenTid(int32_t tid) const {
-    if (tid <= 0 || tid >= (1 << 22)) return false;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    return w < m_seenTids.size() && (m_seenTids[w] >> (tid & 63) & 1);
-  }
-  void announce() {
-    for (int32_t tid : m_announce) {
-      const TaskInfo& info = m_tasks[tid];
-      DecodedEvent e;
-      e.op = EventOp::TaskInfo;
-      e.a = tid;
-      e.b = info.tgid;
-      std::memcpy(e.text[0], info.comm, sizeof info.comm);
-      m_out.event(e);
-    }
-    m_announce.clear();
-  }
-
   std::string m_path;
   core::SchedBuilder& m_b;
   const ImportOptions& m_opt;
   Threading m_threading;
-  BuilderFeed m_out;  // every event and diagnostic goes through it, never straight to m_b
+  // Every event and diagnostic goes through the feed, never straight to m_b;
+  // the sorter puts records into perf's order (rounds) and hands them to take().
+  core::EventFeed m_feed;
+  core::EventSorter m_sorter;
+  uint64_t m_lostFed = 0;  // events reported lost so far
   core::MappedFile m_file;  // the whole input, mapped read-only
   Bytes m_bytes;
   bool m_swap = false;
@@ -440,20 +470,35 @@ class Reader {
   std::vector<Decoder> m_decoders;
   bool m_haveExecTracepoint = false;
 
-  RoundSorter<DecodedEvent> m_sorter;
-  uint64_t m_nextFlush = 0;
-  uint64_t m_maxTs = 0;
-  uint64_t m_lastDeliveredTs = 0;
+  int64_t m_nextFlush = 0;
+  int64_t m_maxTs = 0;
+  int64_t m_lastDeliveredTs = 0;
 
-  std::unordered_map<int32_t, TaskInfo> m_tasks;
-  std::vector<uint64_t> m_seenTids;
-  std::vector<int32_t> m_announce;
+  // Identities from COMM/FORK records (tgid, the comm at trace start).
+  core::TaskIdentities m_tasks;
   uint64_t m_synthLostSamples = 0;
   int m_nrCpusOnline = 0;
   int m_nrCpusAvail = 0;
+
+  std::vector<DataStream> m_streams;  // [0]: the header file's data section; then data.N in N order
+  DataStream* m_stream = nullptr;     // the one being read
+  bool m_dirFormat = false;           // HEADER_DIR_FORMAT: perf record --threads
+  // perf record -z (HEADER_COMPRESSED): what one record may decompress to, and
+  // the ratio the recording reached (to size the model and pick threading).
+  uint32_t m_compressionType = kCompressionZstd;  // the only one perf has written
+  uint64_t m_maxDecompressed = kDefaultMaxDecompressed;
+  uint64_t m_compressionRatio = 1;
+  bool m_inCompressed = false;
+  uint64_t m_decompressedAt = 0;
+  // CPU_TOPOLOGY's cores and packages, refined by the NUMA_TOPOLOGY and CACHE
+  // features that follow it in the file (features come in bit order).
+  std::optional<core::Topology> m_topology;
 };
 
 core::Status Reader::run() {
+  std::error_code ec;
+  // The folder layout of perf record --threads: `data` is the header file.
+  if (std::filesystem::is_directory(m_path, ec)) m_path = (std::filesystem::path(m_path) / "data").string();
   if (auto st = m_file.open(m_path); !st) return st;
   if (m_file.size() < 16) return errorAt(0, "file too short for a perf.data header (" + std::to_string(m_file.size()) + " bytes)");
   uint64_t magic;
@@ -477,42 +522,33 @@ core::Status Reader::run() {
   } else {
     if (auto st = readFileHeader(); !st) return st;
   }
-  m_b.setMetadata("perf_data_layout", m_pipe ? "pipe" : "file");
+  DataStream& header = m_streams.emplace_back();
+  header.path = m_path;
+  header.base = m_file.data();
+  header.begin = header.pos = m_dataBegin;
+  header.end = m_dataEnd;
+  if (m_dirFormat) {
+    if (auto st = findDataFiles(); !st) return st;
+  }
+  m_b.setMetadata("perf_data_layout", m_pipe ? "pipe" : m_dirFormat ? "folder" : "file");
+  uint64_t dataBytes = 0;
+  for (const auto& s : m_streams) dataBytes += s.end - s.begin;
+  dataBytes *= m_compressionRatio;
   // A sched tracepoint sample takes 90-130 bytes; the builder sizes its tables from this.
-  m_b.reserve((m_dataEnd - m_dataBegin) / 96);
+  m_b.reserve(dataBytes / 96);
   // Reading the file and building the model take about 40% and 60% of a large
   // import: with a core to spare, read on a worker thread so the two overlap.
   // Pipe data changes the event list while it streams, so it is read here.
   const bool threaded = !m_pipe && (m_threading == Threading::Always ||
-                                    (m_threading == Threading::Auto && m_dataEnd - m_dataBegin >= kThreadedFromBytes && spareCpu()));
-  if (!threaded) {
-    core::Status body = processRecords(m_dataBegin, m_dataEnd);
-    flushAll();
+                                    (m_threading == Threading::Auto && dataBytes >= kThreadedFromBytes && spareCpu()));
+  const auto read = [this] {
+    core::Status body = readAllRecords();
+    m_sorter.finish();
     finish();
     return body;
-  }
-  m_out.setThreaded();
-  std::thread worker([this] {
-    core::Status body;
-    try {
-      body = processRecords(m_dataBegin, m_dataEnd);
-      flushAll();
-      finish();
-    } catch (const std::exception& e) {
-      body = core::Error(m_path + ": reading stopped: " + e.what());
-    }
-    m_out.finish(std::move(body));
-  });
-  core::Status body;
-  try {
-    body = m_out.drain(m_opt);
-  } catch (const std::exception& e) {
-    // The worker must not wait for a consumer that is gone.
-    m_out.abandon();
-    body = core::Error(m_path + ": building the model failed: " + e.what());
-  }
-  worker.join();
-  return body;
+  };
+  if (!threaded) return read();
+  return m_feed.runThreaded(read, m_opt.progress, m_path);
 }
 
 core::Status Reader::readFileHeader() {
@@ -615,12 +651,11 @@ core::Status Reader::readFeatures(uint64_t tableOffset) {
   return core::Status::ok();
 }
 
-core::Status Reader::readTracingData(uint64_t off, uint64_t size, uint64_t* used) {
+core::Status Reader::readTracingData(uint64_t off, uint64_t size) {
   auto parsed = parseTracingData({m_file.data() + off, static_cast<size_t>(size)}, off);
   if (!parsed) return core::Error(m_path + ": cannot read the tracing data (event formats): " + parsed.error().message());
   m_formats = std::move(parsed->formats);
   m_haveTracingData = true;
-  if (used) *used = parsed->bytesUsed;
   rebuildDecoders();
   return core::Status::ok();
 }
@@ -629,7 +664,7 @@ core::Status Reader::readFeature(int feat, uint64_t off, uint64_t size) {
   const Bytes sec = m_bytes.sub(off, size);
   uint64_t pos = 0;
   switch (feat) {
-    case kFeatTracingData: return readTracingData(off, size, nullptr);
+    case kFeatTracingData: return readTracingData(off, size);
     case kFeatHostname:
     case kFeatOsRelease:
     case kFeatVersion:
@@ -694,6 +729,22 @@ core::Status Reader::readFeature(int feat, uint64_t off, uint64_t size) {
       break;
     }
     case kFeatCpuTopology: readTopology(sec, off); break;
+    case kFeatDirFormat: m_dirFormat = true; break;
+    case kFeatCompressed: {
+      // write_compressed() in tools/perf/util/header.c: five u32.
+      if (!sec.has(0, 20)) {
+        diag(core::DiagCode::malformed_record, off, "COMPRESSED header feature is too short");
+        break;
+      }
+      m_compressionType = sec.u32(4);
+      m_compressionRatio = std::clamp<uint64_t>(sec.u32(12), 1, 100);
+      m_maxDecompressed = std::clamp<uint64_t>(sec.u32(16), kMinMaxDecompressed, kDefaultMaxDecompressed);
+      m_b.setMetadata("perf_compression", (m_compressionType == kCompressionZstd ? "zstd" : "type " + std::to_string(m_compressionType)) +
+                                              " level " + std::to_string(sec.u32(8)) + ", ratio " + std::to_string(sec.u32(12)));
+      break;
+    }
+    case kFeatNumaTopology: readNumaTopology(sec, off); break;
+    case kFeatCache: readCaches(sec, off); break;
     default: break;
   }
   return core::Status::ok();
@@ -749,7 +800,89 @@ void Reader::readTopology(const Bytes& sec, uint64_t base) {
       if (std::find(packages[p].begin(), packages[p].end(), core.front()) != packages[p].end()) pkg = static_cast<int>(p);
     corePackage.push_back(pkg);
   }
-  m_b.setTopology(core::Topology(std::move(cores), std::move(corePackage), "perf.data header"));
+  m_topology = core::Topology(std::move(cores), std::move(corePackage), "perf.data header");
+  // perf 4.10+ goes on with each CPU's core_id and socket_id (nr_cpus_avail
+  // pairs), perf 5.3+ with die_siblings lists and each CPU's die_id.
+  const uint64_t idsBytes = uint64_t{static_cast<uint32_t>(m_nrCpusAvail)} * 8;
+  if (m_nrCpusAvail > 0 && sec.has(pos, idsBytes + 4)) readDies(sec, pos + idsBytes, base);
+  m_b.setTopology(*m_topology);
+}
+
+void Reader::readDies(const Bytes& sec, uint64_t pos, uint64_t base) {
+  const auto lists = sec.checkedU32(pos);
+  if (!lists || *lists > static_cast<uint32_t>(kMaxCpu)) return;
+  pos += 4;
+  for (uint32_t i = 0; i < *lists; ++i)
+    if (!headerString(sec, pos)) {
+      diag(core::DiagCode::malformed_record, base, "CPU_TOPOLOGY die siblings lists are cut short; dies not read");
+      return;
+    }
+  const auto n = static_cast<uint32_t>(m_nrCpusAvail);
+  if (!sec.has(pos, uint64_t{n} * 4)) {
+    diag(core::DiagCode::malformed_record, base, "CPU_TOPOLOGY die ids are cut short; dies not read");
+    return;
+  }
+  std::vector<std::pair<int, int>> dies;
+  for (uint32_t cpu = 0; cpu < n; ++cpu) dies.emplace_back(static_cast<int>(cpu), static_cast<int>(sec.u32(pos + 4 * cpu)));
+  m_topology->setDies(dies);
+}
+
+// NUMA_TOPOLOGY: u32 nr_nodes, then per node u32 node_id, u64 mem_total,
+// u64 mem_free and the node's CPU list as a string.
+void Reader::readNumaTopology(const Bytes& sec, uint64_t base) {
+  const auto nodes = sec.checkedU32(0);
+  if (!nodes || *nodes > static_cast<uint32_t>(kMaxCpu)) {
+    diag(core::DiagCode::malformed_record, base, "NUMA_TOPOLOGY header feature is malformed; nodes not read");
+    return;
+  }
+  uint64_t pos = 4;
+  std::vector<std::vector<int>> cpusOfNode;
+  for (uint32_t i = 0; i < *nodes; ++i) {
+    const auto id = sec.checkedU32(pos);
+    pos += 20;
+    const auto list = sec.has(pos, 4) ? headerString(sec, pos) : std::nullopt;
+    std::vector<int> cpus;
+    // A node of memory only has an empty CPU list.
+    if (!id || *id >= static_cast<uint32_t>(kMaxCpu) || !list || (!list->empty() && !parseCpuList(*list, cpus))) {
+      diag(core::DiagCode::malformed_record, base, "NUMA_TOPOLOGY node " + std::to_string(i) + " is malformed; nodes not read");
+      return;
+    }
+    if (cpusOfNode.size() <= *id) cpusOfNode.resize(*id + 1);
+    cpusOfNode[*id] = std::move(cpus);
+  }
+  if (!m_topology) return;  // nodes of CPUs whose cores the file does not give
+  m_topology->setNodes(cpusOfNode);
+  m_b.setTopology(*m_topology);
+}
+
+// CACHE: u32 version (1), u32 count, then per cache u32 level, line_size,
+// sets, ways and the strings type, size and map (its shared_cpu_list). Each
+// CPU's LLC is the highest-level data or unified cache whose map holds it.
+void Reader::readCaches(const Bytes& sec, uint64_t base) {
+  const auto version = sec.checkedU32(0);
+  const auto count = sec.checkedU32(4);
+  if (!version || *version != 1 || !count || *count > 1u << 16) {
+    diag(core::DiagCode::malformed_record, base, "CACHE header feature is malformed; LLCs not read");
+    return;
+  }
+  std::vector<core::Topology::Cache> caches;
+  uint64_t pos = 8;
+  for (uint32_t i = 0; i < *count; ++i) {
+    const auto level = sec.checkedU32(pos);
+    pos += 16;
+    const auto type = sec.has(pos, 4) ? headerString(sec, pos) : std::nullopt;
+    const auto size = type ? headerString(sec, pos) : std::nullopt;
+    const auto map = size ? headerString(sec, pos) : std::nullopt;
+    core::Topology::Cache c{static_cast<int>(level.value_or(0)), {}};
+    if (!level || !map || !parseCpuList(*map, c.cpus)) {
+      diag(core::DiagCode::malformed_record, base, "CACHE entry " + std::to_string(i) + " is malformed; LLCs not read");
+      return;
+    }
+    if (*type != "Instruction") caches.push_back(std::move(c));
+  }
+  if (!m_topology || caches.empty()) return;
+  m_topology->setLlcsFromCaches(caches);
+  m_b.setTopology(*m_topology);
 }
 
 void Reader::rebuildDecoders() {
@@ -775,7 +908,7 @@ void Reader::rebuildDecoders() {
         name = name.substr(colon + 1);
       d.name = name;
     }
-    d.countType = m_b.eventType(d.name);
+    d.countKey = m_feed.eventType(d.name);
     if (d.kind == SchedKind::Exec) m_haveExecTracepoint = true;
     a.decoder = static_cast<uint32_t>(m_decoders.size());
     m_decoders.push_back(std::move(d));
@@ -807,33 +940,118 @@ int Reader::attrForOther(const uint8_t* rec, uint32_t size) const {
 
 void Reader::queue(DecodedEvent& e) {
   // perf delivers records without a usable timestamp at once (ordered_events__queue).
-  if (e.ts == 0 || e.ts == UINT64_MAX) {
+  if (noTime(e)) {
     deliver(e);
     return;
   }
-  m_sorter.push(e.cpu >= 0 ? static_cast<uint32_t>(e.cpu) + 1 : 0, e);
+  if (m_streams.size() > 1 && e.cpu >= 0) {
+    auto& latest = m_stream->latestByCpu;
+    if (static_cast<size_t>(e.cpu) >= latest.size()) latest.resize(static_cast<size_t>(e.cpu) + 1, 0);
+    latest[static_cast<size_t>(e.cpu)] = std::max(latest[static_cast<size_t>(e.cpu)], e.ts);
+  }
+  if (e.op == EventOp::Private) e.cpu = std::max(e.cpu, 0);
+  m_sorter.push(e);
   m_maxTs = std::max(m_maxTs, e.ts);
 }
 
-void Reader::flushUpTo(uint64_t limit) {
-  m_sorter.flush(limit, [this](DecodedEvent& e) { deliver(e); });
+core::Status Reader::readAllRecords() {
+  if (m_streams.size() > 1) return mergeDataFiles();
+  return processRecords(m_streams.front(), UINT64_MAX);
 }
 
-core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
-  const uint8_t* base = m_file.data();
-  uint64_t off = begin;
+// perf's data__open_dir takes every "data.*" file of the folder; these are the
+// ones perf record writes (data.0 ... data.N-1, one per thread), in number order
+// so that a file's tag, and the order of equal timestamps, never depend on
+// readdir. Empty ones (a thread that wrote nothing) are skipped, as perf does.
+core::Status Reader::findDataFiles() {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(m_path).parent_path();
+  std::vector<std::pair<uint64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder.empty() ? fs::path(".") : folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 6 || name.compare(0, 5, "data.") != 0) continue;
+    uint64_t n = 0;
+    const char* digits = name.data() + 5;
+    const auto [end, err] = std::from_chars(digits, name.data() + name.size(), n);
+    if (err != std::errc() || end != name.data() + name.size() || !entry.is_regular_file(ec)) continue;
+    found.emplace_back(n, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  if (found.size() > kMaxDataFiles)
+    return errorAt(0, "the folder holds " + std::to_string(found.size()) + " data.N files, more than one per CPU (" +
+                          std::to_string(kMaxDataFiles) + ")");
+  for (const auto& [n, path] : found) {
+    auto file = std::make_unique<core::MappedFile>();
+    if (auto st = file->open(path); !st) return st;
+    if (file->size() == 0) continue;
+    DataStream& s = m_streams.emplace_back();
+    s.path = path;
+    s.base = file->data();
+    s.end = file->size();
+    s.tag = core::fileTag(m_streams.size() - 1);
+    s.file = std::move(file);
+  }
+  if (m_streams.size() == 1)
+    return errorAt(m_dataEnd, "the header says the data lies in data.N files beside it (perf record --threads), "
+                              "but the folder has none with data");
+  std::vector<std::string> paths;
+  for (const auto& s : m_streams) paths.push_back(s.path);
+  m_feed.setFiles(std::move(paths));
+  return core::Status::ok();
+}
+
+// perf record --threads writes no FINISHED_ROUND records: each file holds the
+// ring buffers of its thread's CPUs, each CPU's records in time order. The
+// files are read a chunk at a time, always the one read least far in time, and
+// the sorter releases what a FINISHED_ROUND would let go: everything up to the
+// time that every file has been read to, one chunk back (the slack a round
+// leaves for a record that arrives a little late within its CPU).
+core::Status Reader::mergeDataFiles() {
+  while (true) {
+    DataStream* next = nullptr;
+    for (auto& s : m_streams)
+      if (s.pos < s.end && (!next || s.mark < next->mark)) next = &s;
+    if (!next) return core::Status::ok();
+    if (auto st = processRecords(*next, kMergeChunkBytes); !st) return st;
+    next->mark = next->nextMark;
+    // Before it has read a CPU, a file may still hold anything: the limit waits.
+    int64_t readTo = INT64_MAX;
+    for (int64_t ts : next->latestByCpu)
+      if (ts > 0) readTo = std::min(readTo, ts);
+    next->nextMark = next->pos < next->end ? (readTo == INT64_MAX ? 0 : readTo) : INT64_MAX;
+    if (next->pos >= next->end) next->mark = INT64_MAX;
+    int64_t limit = INT64_MAX;
+    for (const auto& s : m_streams) limit = std::min(limit, s.mark);
+    if (limit > m_nextFlush) {
+      m_sorter.releaseUpTo(limit);
+      m_nextFlush = limit;
+    }
+  }
+}
+
+core::Status Reader::processRecords(DataStream& s, uint64_t budget) {
+  m_stream = &s;
+  const uint8_t* base = s.base;
+  const uint64_t end = s.end;
+  const uint64_t stopAt = end - s.pos > budget ? s.pos + budget : end;
+  uint64_t off = s.pos;
   uint32_t untilProgress = 1;  // check for cancellation before the first record too
-  const double span = static_cast<double>(std::max<uint64_t>(1, end - begin));
-  while (off < end) {
+  while (off < stopAt) {
     if (--untilProgress == 0) {
       untilProgress = kProgressEvery;
       if (m_opt.stop.stop_requested()) return core::Error(m_path + ": import cancelled");
-      const double fraction = static_cast<double>(off - begin) / span;
-      if (m_out.threaded())
-        m_out.progress(fraction);
+      s.pos = off;
+      uint64_t done = 0;
+      uint64_t all = 1;
+      for (const auto& t : m_streams) done += t.pos - t.begin, all += t.end - t.begin;
+      const double fraction = static_cast<double>(done) / static_cast<double>(all);
+      if (m_feed.threaded())
+        m_feed.progress(fraction);
       else if (m_opt.progress)
         m_opt.progress(fraction);
     }
+    s.pos = off;
     if (end - off < kRecordHeaderSize) return errorAt(off, "data ends inside a record header");
     const uint8_t* rec = base + off;
     // The hardware prefetcher stops at every 4 KiB page of the mapping; records
@@ -848,59 +1066,18 @@ core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
     if (size > end - off) return errorAt(off, "record of " + std::to_string(size) + " bytes (type " + std::to_string(type) + ") runs past the end of the data (" + std::to_string(end - off) + " bytes left)");
     uint64_t next = off + size;
     switch (type) {
-      case kRecordSample: {
-        if (m_attrs.empty()) return errorAt(off, "sample before any event attribute");
-        const int idx = attrForSample(rec, size);
-        if (idx < 0) {
-          diag(core::DiagCode::malformed_record, off, "sample with an id no event declares; skipped");
-          break;
-        }
-        decodeSample(off, rec, size, m_attrs[static_cast<size_t>(idx)]);
-        break;
-      }
-      case kRecordFinishedRound:
-        // perf record writes one round per pass over the per-CPU buffers; an event
-        // of round N can only be overtaken by events up to the end of round N-1.
-        flushUpTo(m_nextFlush);
-        m_nextFlush = m_maxTs;
-        break;
-      case kRecordComm:
-      case kRecordFork:
-      case kRecordExit:
-      case kRecordLost:
-      case kRecordLostSamples: {
-        if (m_attrs.empty()) break;
-        decodeOther(off, rec, size, type, m_attrs[static_cast<size_t>(attrForOther(rec, size))]);
-        break;
-      }
-      case kRecordHeaderAttr: {
-        if (size < kRecordHeaderSize + kAttrMinSize) return errorAt(off, "attribute record too short");
-        const Bytes rb = m_bytes.sub(off, size);
-        uint32_t attrSize = rb.u32(kRecordHeaderSize + 4);
-        if (attrSize == 0) attrSize = kAttrMinSize;
-        if (attrSize < kAttrMinSize || kRecordHeaderSize + attrSize > size) return errorAt(off, "attribute record declares attr size " + std::to_string(attrSize) + " beyond the record");
-        Attr a = readAttr(rb, kRecordHeaderSize);
-        for (uint64_t p = kRecordHeaderSize + attrSize; p + 8 <= size; p += 8) a.ids.push_back(rb.u64(p));
-        if (auto st = addAttr(std::move(a)); !st) return errorAt(off, st.message());
-        rebuildDecoders();
-        break;
-      }
+      // The two records whose data follows them in the file, outside their size.
       case kRecordHeaderTracingData: {
         if (size < 12) return errorAt(off, "tracing data record too short");
         // The formats follow the record; its header only holds their (8-aligned) size.
         const uint64_t dataSize = rd32(rec + 8);
         if (dataSize > end - next) return errorAt(off, "tracing data of " + std::to_string(dataSize) + " bytes runs past the end of the file");
-        uint64_t used = 0;
-        if (auto st = readTracingData(next, dataSize, &used); !st) return st;
-        next += dataSize;
-        break;
-      }
-      case kRecordHeaderFeature: {
-        if (size < 16) return errorAt(off, "feature record too short");
-        const uint64_t feat = rd64(rec + 8);
-        if (feat < kFeatBits) {
-          if (auto st = readFeature(static_cast<int>(feat), off + 16, size - 16); !st) return st;
+        if (&s != &m_streams.front()) {
+          diag(core::DiagCode::malformed_record, off, "tracing data in a data.N file (perf writes it to the header file); skipped");
+        } else if (auto st = readTracingData(next, dataSize); !st) {
+          return st;
         }
+        next += dataSize;
         break;
       }
       case kRecordAuxtrace: {
@@ -911,14 +1088,124 @@ core::Status Reader::processRecords(uint64_t begin, uint64_t end) {
         break;
       }
       case kRecordCompressed:
-        return errorAt(off, "zstd-compressed records (perf record -z) are not supported; record without -z");
-      default: break;  // MMAP, ID_INDEX, build ids...: nothing the schedule needs
+      case kRecordCompressed2:
+        if (auto st = processCompressed(rec, type, size, off); !st) return st;
+        break;
+      default:
+        if (auto st = processRecord(rec, type, size, off); !st) return st;
+        break;
     }
     off = next;
   }
-  if (off != end) return errorAt(end, "records overrun the end of the data section");
+  s.pos = off;
+  if (off > end) return errorAt(end, "records overrun the end of the data section");
+  if (off == end && s.zstd && s.zstd->pendingBytes() > 0)
+    return errorAt(end, "the zstd-compressed data ends inside a record (" + std::to_string(s.zstd->pendingBytes()) +
+                            " bytes of it decompressed)");
   return core::Status::ok();
 }
+
+// A record whose bytes are all in `rec` — in the mapped file, or decompressed.
+core::Status Reader::processRecord(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off) {
+  switch (type) {
+    case kRecordSample: {
+      if (m_attrs.empty()) return errorAt(off, "sample before any event attribute");
+      const int idx = attrForSample(rec, size);
+      if (idx < 0) {
+        diag(core::DiagCode::malformed_record, off, "sample with an id no event declares; skipped");
+        break;
+      }
+      decodeSample(off, rec, size, m_attrs[static_cast<size_t>(idx)]);
+      break;
+    }
+    case kRecordFinishedRound:
+      // perf record writes one round per pass over the per-CPU buffers; an event
+      // of round N can only be overtaken by events up to the end of round N-1.
+      // (In a folder, the round of one file says nothing of the others: the
+      // merge sets the limit there.)
+      if (m_streams.size() > 1) break;
+      m_sorter.releaseUpTo(m_nextFlush);
+      m_nextFlush = m_maxTs;
+      break;
+    case kRecordComm:
+    case kRecordFork:
+    case kRecordExit:
+    case kRecordLost:
+    case kRecordLostSamples: {
+      if (m_attrs.empty()) break;
+      decodeOther(off, rec, size, type, m_attrs[static_cast<size_t>(attrForOther(rec, size))]);
+      break;
+    }
+    case kRecordHeaderAttr:
+    case kRecordHeaderFeature:
+      // perf writes its own header records straight to the header file, never
+      // through the ring buffers it compresses or the data.N files.
+      if (m_inCompressed || m_stream != &m_streams.front()) {
+        diag(core::DiagCode::malformed_record, off, "header record (type " + std::to_string(type) + ") outside the header file's own records; skipped");
+        break;
+      }
+      if (type == kRecordHeaderAttr) {
+        if (size < kRecordHeaderSize + kAttrMinSize) return errorAt(off, "attribute record too short");
+        const Bytes rb(rec, size, m_swap);
+        uint32_t attrSize = rb.u32(kRecordHeaderSize + 4);
+        if (attrSize == 0) attrSize = kAttrMinSize;
+        if (attrSize < kAttrMinSize || kRecordHeaderSize + attrSize > size) return errorAt(off, "attribute record declares attr size " + std::to_string(attrSize) + " beyond the record");
+        Attr a = readAttr(rb, kRecordHeaderSize);
+        for (uint64_t p = kRecordHeaderSize + attrSize; p + 8 <= size; p += 8) a.ids.push_back(rb.u64(p));
+        if (auto st = addAttr(std::move(a)); !st) return errorAt(off, st.message());
+        rebuildDecoders();
+      } else {
+        if (size < 16) return errorAt(off, "feature record too short");
+        const uint64_t feat = rd64(rec + 8);
+        if (feat < kFeatBits) {
+          if (auto st = readFeature(static_cast<int>(feat), off + 16, size - 16); !st) return st;
+        }
+      }
+      break;
+    case kRecordHeaderTracingData:
+    case kRecordAuxtrace:
+    case kRecordCompressed:
+    case kRecordCompressed2:
+      // Only here from inside compressed data: their payloads lie in the file.
+      diag(core::DiagCode::malformed_record, off, "record of type " + std::to_string(type) + " inside compressed data; skipped");
+      break;
+    default: break;  // MMAP, ID_INDEX, build ids...: nothing the schedule needs
+  }
+  return core::Status::ok();
+}
+
+core::Status Reader::processCompressed(const uint8_t* rec, uint32_t type, uint32_t size, uint64_t off) {
+  uint64_t payloadAt = kRecordHeaderSize;
+  uint64_t payloadSize = size - kRecordHeaderSize;
+  if (type == kRecordCompressed2) {
+    // header, u64 data_size, the zstd bytes, padding to 8 (perf 6.15, builtin-record.c).
+    if (size < kRecordHeaderSize + 8) return errorAt(off, "compressed record too short for its data size");
+    payloadAt += 8;
+    payloadSize = rd64(rec + kRecordHeaderSize);
+    if (payloadSize > size - payloadAt)
+      return errorAt(off, "compressed record declares " + std::to_string(payloadSize) + " bytes of data, more than its " +
+                              std::to_string(size - payloadAt));
+  }
+  if (m_compressionType != kCompressionZstd)
+    return errorAt(off, "compressed record, but the header declares compression type " +
+                            std::to_string(m_compressionType) + " (only zstd, type 1, is known)");
+  DataStream& s = *m_stream;
+  if (!s.zstd) s.zstd = std::make_unique<CompressedRecords>();
+  m_inCompressed = true;
+  m_decompressedAt = s.zstd->streamBytes();
+  core::Status st = s.zstd->feed(
+      {rec + payloadAt, static_cast<size_t>(payloadSize)}, m_maxDecompressed,
+      [&](const uint8_t* inner, uint32_t innerSize, uint64_t at) {
+        m_decompressedAt = at;
+        return processRecord(inner, rd32(inner), innerSize, off);
+      },
+      m_swap);
+  m_inCompressed = false;
+  // The decompressor's own errors say where in the stream; the records' say it themselves.
+  if (!st && st.message().rfind(s.path, 0) != 0) st = errorAt(off, "zstd-compressed record: " + st.message());
+  return st;
+}
+
 
 inline int64_t Reader::field(const uint8_t* raw, const Field& f) const {
   const uint8_t* p = raw + f.off;
@@ -995,26 +1282,28 @@ bool Reader::locateRaw(const uint8_t* rec, uint32_t size, const Attr& a, const u
 void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const Attr& a) {
   const Decoder& d = m_decoders[a.decoder];
   DecodedEvent e;
-  e.off = off;
-  e.countType = static_cast<uint16_t>(d.countType);
+  e.position = tagged(off);
+  e.cpu = -1;
+  e.countKey = d.countKey;
   // Every sample is counted, like perf script prints it, even one that cannot be placed.
   auto skip = [&](core::DiagCode code, std::string why) {
-    e.op = EventOp::Uncounted;
+    e.op = EventOp::CountOnly;
     diag(code, off, std::move(why), e.cpu >= 0 ? std::optional<int>(e.cpu) : std::nullopt);
-    m_out.event(e);
+    emit(e);
   };
   if (size < a.fixedEnd) {
     skip(core::DiagCode::malformed_record, "sample record of " + std::to_string(size) + " bytes is too short for its declared fields");
     return;
   }
-  e.ts = a.timeOff >= 0 ? rd64(rec + a.timeOff) : 0;
-  if (e.ts > kMaxTs) {
-    skip(core::DiagCode::malformed_record, "sample timestamp " + std::to_string(e.ts) + " is beyond the signed 64-bit range");
+  const uint64_t ts = a.timeOff >= 0 ? rd64(rec + a.timeOff) : 0;
+  if (ts > kMaxTs) {
+    skip(core::DiagCode::malformed_record, "sample timestamp " + std::to_string(ts) + " is beyond the signed 64-bit range");
     return;
   }
+  e.ts = static_cast<int64_t>(ts);
   if (a.cpuOff >= 0) {
     const uint32_t cpu = rd32(rec + a.cpuOff);
-    e.cpu = static_cast<int16_t>(cpu < static_cast<uint32_t>(kMaxCpu) ? static_cast<int32_t>(cpu) : -1);
+    e.cpu = cpu < static_cast<uint32_t>(kMaxCpu) ? static_cast<int32_t>(cpu) : -1;
   }
   if (a.tidOff >= 0) e.ctxTid = static_cast<int32_t>(rd32(rec + a.tidOff + 4));
 
@@ -1039,10 +1328,7 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
   }
   if (d.commonPid.present()) e.ctxTid = static_cast<int32_t>(field(raw, d.commonPid));
   if (d.commonFlags.present()) {
-    // common_flags: TRACE_FLAG_HARDIRQ 0x08, SOFTIRQ 0x10, NMI 0x40 (kernel/trace/trace.h).
-    const auto flags = static_cast<uint32_t>(field(raw, d.commonFlags));
-    e.irq = static_cast<uint8_t>(((flags & 0x08) ? core::kCtxHardIrq : 0) | ((flags & 0x10) ? core::kCtxSoftIrq : 0) |
-                                 ((flags & 0x40) ? core::kCtxNmi : 0));
+    e.irq = core::irqFromTraceFlags(static_cast<uint32_t>(field(raw, d.commonFlags)));
   }
   auto i32 = [&](int k, int32_t fallback) { return d.f[k].isInt() ? static_cast<int32_t>(field(raw, d.f[k])) : fallback; };
   auto str = [&](int k) { return d.f[k].present() ? string(raw, rawLen, d.f[k]) : std::string_view{}; };
@@ -1050,60 +1336,65 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
   switch (d.kind) {
     case SchedKind::Switch: {
       e.op = EventOp::Switch;
-      e.setText(0, str(0));
-      e.a = i32(1, 0);
+      setComm(e, 0, str(0));
+      e.tid = i32(1, 0);
       const auto rawState = static_cast<uint64_t>(field(raw, d.f[3]));
       e.state = rawState < d.stateOf.size() ? d.stateOf[rawState]
                                             : core::taskStateFromRaw(rawState, d.encoding).value_or(core::TaskState::Unknown);
-      e.setText(1, str(4));
-      e.b = i32(5, 0);
-      e.setHalves(i32(2, core::kPrioUnknown), i32(6, core::kPrioUnknown));
+      setComm(e, 1, str(4));
+      e.otherTid = i32(5, 0);
+      e.prio = i32(2, core::kPrioUnknown);
+      e.otherPrio = i32(6, core::kPrioUnknown);
       break;
     }
     case SchedKind::Wakeup:
     case SchedKind::Waking:
     case SchedKind::WakeupNew:
-      e.op = d.kind == SchedKind::Waking ? EventOp::Waking : EventOp::Wakeup;
-      if (d.kind == SchedKind::WakeupNew) e.flags |= kFlagNew;
-      e.a = i32(0, 0);
-      e.setText(0, str(1));
-      e.setHalves(i32(2, core::kPrioUnknown), i32(3, -1));
+      e.op = d.kind == SchedKind::Waking ? EventOp::Waking
+                                         : d.kind == SchedKind::WakeupNew ? EventOp::WakeupNew : EventOp::Wakeup;
+      e.tid = i32(0, 0);
+      setComm(e, 0, str(1));
+      e.prio = i32(2, core::kPrioUnknown);
+      e.cpuA = i32(3, -1);
       break;
     case SchedKind::Migrate:
       e.op = EventOp::Migrate;
-      e.a = i32(0, 0);
-      e.b = i32(1, -1);
-      e.setText(0, str(2));
-      e.setHalves(i32(3, core::kPrioUnknown), i32(4, -1));
+      e.tid = i32(0, 0);
+      e.cpuB = i32(1, -1);
+      setComm(e, 0, str(2));
+      e.prio = i32(3, core::kPrioUnknown);
+      e.cpuA = i32(4, -1);
       break;
     case SchedKind::Fork:
       e.op = EventOp::Fork;
-      e.a = i32(0, 0);
-      e.b = i32(1, 0);
-      e.setText(0, str(2));
-      e.setText(1, str(3));
+      e.tid = i32(0, 0);
+      e.otherTid = i32(1, 0);
+      setComm(e, 0, str(2));
+      setComm(e, 1, str(3));
       break;
     case SchedKind::Exit:
       e.op = EventOp::Exit;
-      e.a = i32(0, 0);
-      e.setText(0, str(1));
-      e.setHalves(i32(2, core::kPrioUnknown), -1);
+      e.tid = i32(0, 0);
+      setComm(e, 0, str(1));
+      e.prio = i32(2, core::kPrioUnknown);
       break;
     case SchedKind::Exec:
       e.op = EventOp::Exec;
-      e.a = i32(0, 0);
-      e.b = i32(2, e.a);
-      e.setLongText(str(1));  // points into the mapped file, alive for the whole import
+      e.tid = i32(0, 0);
+      e.otherTid = i32(2, e.tid);
+      // A long one points into the mapped file or the decompressed record: the
+      // sorter (or the threaded feed) keeps a copy.
+      e.setText(0, str(1));
+      break;
+    case SchedKind::StatRuntime:
+      e.op = EventOp::RuntimeStat;
+      e.tid = i32(0, 0);
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(field(raw, d.f[1])), INT64_MAX));
       break;
     case SchedKind::Power: {
       const SampleFields fields(*this, d, raw, rawLen);
-      core::DecodedEvent base;
-      base.ts = static_cast<int64_t>(e.ts);
-      base.cpu = e.cpu;
-      base.ctxTid = e.ctxTid;
-      base.irq = e.irq;
-      std::array<core::DecodedEvent, core::kMaxPowerEventsPerRecord> out;
-      const auto n = core::decodePowerEvent(d.power, fields, base, out);
+      std::array<DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+      const auto n = core::decodePowerEvent(d.power, fields, e, out);
       if (!n) {
         skip(core::DiagCode::unsupported_event, d.name + " lacks a field its decoding needs");
         return;
@@ -1111,9 +1402,8 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
       if (*n == 0) break;  // a signal the model does not keep: the sample only marks its CPU
       // Only the first carries the sample's count; the others are more values of it.
       for (size_t i = 0; i < *n; ++i) {
-        DecodedEvent p = DecodedEvent::fromCore(out[i], off);
-        if (i == 0) p.countType = e.countType;
-        queue(p);
+        if (i > 0) out[i].countKey = DecodedEvent::kNoCount;
+        queue(out[i]);
       }
       return;
     }
@@ -1136,46 +1426,50 @@ std::optional<std::string_view> Reader::SampleFields::text(std::string_view name
 
 void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a) {
   DecodedEvent e;
-  e.off = off;
+  e.position = tagged(off);
+  e.op = EventOp::Private;
+  e.cpu = -1;
   const bool haveTrailer = a.trailerSize > 0 && a.trailerSize + kRecordHeaderSize <= size;
   const uint8_t* trailer = rec + size - a.trailerSize;
-  if (haveTrailer && a.trailerTime >= 0) e.ts = rd64(trailer + a.trailerTime);
-  if (e.ts > kMaxTs && e.ts != UINT64_MAX) return;  // garbage; ~0 means "no time" to perf
+  uint64_t ts = 0;
+  if (haveTrailer && a.trailerTime >= 0) ts = rd64(trailer + a.trailerTime);
+  if (ts > kMaxTs && ts != UINT64_MAX) return;  // garbage; ~0 means "no time" to perf
+  e.ts = ts == UINT64_MAX ? 0 : static_cast<int64_t>(ts);
   if (haveTrailer && a.trailerCpu >= 0) {
     const uint32_t c = rd32(trailer + a.trailerCpu);
-    if (c < static_cast<uint32_t>(kMaxCpu)) e.cpu = static_cast<int16_t>(c);
+    if (c < static_cast<uint32_t>(kMaxCpu)) e.cpu = static_cast<int32_t>(c);
   }
+  e.cpuB = e.cpu;
   const uint32_t payloadEnd = haveTrailer ? size - a.trailerSize : size;
   switch (type) {
     case kRecordComm: {
       if (payloadEnd < 16) return;
-      e.op = EventOp::Comm;
-      e.a = static_cast<int32_t>(rd32(rec + 8));
-      e.b = static_cast<int32_t>(rd32(rec + 12));
+      e.aux = static_cast<int32_t>(rd32(rec + 8));
+      e.tid = static_cast<int32_t>(rd32(rec + 12));
       const char* s = reinterpret_cast<const char*>(rec + 16);
-      e.setText(0, {s, boundedLength(s, payloadEnd - 16)});
+      setComm(e, 0, {s, boundedLength(s, payloadEnd - 16)});
       uint16_t misc;
       std::memcpy(&misc, rec + 4, 2);
       if (m_swap) misc = byteSwap(misc);
-      if (misc & kMiscCommExec) e.flags |= kFlagExec;
+      e.cpuA = (misc & kMiscCommExec) ? kRecCommExec : kRecComm;
       break;
     }
     case kRecordFork:
     case kRecordExit:
       if (payloadEnd < 24) return;
-      e.op = EventOp::TaskIds;
-      e.a = static_cast<int32_t>(rd32(rec + 8));
-      e.b = static_cast<int32_t>(rd32(rec + 16));
+      e.cpuA = kRecTaskIds;
+      e.aux = static_cast<int32_t>(rd32(rec + 8));
+      e.tid = static_cast<int32_t>(rd32(rec + 16));
       break;
     case kRecordLost:
       if (payloadEnd < 24) return;
-      e.op = EventOp::Lost;
-      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 16), INT64_MAX / 2)));
+      e.cpuA = kRecLost;
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 16), INT64_MAX / 2));
       break;
     case kRecordLostSamples:
       if (payloadEnd < 16) return;
-      e.op = EventOp::LostSamples;
-      e.setValue(static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 8), INT64_MAX / 2)));
+      e.cpuA = kRecLostSamples;
+      e.aux = static_cast<int64_t>(std::min<uint64_t>(rd64(rec + 8), INT64_MAX / 2));
       break;
     default: return;
   }
@@ -1187,82 +1481,90 @@ void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32
 void Reader::deliver(DecodedEvent& e) {
   switch (e.op) {
     case EventOp::Switch:
-      seeTid(e.a);
-      seeTid(e.b);
+      m_tasks.see(e.tid);
+      m_tasks.see(e.otherTid);
       break;
     case EventOp::Waking:
     case EventOp::Wakeup:
+    case EventOp::WakeupNew:
     case EventOp::Migrate:
     case EventOp::Exit:
-    case EventOp::Exec: seeTid(e.a); break;
+    case EventOp::Exec:
+    case EventOp::RuntimeStat: m_tasks.see(e.tid); break;
+    case EventOp::Pelt:
+      if (e.tid >= 0) m_tasks.see(e.tid);
+      break;
     case EventOp::Fork:
-      seeTid(e.a);
-      seeTid(e.b);
-      if (auto it = m_tasks.find(e.b); it != m_tasks.end()) e.c = it->second.tgid;
+      m_tasks.see(e.tid);
+      m_tasks.see(e.otherTid);
+      if (const auto* id = m_tasks.find(e.otherTid)) e.aux = id->tgid;
       break;
-    case EventOp::Other:
-    case EventOp::Uncounted: break;
-    case EventOp::Power:
-      if (static_cast<core::EventOp>(e.a) == core::EventOp::Pelt && e.powerTid() >= 0) seeTid(e.powerTid());
-      break;
-    case EventOp::Comm: {
-      TaskInfo& info = m_tasks[e.b];
-      info.tgid = e.a;
-      std::memcpy(info.comm, e.text[0], sizeof info.comm);
-      if (e.ts == 0 || e.ts > kMaxTs) return;  // synthesized at start: names a task, not an event
-      if (seenTid(e.b)) {
+    case EventOp::Private: {
+      if (e.cpuA != kRecComm && e.cpuA != kRecCommExec) {
+        deliverRecord(e);
+        return;
+      }
+      auto& info = m_tasks.of(e.tid);
+      info.tgid = static_cast<int32_t>(e.aux);
+      info.setComm(e.textAt(0));
+      if (noTime(e)) return;  // synthesized at start: names a task, not an event
+      if (m_tasks.seen(e.tid)) {
         DecodedEvent ids;
         ids.op = EventOp::TaskInfo;
-        ids.a = e.b;
-        ids.b = e.a;
-        ids.text[0][0] = 0;
-        m_out.event(ids);
+        ids.position = e.position;
+        ids.tid = e.tid;
+        ids.aux = info.tgid;
+        emit(ids);
       }
       // A rename in the trace (prctl, or exec when sched_process_exec is not
       // recorded) is an event of its own.
-      if (e.cpu < 0 || ((e.flags & kFlagExec) && m_haveExecTracepoint)) return;
-      seeTid(e.b);
-      m_out.event(e);
-      announce();
+      if (e.cpuB < 0 || (e.cpuA == kRecCommExec && m_haveExecTracepoint)) return;
+      m_tasks.see(e.tid);
+      e.op = EventOp::Rename;
+      e.cpu = e.cpuB;
+      emit(e);
+      m_tasks.announce(m_feed, false);
       return;
     }
-    case EventOp::TaskIds: m_tasks[e.b].tgid = e.a; return;
-    case EventOp::Lost:
-    case EventOp::LostSamples:
-      if (e.op == EventOp::LostSamples && (e.ts == 0 || e.ts > kMaxTs)) {
+    default: break;
+  }
+  emit(e);
+  m_tasks.announce(m_feed, e.op == EventOp::Exit);
+  m_lastDeliveredTs = e.ts;
+}
+
+void Reader::deliverRecord(DecodedEvent& e) {
+  switch (e.cpuA) {
+    case kRecTaskIds: m_tasks.of(e.tid).tgid = static_cast<int32_t>(e.aux); return;
+    case kRecLostSamples:
+      if (noTime(e)) {
         // Synthesized by perf record at the end from each event's lost-sample
         // counter: the same overruns the LOST records already reported, per event.
-        m_synthLostSamples += static_cast<uint64_t>(e.value());
+        m_synthLostSamples += static_cast<uint64_t>(e.aux);
         return;
       }
+      [[fallthrough]];
+    case kRecLost:
       e.op = EventOp::DataLoss;
-      if (e.ts == 0 || e.ts > kMaxTs) e.ts = m_lastDeliveredTs;
-      m_out.event(e);
+      e.cpu = e.cpuB;
+      if (noTime(e)) e.ts = m_lastDeliveredTs;
+      emit(e);
       return;
     default: return;
   }
-  m_out.event(e);
-  if (!m_announce.empty()) {
-    // An exit may have ended the task already; naming it now would start a new one.
-    if (e.op == EventOp::Exit)
-      m_announce.clear();
-    else
-      announce();
-  }
-  m_lastDeliveredTs = e.ts;
 }
 
 void Reader::finish() {
   // Synthesized LOST_SAMPLES repeat what LOST records said; only an excess (a
   // LOST record that never got written) is news.
-  const uint64_t reported = m_out.lostFed();
-  if (m_synthLostSamples > reported) {
+  if (m_synthLostSamples > m_lostFed) {
     DecodedEvent e;
     e.op = EventOp::DataLoss;
-    e.off = m_dataEnd;
+    e.cpu = -1;
+    e.position = m_dataEnd;
     e.ts = m_lastDeliveredTs;
-    e.setValue(static_cast<int64_t>(m_synthLostSamples - reported));
-    m_out.event(e);
+    e.aux = static_cast<int64_t>(m_synthLostSamples - m_lostFed);
+    emit(e);
   }
 }
 
@@ -1273,6 +1575,17 @@ int probePerfData(std::span<const std::byte> head) {
   if (std::memcmp(head.data(), "PERFILE2", 8) == 0 || std::memcmp(head.data(), "2ELIFREP", 8) == 0) return 100;
   if (std::memcmp(head.data(), "PERFFILE", 8) == 0) return 60;
   return 0;
+}
+
+int probePerfDataFolder(const std::string& path, const std::vector<std::string>& entries) {
+  if (std::find(entries.begin(), entries.end(), "data") == entries.end()) return 0;
+  char magic[8] = {};
+  const int fd = ::open((std::filesystem::path(path) / "data").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = ::read(fd, magic, sizeof magic);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof magic)) return 0;
+  return probePerfData(std::as_bytes(std::span(magic))) == 100 ? 100 : 0;
 }
 
 core::Status readPerfData(const std::string& path, core::SchedBuilder& builder, const ImportOptions& options,

@@ -209,7 +209,6 @@ core::Result<TracingData> parseTracingData(std::span<const uint8_t> data, uint64
   in.bytes(in.u32("the printk formats size"), "printk formats");
   if (!in.failed() && std::strtod(out.version.c_str(), nullptr) >= 0.6) in.bytes(in.u64("saved cmdlines size"), "saved cmdlines");
   if (in.failed()) return core::Error(in.error());
-  out.bytesUsed = in.pos();
   return out;
 }
 

@@ -42,7 +42,6 @@ struct TracingData {
   int longSize = 8;
   std::string version;
   std::vector<TracepointFormat> formats;
-  uint64_t bytesUsed = 0;  ///< bytes the tracing data occupies (pipe mode pads it to 8 bytes)
 };
 
 /// Parses tracing data. `fileOffset` is where `data` starts in the file, so that

@@ -172,17 +172,28 @@ void CpuStreamDecoder::decodeCurrentPage(EventBlock& block) {
   const int64_t missed = pageMissedEvents(m_page, m_fmt);
   if (missed != 0) {
     DecodedEvent& e = block.append();
-    e.kind = EventKind::DataLoss;
+    e.op = EventOp::DataLoss;
     e.ts = m_table.convertTs(pageTimestamp(m_page, m_fmt));
     e.aux = missed;
-    e.fileOffset = m_pageOffset;
+    e.position = m_pageOffset;
+    e.cpu = m_ref.cpu;
+    e.countKey = DecodedEvent::kNoCount;
+    e.externalText = 0;
+    block.maxTs = std::max(block.maxTs, e.ts);
   }
   const uint64_t base = m_pageOffset;
+  const int cpu = m_ref.cpu;
+  int64_t maxTs = block.maxTs;
   const PageResult r = decodePage(m_page, m_fmt, [&](uint64_t ts, const uint8_t* data, uint32_t len, uint32_t off) {
     DecodedEvent& e = block.append();
     m_table.decode(data, len, ts, e, block.strings);
-    e.fileOffset = compressed ? base : base + off;
+    e.position = compressed ? base : base + off;
+    e.cpu = cpu;
+    maxTs = std::max(maxTs, e.ts);
+    if (e.op == EventOp::Exec || (e.op == EventOp::Private && e.cpuA == kPowerRecord)) [[unlikely]]
+      block.outsideTexts.push_back(static_cast<uint32_t>(block.count - 1));
   });
+  block.maxTs = maxTs;
   if (!r.ok) {
     if (compressed) {
       fail(block, m_chunkOffset,
@@ -197,6 +208,9 @@ void CpuStreamDecoder::decodeCurrentPage(EventBlock& block) {
 void CpuStreamDecoder::fill(EventBlock& block, size_t maxEvents) {
   block.count = 0;
   block.strings.clear();
+  block.outsideTexts.clear();
+  block.maxTs = INT64_MIN;
+  block.cpu = m_ref.cpu;
   block.last = false;
   block.error.reset();
   // A page holds at most pageSize/8 records (4-byte header + 4 bytes of data) plus a loss marker.
@@ -212,6 +226,12 @@ void CpuStreamDecoder::fill(EventBlock& block, size_t maxEvents) {
   } catch (...) {
     // Nothing here throws by design; a worker thread must still never terminate the process.
     fail(block, m_pageOffset, "internal error while decoding");
+  }
+  for (uint32_t i : block.outsideTexts) {
+    DecodedEvent& e = block.storage[i];
+    e.setText(0, std::string_view(block.strings).substr(static_cast<size_t>(e.aux), static_cast<size_t>(e.cpuB)));
+    e.aux = -1;
+    e.cpuB = -1;
   }
 }
 

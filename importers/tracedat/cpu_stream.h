@@ -34,9 +34,13 @@ struct EventBlock {
   /// construction (value-initialising 96 bytes per event cost ~10% of decoding).
   std::vector<DecodedEvent> storage;
   size_t count = 0;
-  std::span<const DecodedEvent> events() const { return {storage.data(), count}; }
+  std::span<DecodedEvent> events() { return {storage.data(), count}; }
   DecodedEvent& append() { return storage[count++]; }  // room ensured by CpuStreamDecoder::fill()
-  std::string strings;  ///< exec filenames the events point into
+  std::string strings;  ///< exec filenames and power records the events point into
+  /// Which events have their text 0 in `strings` (set once `strings` stops growing).
+  std::vector<uint32_t> outsideTexts;
+  int64_t maxTs = INT64_MIN;    ///< the latest timestamp of the block's events
+  int cpu = 0;
   bool last = false;    ///< the stream ends after this block
   std::optional<StreamError> error;  ///< set on the last block of a stream that ended early
   uint64_t bytesDone = 0;            ///< bytes of this CPU's data consumed so far

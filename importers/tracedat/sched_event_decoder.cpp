@@ -334,14 +334,14 @@ FieldRef commRef(const FormatField* f) {
 
 struct HotEvent {
   std::string_view name;
-  EventKind kind;
+  EventOp kind;
 };
 constexpr HotEvent kHotEvents[] = {
-    {"sched_switch", EventKind::Switch},       {"sched_waking", EventKind::Waking},
-    {"sched_wakeup", EventKind::Wakeup},       {"sched_wakeup_new", EventKind::WakeupNew},
-    {"sched_migrate_task", EventKind::Migrate}, {"sched_process_fork", EventKind::Fork},
-    {"sched_process_exec", EventKind::Exec},   {"sched_process_exit", EventKind::Exit},
-    {"task_rename", EventKind::Rename},
+    {"sched_switch", EventOp::Switch},       {"sched_waking", EventOp::Waking},
+    {"sched_wakeup", EventOp::Wakeup},       {"sched_wakeup_new", EventOp::WakeupNew},
+    {"sched_migrate_task", EventOp::Migrate}, {"sched_process_fork", EventOp::Fork},
+    {"sched_process_exec", EventOp::Exec},   {"sched_process_exit", EventOp::Exit},
+    {"task_rename", EventOp::Rename},
 };
 
 uint32_t endOf(FieldRef f) { return f.size ? uint32_t{f.offset} + f.size : 0; }
@@ -364,12 +364,12 @@ bool EventDecoderTable::build(const std::vector<EventFormatText>& formats, std::
     m_names[id] = identity->name;
     m_index[id] = kNoDecoder;
 
-    EventKind kind = EventKind::Other;
+    EventOp kind = EventOp::Other;
     for (const auto& h : kHotEvents)
       if (identity->name == h.name && (text.system == "sched" || text.system == "task")) kind = h.kind;
-    const core::PowerEvent power = kind == EventKind::Other ? core::powerEventOf(identity->name) : core::PowerEvent::None;
-    if (power != core::PowerEvent::None) kind = EventKind::Power;
-    if (kind == EventKind::Other && haveCommon) continue;
+    const core::PowerEvent power = kind == EventOp::Other ? core::powerEventOf(identity->name) : core::PowerEvent::None;
+    if (power != core::PowerEvent::None) kind = EventOp::Private;
+    if (kind == EventOp::Other && haveCommon) continue;
     auto format = parseEventFormat(text.text, text.system);
     if (!format) continue;
     if (!haveCommon) {
@@ -379,13 +379,13 @@ bool EventDecoderTable::build(const std::vector<EventFormatText>& formats, std::
       haveCommon = m_type.size != 0;
       m_commonLength = std::max({endOf(m_type), endOf(m_flags), endOf(m_pid)});
     }
-    if (kind == EventKind::Other) continue;
+    if (kind == EventOp::Other) continue;
 
     EventDecoder d;
     d.kind = kind;
     const auto& f = *format;
     switch (kind) {
-      case EventKind::Switch:
+      case EventOp::Switch:
         d.comm = commRef(f.field("prev_comm"));
         d.tid = intRef(f.field("prev_pid"));
         d.prio = intRef(f.field("prev_prio"));
@@ -393,53 +393,53 @@ bool EventDecoderTable::build(const std::vector<EventFormatText>& formats, std::
         d.otherComm = commRef(f.field("next_comm"));
         d.otherTid = intRef(f.field("next_pid"));
         d.otherPrio = intRef(f.field("next_prio"));
-        if (!d.tid.size || !d.otherTid.size) d.kind = EventKind::Other;
+        if (!d.tid.size || !d.otherTid.size) d.kind = EventOp::Other;
         m_prevStates.configure(f.printFmt, uname);
         break;
-      case EventKind::Waking:
-      case EventKind::Wakeup:
-      case EventKind::WakeupNew:
+      case EventOp::Waking:
+      case EventOp::Wakeup:
+      case EventOp::WakeupNew:
         d.comm = commRef(f.field("comm"));
         d.tid = intRef(f.field("pid"));
         d.prio = intRef(f.field("prio"));
         d.cpuA = intRef(f.field("target_cpu"));
-        if (!d.tid.size) d.kind = EventKind::Other;
+        if (!d.tid.size) d.kind = EventOp::Other;
         break;
-      case EventKind::Migrate:
+      case EventOp::Migrate:
         d.comm = commRef(f.field("comm"));
         d.tid = intRef(f.field("pid"));
         d.prio = intRef(f.field("prio"));
         d.cpuA = intRef(f.field("orig_cpu"));
         d.cpuB = intRef(f.field("dest_cpu"));
-        if (!d.tid.size || !d.cpuB.size) d.kind = EventKind::Other;
+        if (!d.tid.size || !d.cpuB.size) d.kind = EventOp::Other;
         break;
-      case EventKind::Fork:
+      case EventOp::Fork:
         d.comm = commRef(f.field("parent_comm"));
         d.tid = intRef(f.field("parent_pid"));
         d.otherComm = commRef(f.field("child_comm"));
         d.otherTid = intRef(f.field("child_pid"));
-        if (!d.tid.size || !d.otherTid.size) d.kind = EventKind::Other;
+        if (!d.tid.size || !d.otherTid.size) d.kind = EventOp::Other;
         break;
-      case EventKind::Exec: {
+      case EventOp::Exec: {
         d.tid = intRef(f.field("pid"));
         d.otherTid = intRef(f.field("old_pid"));
         const FormatField* fn = f.field("filename");
         if (fn && fn->isDataLoc && fn->size == 4) d.filename = ref(fn);
-        if (!d.tid.size) d.kind = EventKind::Other;
+        if (!d.tid.size) d.kind = EventOp::Other;
         break;
       }
-      case EventKind::Exit:
+      case EventOp::Exit:
         d.comm = commRef(f.field("comm"));
         d.tid = intRef(f.field("pid"));
         d.prio = intRef(f.field("prio"));
-        if (!d.tid.size) d.kind = EventKind::Other;
+        if (!d.tid.size) d.kind = EventOp::Other;
         break;
-      case EventKind::Rename:
+      case EventOp::Rename:
         d.tid = intRef(f.field("pid"));
         d.comm = commRef(f.field("newcomm"));
-        if (!d.tid.size || !d.comm.size) d.kind = EventKind::Other;
+        if (!d.tid.size || !d.comm.size) d.kind = EventOp::Other;
         break;
-      case EventKind::Power:
+      case EventOp::Private:
         d.power = power;
         d.fields = f.fields;
         break;
@@ -531,66 +531,63 @@ int32_t prioOf(int64_t v) { return v < INT16_MIN || v > INT16_MAX ? core::kPrioU
 void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t rawTs, DecodedEvent& out,
                                std::string& strings) const {
   out.ts = convertTs(rawTs);
+  out.externalText = 0;
+  out.aux = -1;
   if (length < m_commonLength) {
-    out.kind = EventKind::Malformed;
-    out.eventId = 0;
+    out.op = EventOp::Private;
+    out.cpuA = kMalformedRecord;
+    out.countKey = 0;
     return;
   }
   const auto id = static_cast<uint16_t>(readInt(rec, m_type));
-  out.eventId = id;
+  out.countKey = id;
   out.ctxTid = m_pid.size ? clampTid(readInt(rec, m_pid)) : -1;
-  uint8_t irq = 0;
-  if (m_flags.size) {
-    // TRACE_FLAG_HARDIRQ 0x08, TRACE_FLAG_SOFTIRQ 0x10, TRACE_FLAG_NMI 0x40 (kernel/trace/trace.h).
-    const auto flags = static_cast<uint32_t>(readInt(rec, m_flags));
-    if (flags & 0x08) irq |= core::kCtxHardIrq;
-    if (flags & 0x10) irq |= core::kCtxSoftIrq;
-    if (flags & 0x40) irq |= core::kCtxNmi;
-  }
-  out.irq = irq;
+  out.irq = m_flags.size ? core::irqFromTraceFlags(static_cast<uint32_t>(readInt(rec, m_flags))) : 0;
   const int16_t index = id < m_index.size() ? m_index[id] : kNoFormat;
   if (index < 0) {
-    out.kind = index == kNoDecoder ? EventKind::Other : EventKind::Malformed;
+    out.op = index == kNoDecoder ? EventOp::Other : EventOp::Private;
+    out.cpuA = kMalformedRecord;
     return;
   }
   const EventDecoder* d = &m_decoders[static_cast<size_t>(index)];
   if (length < d->minLength) {
-    out.kind = EventKind::Malformed;
+    out.op = EventOp::Private;
+    out.cpuA = kMalformedRecord;
     return;
   }
-  out.kind = d->kind;
+  out.op = d->kind;
   switch (d->kind) {
-    case EventKind::Switch:
+    case EventOp::Switch:
       out.tid = clampTid(readInt(rec, d->tid));
       out.otherTid = clampTid(readInt(rec, d->otherTid));
       out.prio = d->prio.size ? prioOf(readInt(rec, d->prio)) : core::kPrioUnknown;
       out.otherPrio = d->otherPrio.size ? prioOf(readInt(rec, d->otherPrio)) : core::kPrioUnknown;
-      out.prevState = d->prevState.size ? m_prevStates.decode(static_cast<uint64_t>(readInt(rec, d->prevState)))
+      out.state = d->prevState.size ? m_prevStates.decode(static_cast<uint64_t>(readInt(rec, d->prevState)))
                                         : core::TaskState::Unknown;
-      out.commLen = d->comm.size ? copyComm(rec, d->comm, out.comm) : 0;
-      out.otherCommLen = d->otherComm.size ? copyComm(rec, d->otherComm, out.otherComm) : 0;
+      out.textLen[0] = d->comm.size ? copyComm(rec, d->comm, out.text[0]) : 0;
+      out.textLen[1] = d->otherComm.size ? copyComm(rec, d->otherComm, out.text[1]) : 0;
       break;
-    case EventKind::Waking:
-    case EventKind::Wakeup:
-    case EventKind::WakeupNew:
-    case EventKind::Migrate:
-    case EventKind::Exit:
+    case EventOp::Waking:
+    case EventOp::Wakeup:
+    case EventOp::WakeupNew:
+    case EventOp::Migrate:
+    case EventOp::Exit:
       out.tid = clampTid(readInt(rec, d->tid));
       out.prio = d->prio.size ? prioOf(readInt(rec, d->prio)) : core::kPrioUnknown;
       out.cpuA = d->cpuA.size ? clampTid(readInt(rec, d->cpuA)) : -1;
       out.cpuB = d->cpuB.size ? clampTid(readInt(rec, d->cpuB)) : -1;
-      out.commLen = d->comm.size ? copyComm(rec, d->comm, out.comm) : 0;
+      out.textLen[0] = d->comm.size ? copyComm(rec, d->comm, out.text[0]) : 0;
       break;
-    case EventKind::Fork:
+    case EventOp::Fork:
       out.tid = clampTid(readInt(rec, d->tid));
       out.otherTid = clampTid(readInt(rec, d->otherTid));
-      out.commLen = d->comm.size ? copyComm(rec, d->comm, out.comm) : 0;
-      out.otherCommLen = d->otherComm.size ? copyComm(rec, d->otherComm, out.otherComm) : 0;
+      out.textLen[0] = d->comm.size ? copyComm(rec, d->comm, out.text[0]) : 0;
+      out.textLen[1] = d->otherComm.size ? copyComm(rec, d->otherComm, out.text[1]) : 0;
       break;
-    case EventKind::Exec: {
+    case EventOp::Exec: {
       out.tid = clampTid(readInt(rec, d->tid));
       out.otherTid = d->otherTid.size ? clampTid(readInt(rec, d->otherTid)) : out.tid;
-      out.cpuA = static_cast<int32_t>(strings.size());
+      out.aux = static_cast<int64_t>(strings.size());
       out.cpuB = 0;
       if (d->filename.size) {
         // __data_loc: (length << 16) | offset, both within the record.
@@ -606,13 +603,14 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
       }
       break;
     }
-    case EventKind::Rename:
+    case EventOp::Rename:
       out.tid = clampTid(readInt(rec, d->tid));
-      out.commLen = copyComm(rec, d->comm, out.comm);
+      out.textLen[0] = copyComm(rec, d->comm, out.text[0]);
       break;
-    case EventKind::Power:
+    case EventOp::Private:
       // Rare events with fields the merger reads by name: keep the whole record.
-      out.cpuA = static_cast<int32_t>(strings.size());
+      out.cpuA = kPowerRecord;
+      out.aux = static_cast<int64_t>(strings.size());
       out.cpuB = static_cast<int32_t>(length);
       strings.append(reinterpret_cast<const char*>(rec), length);
       break;

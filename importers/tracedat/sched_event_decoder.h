@@ -1,5 +1,5 @@
-// Turns ring-buffer records into the compact events the trace.dat importer merges
-// across CPUs and feeds to core::SchedBuilder. Field offsets of the scheduler
+// Turns ring-buffer records into core::DecodedEvent, which the trace.dat importer
+// merges across CPUs (core::EventSorter) and feeds to core::SchedBuilder. Field offsets of the scheduler
 // events are resolved once per event format (EventDecoderTable::build), so
 // decoding a record is a few loads at fixed offsets. Called by the per-CPU stream
 // workers (cpu_stream.cpp), concurrently: everything here is read-only after build.
@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/decoded_event.h"
 #include "core/power_events.h"
 #include "core/task_state.h"
 #include "core/trace_model.h"
@@ -19,54 +20,16 @@
 
 namespace importers::tracedat {
 
-enum class EventKind : uint8_t {
-  Other,  ///< any event without a SchedBuilder method: counted, marks its CPU's time
-  Switch,
-  Waking,
-  Wakeup,
-  WakeupNew,
-  Migrate,
-  Fork,
-  Exec,
-  Exit,
-  Rename,
-  Power,      ///< power, PELT and print events (core/power_events.h): the record's bytes go to the block's strings
-  DataLoss,   ///< not a record: the page says events were lost before it
-  Malformed,  ///< a record too short for its format, or of an unknown event id
-};
-
 inline constexpr size_t kCommLen = 16;  // TASK_COMM_LEN
 
-/// One decoded record. The meaning of the generic fields depends on `kind`:
-///   Switch:   tid/otherTid = prev/next, prio/otherPrio, comm/otherComm, prevState
-///   Waking, Wakeup, WakeupNew: tid, comm, prio, cpuA = target_cpu
-///   Migrate:  tid, comm, prio, cpuA = orig_cpu, cpuB = dest_cpu
-///   Fork:     tid/comm = parent, otherTid/otherComm = child
-///   Exec:     tid, otherTid = old_pid, cpuA/cpuB = filename offset/length in the block's strings
-///   Exit:     tid, comm, prio
-///   Rename:   tid, comm = new comm
-///   Power:    cpuA/cpuB = the record's offset/length in the block's strings (RecordFields reads it)
-///   DataLoss: aux = events lost (-1 unknown)
-struct DecodedEvent {
-  int64_t ts = 0;
-  uint64_t fileOffset = 0;  ///< the record's byte offset, or its compressed chunk's
-  int64_t aux = 0;
-  int32_t ctxTid = -1;      ///< common_pid
-  int32_t tid = 0;
-  int32_t otherTid = 0;
-  int32_t prio = core::kPrioUnknown;
-  int32_t otherPrio = core::kPrioUnknown;
-  int32_t cpuA = -1;
-  int32_t cpuB = -1;
-  uint16_t eventId = 0;
-  EventKind kind = EventKind::Other;
-  uint8_t irq = 0;  ///< core::IrqContext bits from common_flags
-  core::TaskState prevState = core::TaskState::Unknown;
-  uint8_t commLen = 0;  ///< strnlen of comm / otherComm, done on the worker
-  uint8_t otherCommLen = 0;
-  char comm[kCommLen];
-  char otherComm[kCommLen];
-};
+using core::DecodedEvent;
+using core::EventOp;
+/// Records the importer reports rather than applies (op Private): too short
+/// for their format, or of an event id no format declares.
+inline constexpr int32_t kMalformedRecord = 0;
+/// A power, PELT or print record (core/power_events.h), op Private: text 0 is
+/// the whole record, whose fields the merger reads by name (RecordFields).
+inline constexpr int32_t kPowerRecord = 1;
 
 /// prev_state decoded the way the traced kernel prints it: the sched_switch print
 /// fmt carries the kernel's own flag table (letters per bit, the mask, and the
@@ -105,7 +68,7 @@ struct FieldRef {
 };
 
 struct EventDecoder {
-  EventKind kind = EventKind::Other;
+  EventOp kind = EventOp::Other;
   uint32_t minLength = 0;  ///< hot fields lie below this; shorter records are malformed
   FieldRef tid, otherTid, prio, otherPrio, cpuA, cpuB, prevState, filename;
   FieldRef comm, otherComm;  ///< char arrays
@@ -154,7 +117,9 @@ class EventDecoderTable {
   int64_t convertTs(uint64_t raw) const;
   bool swapped() const { return m_config.swap; }
 
-  /// Decodes one record. `strings` receives exec filenames.
+  /// Decodes one record into `out` (a reused slot: every field the event's op
+  /// reads is written). `strings` receives exec filenames and power records;
+  /// `out` keeps their offset and length in aux/cpuB until the block points at them.
   void decode(const uint8_t* rec, uint32_t length, uint64_t rawTs, DecodedEvent& out, std::string& strings) const;
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 namespace replay {
 
@@ -123,11 +124,12 @@ Engine::Engine(const Workload& workload, const core::Topology& topology, Policy&
       uint8_t l = 4;
       if (a == b) l = 0;
       else if (ca && cb && ca->core == cb->core) l = 1;
-      else if (ca && cb && ca->package == cb->package) l = 2;
-      else if (ca && cb) l = 3;
+      else if (ca && cb && ca->llc == cb->llc) l = 2;
+      else if (ca && cb && ca->node == cb->node) l = 3;
       m_locality[static_cast<size_t>(a) * static_cast<size_t>(n) + static_cast<size_t>(b)] = l;
     }
   }
+  buildDomains(topology);
   m_tasks.resize(workload.tasks.size());
   m_outcome.resize(workload.tasks.size());
   m_masks.resize(workload.tasks.size());
@@ -138,6 +140,49 @@ Engine::Engine(const Workload& workload, const core::Topology& topology, Policy&
   }
   m_woken.assign(flags, 0);
   m_timerNext.assign(workload.timers.size(), -1);
+}
+
+void Engine::buildDomains(const core::Topology& topology) {
+  const int n = static_cast<int>(m_cpus.size());
+  m_cpuDomains.assign(static_cast<size_t>(n), {});
+  // The span of `cpu` at a locality level: the online CPUs no farther than it.
+  auto span = [&](int cpu, int level) {
+    std::vector<int> out;
+    for (int c = 0; c < n; ++c)
+      if (m_cpus[static_cast<size_t>(c)].online && locality(cpu, c) <= level) out.push_back(c);
+    return out;
+  };
+  std::map<std::vector<int>, size_t> known;  // span -> index in m_domains
+  std::vector<std::vector<size_t>> chains(static_cast<size_t>(n));
+  for (int cpu = 0; cpu < n; ++cpu) {
+    if (!topology.cpu(cpu)) continue;
+    std::vector<int> child{cpu};
+    for (int level = 1; level <= 4; ++level) {
+      std::vector<int> cpus = span(cpu, level);
+      if (cpus.size() == child.size()) continue;  // degenerate: the same CPUs as the level below
+      auto [it, fresh] = known.emplace(cpus, m_domains.size());
+      if (fresh) {
+        SchedDomain d;
+        d.level = level;
+        d.id = static_cast<int>(m_domains.size());
+        d.cpus = std::move(cpus);
+        m_domains.push_back(std::move(d));
+      }
+      chains[static_cast<size_t>(cpu)].push_back(it->second);
+      child = m_domains[it->second].cpus;
+    }
+  }
+  // Groups: the spans one level down (the previous domain of each member CPU, or the CPU).
+  for (SchedDomain& d : m_domains) {
+    for (int c : d.cpus) {
+      const auto& chain = chains[static_cast<size_t>(c)];
+      const auto self = std::find(chain.begin(), chain.end(), static_cast<size_t>(d.id));
+      std::vector<int> group = self == chain.begin() ? std::vector<int>{c} : m_domains[*(self - 1)].cpus;
+      if (std::find(d.groups.begin(), d.groups.end(), group) == d.groups.end()) d.groups.push_back(std::move(group));
+    }
+  }
+  for (int cpu = 0; cpu < n; ++cpu)
+    for (size_t id : chains[static_cast<size_t>(cpu)]) m_cpuDomains[static_cast<size_t>(cpu)].push_back(&m_domains[id]);
 }
 
 bool Engine::allowed(TaskId t, int cpu) const {

@@ -111,11 +111,26 @@ class Engine {
   int64_t lastTick(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].lastTick; }
   /// When the current task of `cpu` was switched in.
   int64_t runningSince(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].since; }
-  /// BFS's cpu_locality: 0 same CPU, 1 SMT sibling, 2 shares the package's cache,
-  /// 3 another package (the topology has no NUMA nodes, so never 4).
+  /// BFS's cpu_locality, also the fair class's domain levels: 0 same CPU, 1 SMT
+  /// sibling, 2 shares the last-level cache, 3 another LLC of the same NUMA
+  /// node, 4 another node (or a CPU outside the topology).
   int locality(int a, int b) const {
     return m_locality[static_cast<size_t>(a) * m_cpus.size() + static_cast<size_t>(b)];
   }
+  /// A scheduling domain as the kernel builds them (build_sched_domains): SMT
+  /// spans a core, MC an LLC, PKG a NUMA node, NUMA every CPU; a level whose
+  /// span equals its child's is left out, as the kernel degenerates it. `groups`
+  /// are the child level's spans inside `cpus` (single CPUs under the lowest
+  /// level). Shared by the CPUs it spans; `id` is dense, for per-domain state.
+  struct SchedDomain {
+    int level = 0;  ///< the locality() of the CPUs it adds: 1 SMT, 2 MC, 3 PKG, 4 NUMA
+    int id = 0;
+    std::vector<int> cpus;
+    std::vector<std::vector<int>> groups;
+  };
+  /// `cpu`'s domains, innermost first (empty on a one-CPU machine).
+  const std::vector<const SchedDomain*>& domains(int cpu) const { return m_cpuDomains[static_cast<size_t>(cpu)]; }
+  int domainCount() const { return static_cast<int>(m_domains.size()); }
   /// The other SMT threads of `cpu`'s core (empty without SMT).
   const std::vector<int>& siblings(int cpu) const { return m_siblings[static_cast<size_t>(cpu)]; }
   /// Current work rate of `cpu`.
@@ -220,6 +235,9 @@ class Engine {
   std::vector<uint8_t> m_woken;
   std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
   std::vector<uint8_t> m_locality;
+  std::vector<SchedDomain> m_domains;
+  std::vector<std::vector<const SchedDomain*>> m_cpuDomains;
+  void buildDomains(const core::Topology& topology);
   std::vector<std::vector<int>> m_siblings;  // per CPU: the other threads of its core
   std::vector<int64_t> m_timerNext;
   std::vector<TaskOutcome> m_outcome;

@@ -14,6 +14,9 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QMimeData>
@@ -43,6 +46,8 @@
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
 #include "app/gui/stats_view.h"
+#include "app/gui/sweep_view.h"
+#include "app/sweep/sweep_plan.h"
 #include "app/gui/task_table_model.h"
 #include "app/gui/latency_scatter.h"
 #include "app/gui/latency_view.h"
@@ -52,6 +57,7 @@
 #include "app/gui/why_view.h"
 #include "app/render/timeline_image.h"
 #include "gui_test_support.h"
+#include "importers/importer.h"
 #include "test_models.h"
 
 namespace {
@@ -243,9 +249,12 @@ TEST(GuiWindow, OpenZoomSelectSearchClickReplayClose) {
   EXPECT_TRUE(fi.contains(QStringLiteral("Forced idle")));
   EXPECT_TRUE(fi.contains(QStringLiteral("CPU 0 ran")));
 
-  // Task rows.
+  // Task rows, under their process's header row.
   w.timeline()->showTaskRow(rec, hit->utid);
-  EXPECT_EQ(pane->rows().size(), 5u);
+  ASSERT_EQ(pane->rows().size(), 6u);
+  EXPECT_EQ(pane->rows()[4].type, app::render::RowType::Group);
+  EXPECT_EQ(pane->rows()[5].type, app::render::RowType::Task);
+  EXPECT_EQ(pane->rows()[5].utid, hit->utid);
   ASSERT_TRUE(waitIdle(w));
 
   // Replay through the fake backend: a new pane under its recording, synchronised.
@@ -312,9 +321,12 @@ TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
     if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
   w.timeline()->showTaskRow(rec, t10);
   ASSERT_TRUE(waitIdle(w));
-  ASSERT_EQ(pane->rows().size(), 3u);
-  const auto& task = pane->rows()[2];
-  const int taskTop = app::render::kPaneHeaderHeight + pane->rows()[0].height + pane->rows()[1].height;
+  // CPU 0, its strip, then t10's process group: its header and t10's row.
+  ASSERT_EQ(pane->rows().size(), 4u);
+  EXPECT_EQ(pane->rows()[2].type, app::render::RowType::Group);
+  const auto& task = pane->rows()[3];
+  ASSERT_EQ(task.type, app::render::RowType::Task);
+  const int taskTop = pane->rowTop(3);
   // The second user lane (depth 1), in its middle.
   const int innerY = taskTop + task.height - app::render::kUserLaneHeight / 2;
   const auto hit = pane->sliceAt(QPoint(xAt(250), innerY));
@@ -335,8 +347,53 @@ TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
   // Turning the strip off keeps the task row.
   freq->trigger();
   ASSERT_TRUE(waitIdle(w));
-  ASSERT_EQ(pane->rows().size(), 2u);
-  EXPECT_EQ(pane->rows()[1].type, app::render::RowType::Task);
+  ASSERT_EQ(pane->rows().size(), 3u);
+  EXPECT_EQ(pane->rows()[2].type, app::render::RowType::Task);
+}
+
+// A 32-CPU machine (bigMachineModel, "2s:8c:2t:4l") opens grouped by package
+// and LLC; a click on a group's label collapses it into its summary rows; a
+// click on the heat map centres the view at its time and scrolls to its CPU.
+TEST(GuiWindow, BigMachineGroupsCollapseAndHeatMapNavigates) {
+  ensureApp();
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  const int rec = w.addModel(withFile(apptest::bigMachineModel(), "/synthetic/big.trace"));
+  ASSERT_TRUE(waitIdle(w));
+  TimelinePane* pane = w.timeline()->pane(rec);
+  ASSERT_NE(pane, nullptr);
+  ASSERT_EQ(pane->rows().size(), 32u + 6u);  // 2 packages, 4 LLCs, 32 CPUs
+  EXPECT_FALSE(pane->heatmap());             // 64 CPUs or fewer: no overview by default
+  QTest::mouseClick(pane, Qt::LeftButton, {}, QPoint(20, pane->rowTop(0) + 4));
+  ASSERT_EQ(pane->rows().size(), 2u + 1u + 2u + 16u);  // package 0 as two summary rows
+  EXPECT_EQ(pane->rows()[0].type, app::render::RowType::Summary);
+  QTest::mouseClick(pane, Qt::LeftButton, {}, QPoint(20, pane->rowTop(0) + 4));
+  ASSERT_EQ(pane->rows().size(), 38u);
+
+  pane->setHeatmap(app::render::HeatMetric::Busy);
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_TRUE(pane->heatmapReady());
+  const QRect heat = pane->heatmapRect();
+  ASSERT_FALSE(heat.isEmpty());
+  auto* view = w.viewState();
+  view->showRange(0, 100000);  // 100 us wide
+  ASSERT_TRUE(waitIdle(w));
+  QSignalSpy scrolled(pane, &TimelinePane::rowScrollRequested);
+  // 3/4 across: 750 us into the 1000 us trace; 20/32 down: CPU 20 (row order is CPU order here).
+  const QPoint at(heat.left() + heat.width() * 3 / 4, heat.top() + heat.height() * 20 / 32 + 1);
+  QTest::mouseClick(pane, Qt::LeftButton, {}, at);
+  const double expected = static_cast<double>(view->begin()) +
+                          static_cast<double>(view->span() - view->begin()) * (at.x() - heat.left()) / heat.width();
+  const auto& v = view->viewport();
+  EXPECT_NEAR(static_cast<double>(v.start + v.span() / 2), expected, 2 * v.nsPerPx);
+  ASSERT_EQ(scrolled.count(), 1);
+  int cpu20 = -1;
+  for (size_t i = 0; i < pane->rows().size(); ++i)
+    if (pane->rows()[i].type == app::render::RowType::Cpu && pane->rows()[i].cpu == 20) cpu20 = static_cast<int>(i);
+  ASSERT_GE(cpu20, 0);
+  EXPECT_EQ(scrolled.front().front().toInt(), pane->rowTop(cpu20));
 }
 
 TEST(GuiJobs, CancelStopsTheWorkAndStillReportsBack) {
@@ -463,7 +520,8 @@ TEST(GuiRealTraces, RecordedAndPublicTracesOpen) {
       files << QString::fromStdString((root / "recorded" / d / f).string());
   for (const char* f : {"public/trappy/raw_trace.dat", "public/lisa/example_rtapp/trace.dat", "public/lisa/sched_load/trace.dat",
                         "public/tracecompass-test-traces/bug446190", "public/babeltrace/lttng-tracefile-rotation/kernel",
-                        "public/tracecompass-test-traces/perf-taskset2"})
+                        "public/tracecompass-test-traces/perf-taskset2",
+                        "public/ms-perf-tools-linux-android/test_trace.perfetto-trace"})
     files << QString::fromStdString((root / f).string());
   for (const QString& f : files) ASSERT_TRUE(QFileInfo::exists(f)) << f.toStdString();
   MainWindow w(defaultReplayBackend());
@@ -872,7 +930,6 @@ TEST(GuiWindow, AFolderOfUnrelatedRecordingsIsOfferedAsOneRunEach) {
   ASSERT_EQ(w.runs()->count(), 2) << w.errors().join(QLatin1Char('\n')).toStdString();
 }
 
-}  // namespace
 
 // A replay made in the GUI carries its fidelity against the recording, and the
 // Fidelity tab shows every metric of it with the model's verdict.
@@ -976,8 +1033,12 @@ TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   EXPECT_FALSE(pane->overlay()->showArrows);
   EXPECT_TRUE(pane->overlay()->showPath);
 
-  // A path row's jump shows that piece: A's sleep 50..100 us.
-  emit why->whyView()->jumpRequested(id, r->why.utid, kT0 + 50 * kUs, kT0 + 100 * kUs);
+  // A path row's jump shows that piece: A's sleep 50..100 us. Selecting A replaced C's
+  // result, so A's is read afresh.
+  const WhyResult* a = why->whyView()->result();
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(m.threads.tid[a->why.utid.value], 101);
+  emit why->whyView()->jumpRequested(id, a->why.utid, kT0 + 50 * kUs, kT0 + 100 * kUs);
   const auto& v = w.viewState()->viewport();
   EXPECT_LE(v.start, 50 * kUs);
   EXPECT_GE(v.end(), 100 * kUs);
@@ -1020,4 +1081,95 @@ TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   ASSERT_EQ(jumps.size(), 2);
   EXPECT_EQ(jumps[1][2].toLongLong(), kT0 + 1900 * kUs);
   EXPECT_EQ(jumps[1][3].toLongLong(), kT0 + 2000 * kUs);
+}
+
+// The Sweep tab over a results folder of one job made by `schedlab-cli sweep-job`:
+// a row per job with its state, and the row opens the job's replay beside its
+// recording, the very replay the job ran (same voluntary switches and wakeup
+// latency p99 as its document); opening it again adds nothing.
+TEST(GuiSweep, ARowOpensThatJobsReplayBesideItsRecording) {
+  ensureApp();
+  const auto backend = defaultReplayBackend();
+  if (!backend->unavailableReason().isEmpty()) GTEST_SKIP() << "this build has no replay engine";
+  QTemporaryDir tmp;
+  const std::string dir = (tmp.path() + QStringLiteral("/results")).toStdString();
+  const std::string trace = QFileInfo(testData("replay/pipe-small.txt")).absoluteFilePath().toStdString();
+  std::ostringstream out, err;
+  ASSERT_EQ(app::cli::run({"sweep", "-o", dir, "--trace", trace, "--model", "bfs", "--param", "hz=100",
+                           "--no-reference", "--emit", "parallel"},
+                          out, err),
+            0)
+      << err.str();
+  auto manifest = app::sweep::readManifest(dir);
+  ASSERT_TRUE(manifest && manifest->size() == 1u);
+  const std::string id = manifest->front().id;
+  ASSERT_EQ(app::cli::run({"sweep-job", dir, id}, out, err), 0) << err.str();
+
+  MainWindow w(backend);
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  auto view = openSweepResults(w, QString::fromStdString(dir));
+  ASSERT_TRUE(view) << view.error().message();
+  const SweepTableModel* model = (*view)->model();
+  ASSERT_EQ(model->rowCount(), 1);
+  EXPECT_EQ(model->data(model->index(0, SweepTableModel::State), Qt::DisplayRole).toString(), QStringLiteral("done"));
+  EXPECT_EQ(model->data(model->index(0, SweepTableModel::Parameters), Qt::DisplayRole).toString(), QStringLiteral("hz=100"));
+  EXPECT_EQ(w.tabs()->currentWidget(), *view);
+
+  (*view)->openJob(0);
+  ASSERT_TRUE(waitIdle(w, 120000));
+  ASSERT_EQ(w.runs()->count(), 2) << w.errors().join(QLatin1Char('\n')).toStdString();
+  const int recording = w.runs()->recordings().at(0);
+  const app::gui::Run* replay = w.runs()->run(w.runs()->replaysOf(recording).at(0));
+  ASSERT_TRUE(replay && replay->model && replay->model->replay && replay->model->replay->fidelity);
+  EXPECT_EQ(replay->model->replay->model, "bfs");
+
+  QFile doc(QString::fromStdString(app::sweep::resultPath(dir, id)));
+  ASSERT_TRUE(doc.open(QIODevice::ReadOnly));
+  const QJsonArray metrics =
+      QJsonDocument::fromJson(doc.readAll())["validation"].toObject()["fidelity"].toObject()["metrics"].toArray();
+  size_t compared = 0;
+  for (const auto& m : replay->model->replay->fidelity->metrics) {
+    if (m.key != "switches_voluntary" && m.key != "wakeup_latency_p99_ns") continue;
+    for (const auto& j : metrics)
+      if (j.toObject()["key"].toString().toStdString() == m.key) {
+        ASSERT_TRUE(m.replayed.has_value());
+        EXPECT_EQ(*m.replayed, j.toObject()["replayed"].toDouble()) << m.key;
+        ++compared;
+      }
+  }
+  EXPECT_EQ(compared, 2u);
+
+  (*view)->openJob(0);
+  ASSERT_TRUE(waitIdle(w));
+  EXPECT_EQ(w.runs()->count(), 2);
+}
+
+}  // namespace
+
+// File -> Export -> Perfetto trace...: the chosen run, written off the GUI
+// thread, reads back as a Perfetto trace with the run's schedule.
+TEST(GuiExport, PerfettoTraceOfTheChosenRun) {
+  ensureApp();
+  const QString path = QFileInfo(testData("ftrace/good/tracefs_tgid.txt")).absoluteFilePath();
+  QTemporaryDir dir;
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1200, 800);
+  w.show();
+  w.openFiles({path});
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(w.runs()->count(), 1) << w.errors().join(QLatin1Char('\n')).toStdString();
+  const QString out = dir.filePath(QStringLiteral("run.perfetto-trace"));
+  QSignalSpy spy(&w, &MainWindow::perfettoExported);
+  w.exportPerfetto(out);
+  ASSERT_TRUE(waitSignal(spy));
+  EXPECT_TRUE(spy.front().at(1).toBool()) << w.errors().join(QLatin1Char('\n')).toStdString();
+  auto back = importers::importTrace(out.toStdString());
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->model->format, "perfetto");
+  const auto& original = *w.runs()->run(w.runs()->ids().front())->model;
+  EXPECT_EQ(back->model->sliceCount(), original.sliceCount());
+  EXPECT_EQ(back->model->firstTs, original.firstTs);
 }

@@ -11,7 +11,9 @@
 #include "app/render/colors.h"
 #include "app/render/time_axis.h"
 #include "app/render/timeline_image.h"
+#include "app/render/timeline_layout.h"
 #include "app/render/timeline_renderer.h"
+#include "support/trace_builder.h"
 #include "test_models.h"
 
 namespace {
@@ -236,6 +238,139 @@ TEST(RenderPane, ListOfAnotherViewportPaintsAtTheNewPixels) {
   auto at = [&](int64_t t) { return QColor(img.pixel(static_cast<int>(panned.xOf(t)), 2 * 20 + 14)).rgb(); };
   EXPECT_EQ(at(t103At), taskColor("t103", 103).rgb());
   EXPECT_EQ(at(t105At), taskColor("t105", 105).rgb());
+}
+
+// smtModel: CPU 2 runs t103 for 250 us, 500 px wide at this zoom: labelled at
+// 20 px, not at 8 px, where the text would overflow the row; the slice stays.
+TEST(RenderPane, ShortRowsCarryNoText) {
+  ensureApp();
+  const auto m = apptest::smtModel();
+  const auto data = RunRenderData::create(m);
+  const Viewport v{0, 500.0, 1000};
+  TimelineRow row = cpuRows(*m, 20)[2];
+  const RowDrawList tall = computeRow(*data, row, v, nullptr);
+  EXPECT_FALSE(tall.labels.empty());
+  for (int height : {8, 4, 2}) {
+    row.height = height;
+    const RowDrawList shortRow = computeRow(*data, row, v, nullptr);
+    EXPECT_TRUE(shortRow.labels.empty()) << height;
+    EXPECT_EQ(shortRow.prims.size(), tall.prims.size()) << height;
+  }
+}
+
+// bigMachineModel ("2s:8c:2t:4l", 32 CPUs): package and LLC groups; the node
+// level repeats the packages and is left out. Headers come before their members.
+TEST(RenderLayout, BigMachineGroupsByPackageAndLlc) {
+  const auto m = apptest::bigMachineModel();
+  const auto levels = TimelineLayout::defaultLevels(*m);
+  TimelineLayout layout(*m, {4, levels, false});
+  const auto& groups = layout.groups();
+  ASSERT_EQ(groups.size(), 6u);
+  const QString labels[] = {"package 0", "LLC 0", "LLC 1", "package 1", "LLC 2", "LLC 3"};
+  for (size_t g = 0; g < groups.size(); ++g) EXPECT_EQ(groups[g].label, labels[g]) << g;
+  EXPECT_EQ(groups[0].sublabel, QStringLiteral("16 CPUs"));
+  EXPECT_EQ(groups[2].sublabel, QStringLiteral("8 CPUs"));
+  EXPECT_EQ(groups[2].parent, 0);
+  EXPECT_EQ(*groups[4].members, (std::vector<uint32_t>{16, 17, 18, 19, 20, 21, 22, 23}));
+  const auto& rows = layout.rows();
+  ASSERT_EQ(rows.size(), 32u + 6u);
+  EXPECT_EQ(rows[0].type, RowType::Group);
+  EXPECT_EQ(rows[1].type, RowType::Group);
+  EXPECT_EQ(rows[2].cpu, 0);
+  EXPECT_EQ(rows[2].height, 4);
+  EXPECT_EQ(rows[10].type, RowType::Group);  // LLC 1 after CPUs 0-7
+  EXPECT_EQ(rows[11].cpu, 8);
+
+  // Collapsing package 0 leaves its two summary rows in place of 16 CPUs and 3 headers.
+  layout.setCollapsed(0, true);
+  ASSERT_EQ(layout.rows().size(), 38u - 19u + 2u);
+  EXPECT_EQ(layout.rows()[0].type, RowType::Summary);
+  EXPECT_EQ(layout.rows()[0].summary, SummaryKind::Busy);
+  EXPECT_EQ(layout.rows()[1].summary, SummaryKind::Waiting);
+  EXPECT_EQ(layout.rows()[1].members->size(), 16u);
+  EXPECT_EQ(layout.rows()[2].label, QStringLiteral("package 1"));
+  layout.setAllCollapsed(true);
+  EXPECT_EQ(layout.rows().size(), 4u);  // package 0's and 1's summaries
+  EXPECT_EQ(layout.cpuOrder().size(), 32u);
+}
+
+TEST(RenderLayout, GroupLevelsFromTheirNames) {
+  EXPECT_EQ(parseGroupLevels(QStringLiteral("package, LLC")), (std::vector<GroupLevel>{GroupLevel::Package, GroupLevel::Llc}));
+  EXPECT_EQ(parseGroupLevels(QStringLiteral("node,core")), (std::vector<GroupLevel>{GroupLevel::Node, GroupLevel::Core}));
+  EXPECT_EQ(parseGroupLevels(QStringLiteral("none")), std::vector<GroupLevel>{});
+  EXPECT_FALSE(parseGroupLevels(QStringLiteral("package,socket")));
+}
+
+// x86 numbering puts a core's siblings apart (c and c+4 here): grouped by
+// package, each package's CPUs still sit together, siblings adjacent.
+TEST(RenderLayout, GroupsKeepSiblingsNumberedApartTogether) {
+  testing_support::TraceBuilder tb;
+  tb.builder().setTopology(core::Topology({{0, 4}, {1, 5}, {2, 6}, {3, 7}}, {0, 0, 1, 1}, "test"));
+  tb.builder().setFormat("synthetic");
+  for (int c = 0; c < 8; ++c) tb.other(1000, c, 0);
+  const auto m = tb.build();
+  TimelineLayout layout(*m, {20, {GroupLevel::Package}, false});
+  std::vector<int> order;
+  for (const auto& r : layout.rows())
+    if (r.type == RowType::Cpu) order.push_back(r.cpu);
+  EXPECT_EQ(order, (std::vector<int>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(layout.rows().size(), 10u);
+  EXPECT_TRUE(TimelineLayout::defaultLevels(*m).empty());  // 8 CPUs need no groups
+}
+
+// A collapsed group's busy row: LLC 1 (CPUs 8-15) is fully busy for the first
+// 500 us and idle after; package 0 (CPUs 0-15) is then half busy; t2000 waits
+// on CPU 0 from 200 us, 1/8 of LLC 0's full height.
+TEST(RenderLayout, SummaryRowsShowBusyShareAndWaitingCount) {
+  ensureApp();
+  const auto m = apptest::bigMachineModel();
+  const auto data = RunRenderData::create(m);
+  TimelineLayout layout(*m, {4, TimelineLayout::defaultLevels(*m), true});
+  layout.setCollapsed(0, false);  // package 0 open, its LLCs collapsed
+  const Viewport v{0, 1000.0, 1000};  // 1 us per pixel over the 1000 us trace
+  auto rowOf = [&](const QString& label, SummaryKind kind) {
+    for (const auto& r : layout.rows())
+      if (r.type == RowType::Summary && r.summary == kind && layout.groups()[static_cast<size_t>(r.group)].label == label) return r;
+    ADD_FAILURE() << label.toStdString();
+    return TimelineRow{};
+  };
+  auto heightAt = [&](const TimelineRow& row, float x) {
+    const RowDrawList list = computeRow(*data, row, v, nullptr);
+    for (const Prim& p : list.prims)
+      if (p.x0 <= x && x < p.x1) return 1.0f - p.y0;
+    return 0.0f;
+  };
+  const TimelineRow llc1 = rowOf("LLC 1", SummaryKind::Busy);
+  EXPECT_FLOAT_EQ(heightAt(llc1, 100), 1.0f);
+  EXPECT_FLOAT_EQ(heightAt(llc1, 497), 1.0f);  // bins are 2 us, aligned: 500-502 us is half busy
+  EXPECT_FLOAT_EQ(heightAt(llc1, 700), 0.0f);
+  const TimelineRow waiting0 = rowOf("LLC 0", SummaryKind::Waiting);
+  EXPECT_FLOAT_EQ(heightAt(waiting0, 100), 0.0f);
+  EXPECT_FLOAT_EQ(heightAt(waiting0, 600), 8.0f / 64.0f);
+  layout.setCollapsed(0, true);
+  const TimelineRow pkg0 = rowOf("package 0", SummaryKind::Busy);
+  EXPECT_FLOAT_EQ(heightAt(pkg0, 300), 1.0f);
+  EXPECT_FLOAT_EQ(heightAt(pkg0, 800), 0.5f);
+}
+
+// One pixel row per CPU, one column per 100 us: CPU 0 busy throughout, CPU 8
+// for the first five columns, CPU 20 never; CPU 0's waiting task is 1/4 of the
+// waiting scale's saturation (4 tasks) from column 2 on.
+TEST(RenderHeatmap, BusyShareAndWaitingPerCpuAndBin) {
+  ensureApp();
+  const auto m = apptest::bigMachineModel();
+  const auto data = RunRenderData::create(m);
+  const QImage busy = computeHeatmap(*data, {0, 8, 20}, 0, 1000000, QSize(10, 3), HeatMetric::Busy);
+  ASSERT_EQ(busy.size(), QSize(10, 3));
+  for (int x = 0; x < 10; ++x) {
+    EXPECT_EQ(busy.pixel(x, 0), heatColor(1.0)) << x;
+    EXPECT_EQ(busy.pixel(x, 1), heatColor(x < 5 ? 1.0 : 0.0)) << x;
+    EXPECT_EQ(busy.pixel(x, 2), heatColor(0.0)) << x;
+  }
+  const QImage waiting = computeHeatmap(*data, {0}, 0, 1000000, QSize(10, 1), HeatMetric::Waiting);
+  EXPECT_EQ(waiting.pixel(1, 0), heatColor(0.0));
+  EXPECT_EQ(waiting.pixel(5, 0), heatColor(0.25));
+  EXPECT_NE(heatColor(0.0), heatColor(1.0));
 }
 
 }  // namespace

@@ -81,4 +81,17 @@ std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus) {
   return tb.build();
 }
 
+std::shared_ptr<core::TraceModel> bigMachineModel() {
+  TraceBuilder tb;
+  auto topology = core::Topology::parseSpec("2s:8c:2t:4l");
+  tb.builder().setTopology(*topology);
+  tb.builder().setFormat("synthetic");
+  tb.builder().addSourceFile("/synthetic/big.trace");
+  for (int c = 0; c < 16; ++c) tb.sw(1000, c, 0, "R", 1000 + c);
+  tb.waking(201000, 0, 1000, 2000, 0);
+  for (int c = 8; c < 16; ++c) tb.sw(501000, c, 1000 + c, "S", 0);
+  for (int c = 0; c < 32; ++c) tb.other(1001000, c, c < 8 ? 1000 + c : 0);
+  return tb.build();
+}
+
 }  // namespace apptest

@@ -23,5 +23,11 @@ std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus = 2);
 /// 1 GHz from 0 and 2 GHz from 500 us (told again at 700 us); it leaves idle (cpu_idle -1) at 0 and
 /// enters state 1 at 800 us.
 std::shared_ptr<core::TraceModel> powerAndMarksModel();
+/// 2 sockets x 8 cores x 2 threads with 4 LLCs ("2s:8c:2t:4l": CPUs 0-7,
+/// 8-15, 16-23, 24-31 share an LLC; 0-15 are package and node 0). From 0 to
+/// 1000 us (relative; absolute ts = 1000 + relative): CPUs 0-7 run t1000+c
+/// throughout, CPUs 8-15 run t1000+c for the first 500 us, CPUs 16-31 idle.
+/// t2000 is woken onto CPU 0 at 200 us and waits there to the end.
+std::shared_ptr<core::TraceModel> bigMachineModel();
 
 }  // namespace apptest

@@ -247,6 +247,46 @@ TEST(TimelineIndexThreads, LazyTracksAreSafeFromManyThreads) {
   for (auto* p : seen) EXPECT_EQ(p, seen[0]);
 }
 
+// The integral at each bin edge, against clipping every row by hand: random
+// edges, including ones before the first row, inside rows and after the last.
+TEST_F(DenseTrack, CategoryIntegralAtEdgesAgreesWithClippedRows) {
+  const TimelineTrack t = TimelineTrack::fromCpu(*s_model, 0);
+  const int running = core::foldCategory(TrackKind::Running);
+  const int64_t first = t.ts(0), last = t.end(t.size() - 1);
+  std::mt19937_64 rng(17);
+  std::vector<int64_t> edges{first - 5000};
+  for (int i = 0; i < 300; ++i) edges.push_back(first + static_cast<int64_t>(rng() % static_cast<uint64_t>(last - first)));
+  edges.push_back(last + 5000);
+  std::sort(edges.begin(), edges.end());
+  std::vector<int64_t> at(edges.size());
+  t.categoryIntegral(running, edges, at);
+  for (size_t i = 0; i < edges.size(); ++i) ASSERT_EQ(at[i], bruteClipped(t, running, first - 5000, edges[i])) << i;
+}
+
+// Hand-worked: [0,10) and [5,20) overlap in [5,10), so the count is 1, 2, 1, 0.
+TEST(CountIntegral, IntegralOfOverlappingIntervals) {
+  const auto ci = core::CountIntegral::fromIntervals({{5, 20}, {0, 10}, {30, 30}});
+  const std::vector<int64_t> edges{-1, 0, 5, 7, 10, 15, 20, 25, 40};
+  std::vector<int64_t> at(edges.size());
+  ci.integral(edges, at);
+  EXPECT_EQ(at, (std::vector<int64_t>{0, 0, 5, 9, 15, 20, 25, 25, 25}));
+}
+
+// bigMachineModel: t2000 waits on CPU 0 from 200 us to the end (1000 us);
+// no other CPU has a waiting task.
+TEST(TimelineIndexWaiting, RunnableTasksCountOnTheirCpu) {
+  const auto m = apptest::bigMachineModel();
+  const core::TimelineIndex index(m);
+  const std::vector<int64_t> edges{1000, 101000, 201000, 601000, 1001000};
+  std::vector<int64_t> at(edges.size());
+  index.waitingOn(0).integral(edges, at);
+  EXPECT_EQ(at, (std::vector<int64_t>{0, 0, 0, 400000, 800000}));
+  index.waitingOn(8).integral(edges, at);
+  EXPECT_EQ(at, (std::vector<int64_t>(edges.size(), 0)));
+  index.waitingOn(999).integral(edges, at);  // no such CPU: nothing waits
+  EXPECT_EQ(at.back(), 0);
+}
+
 TEST(TimelineIndexEdges, EmptyAndDegenerateInputsAreHarmless) {
   const core::TraceModel empty;
   const TimelineTrack t = TimelineTrack::fromCpu(empty, 0);

@@ -2,7 +2,11 @@
 // sequences whose right order (and what must be counted) is worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/event_sorter.h"
 
@@ -229,4 +233,214 @@ TEST(EventSorter, WithEveryCpuKnownEventsGoOutOnceEachCpuIsReadPastThem) {
   EXPECT_EQ(withCount.eventsSeen(), before);
   known.finish();
   unknown.finish();
+}
+
+namespace {
+
+// Records what reaches it, in order: (ts, position), and where the event lay.
+struct RecordingSink final : core::EventSink {
+  std::vector<std::pair<int64_t, uint64_t>> seen;
+  std::vector<const DecodedEvent*> addresses;
+  std::vector<void*> done;
+  void take(DecodedEvent& e) override {
+    seen.emplace_back(e.ts, e.position);
+    addresses.push_back(&e);
+  }
+  void blockDone(void* token) override { done.push_back(token); }
+};
+
+}  // namespace
+
+// perf's rounds: only the explicit release lets records go, by (ts, file order).
+TEST(EventSorter, ExplicitReleaseMergesCpusAndHoldsBackPastTheLimit) {
+  core::SchedBuilder b;
+  EventSorter sorter(b, EventSorter::Position::ByteOffset, 0);
+  sorter.setExplicitRelease();
+  RecordingSink sink;
+  sorter.setSink(&sink);
+  uint64_t off = 0;
+  for (int64_t ts : {10, 20, 30, 40}) sorter.push(other(ts, 0, off++));
+  for (int64_t ts : {15, 25, 35}) sorter.push(other(ts, 1, off++));
+  EXPECT_TRUE(sink.seen.empty());  // a window of 0 would have let them all go
+  sorter.releaseUpTo(26);
+  ASSERT_EQ(sink.seen.size(), 4u);
+  EXPECT_EQ(sink.seen[0].first, 10);
+  EXPECT_EQ(sink.seen[1].first, 15);
+  EXPECT_EQ(sink.seen[2].first, 20);
+  EXPECT_EQ(sink.seen[3].first, 25);
+  sorter.finish();
+  ASSERT_EQ(sink.seen.size(), 7u);
+  EXPECT_EQ(sink.seen[4].first, 30);
+  EXPECT_EQ(sink.seen[6].first, 40);
+  EXPECT_EQ(sorter.reordered(), 0u);  // merging perf's rounds is the format, not a repair
+}
+
+TEST(EventSorter, ExplicitReleaseTiesKeepFileOrder) {
+  core::SchedBuilder b;
+  EventSorter sorter(b, EventSorter::Position::ByteOffset, 0);
+  sorter.setExplicitRelease();
+  RecordingSink sink;
+  sorter.setSink(&sink);
+  sorter.push(other(5, 2, 1));
+  sorter.push(other(5, 1, 2));
+  sorter.push(other(5, 0, 0));
+  sorter.finish();
+  ASSERT_EQ(sink.seen.size(), 3u);
+  EXPECT_EQ(sink.seen[0].second, 0u);
+  EXPECT_EQ(sink.seen[1].second, 1u);
+  EXPECT_EQ(sink.seen[2].second, 2u);
+}
+
+// Late records within a CPU (moved back on arrival), a CPU stream far out of
+// order (sorted at the release), many CPUs: always the order of a full sort.
+TEST(EventSorter, ExplicitReleaseMatchesAFullSort) {
+  for (int cpus : {1, 3, 40}) {
+    for (int shuffle : {0, 3, 1000}) {
+      std::mt19937_64 rng(static_cast<uint64_t>(cpus * 7919 + shuffle));
+      core::SchedBuilder b;
+      EventSorter sorter(b, EventSorter::Position::ByteOffset, 0);
+      sorter.setExplicitRelease();
+      RecordingSink sink;
+      sorter.setSink(&sink);
+      std::vector<DecodedEvent> input;
+      std::vector<int64_t> clock(static_cast<size_t>(cpus), 0);
+      for (int i = 0; i < 5000; ++i) {
+        const auto cpu = static_cast<int>(rng() % static_cast<uint64_t>(cpus));
+        clock[static_cast<size_t>(cpu)] += static_cast<int64_t>(rng() % 50);
+        input.push_back(other(clock[static_cast<size_t>(cpu)], cpu, static_cast<uint64_t>(i)));
+      }
+      // Swap neighbours (or far apart) within each CPU's stream.
+      for (int i = 0; i < shuffle; ++i) {
+        const size_t a = rng() % input.size(), z = std::min(input.size() - 1, a + rng() % (shuffle > 100 ? 400 : 3));
+        if (input[a].cpu == input[z].cpu) std::swap(input[a].ts, input[z].ts);
+      }
+      std::vector<std::pair<int64_t, uint64_t>> all;
+      for (const auto& e : input) {
+        sorter.push(e);
+        all.emplace_back(e.ts, e.position);
+      }
+      std::sort(all.begin(), all.end());
+      sorter.finish();
+      ASSERT_EQ(sink.seen, all) << "cpus " << cpus << " shuffle " << shuffle;
+      EXPECT_EQ(sorter.cpuRegressions(), 0u);
+    }
+  }
+}
+
+// trace.dat's and Perfetto's decoders hand over whole per-CPU blocks: merged
+// where they lie, each given back once its last event went out, and with the
+// CPU count known, the CPU read least far is the one to read next.
+TEST(EventSorter, BlocksAreMergedInPlaceAndGivenBackWhenDone) {
+  core::SchedBuilder b;
+  EventSorter sorter(b, EventSorter::Position::ByteOffset, INT64_MAX, SIZE_MAX);
+  RecordingSink sink;
+  sorter.setSink(&sink);
+  sorter.setCpuCount(2);
+  std::vector<DecodedEvent> cpu0a = {other(10, 0, 1), other(30, 0, 2)};
+  std::vector<DecodedEvent> cpu0b = {other(50, 0, 3), other(70, 0, 4)};
+  std::vector<DecodedEvent> cpu1a = {other(20, 1, 101), other(40, 1, 102), other(60, 1, 103)};
+  sorter.pushBlock(0, cpu0a, 30, &cpu0a);
+  EXPECT_EQ(sorter.starvedCpu(), 1);  // cpu1 not read at all yet
+  EXPECT_TRUE(sink.seen.empty());
+  sorter.pushBlock(1, cpu1a, 60, &cpu1a);
+  // Both read up to 30: 10, 20, 30 go; cpu0's block is done, cpu0 is behind.
+  ASSERT_EQ(sink.seen.size(), 3u);
+  ASSERT_EQ(sink.done.size(), 1u);
+  EXPECT_EQ(sink.done[0], &cpu0a);
+  EXPECT_EQ(sink.addresses[0], &cpu0a[0]);  // the event itself, not a copy
+  EXPECT_EQ(sink.addresses[1], &cpu1a[0]);
+  EXPECT_EQ(sorter.starvedCpu(), 0);
+  sorter.pushBlock(0, cpu0b, 70, &cpu0b);
+  sorter.endCpu(0);
+  sorter.endCpu(1);
+  EXPECT_EQ(sorter.starvedCpu(), -1);
+  sorter.finish();
+  const std::vector<std::pair<int64_t, uint64_t>> want = {{10, 1},  {20, 101}, {30, 2}, {40, 102},
+                                                          {50, 3},  {60, 103}, {70, 4}};
+  EXPECT_EQ(sink.seen, want);
+  EXPECT_EQ(sink.done.size(), 3u);
+}
+
+TEST(EventSorter, ABlockEventRunningBackOnItsCpuIsClampedWhenItComesUp) {
+  core::SchedBuilder b;
+  EventSorter sorter(b, EventSorter::Position::ByteOffset, INT64_MAX, SIZE_MAX);
+  RecordingSink sink;
+  sorter.setSink(&sink);
+  std::vector<DecodedEvent> block = {other(100, 0, 1), other(150, 0, 2), other(140, 0, 3), other(160, 0, 4)};
+  sorter.pushBlock(0, block, 160, nullptr);
+  sorter.finish();
+  const std::vector<std::pair<int64_t, uint64_t>> want = {{100, 1}, {150, 2}, {150, 3}, {160, 4}};
+  EXPECT_EQ(sink.seen, want);
+  EXPECT_EQ(sorter.cpuRegressions(), 1u);
+}
+
+// The threaded hand-off: events and side records reach the builder in the
+// order they were made, on the thread that drains.
+TEST(EventFeed, ThreadedHandsEventsAndSideRecordsOverInOrder) {
+  core::SchedBuilder b;
+  core::EventFeed feed(b, core::EventFeed::Position::ByteOffset);
+  feed.setThreaded();
+  std::vector<double> progress;
+  std::thread producer([&] {
+    const uint16_t key = feed.eventType("sched_switch");
+    feed.metadata("recorder", "test");
+    for (int i = 0; i < 5000; ++i) {
+      DecodedEvent e = sw(100 + 2 * i, 0, static_cast<uint64_t>(i), i % 2 ? 7 : 0,
+                          i % 2 ? TaskState::Sleeping : TaskState::Running, i % 2 ? 0 : 7);
+      e.countKey = key;
+      feed.event(e);
+      if (i == 2500) feed.progress(0.5);
+    }
+    std::string path = "/usr/lib/x86_64-linux-gnu/some/long/path/to/a/program";
+    DecodedEvent exec = other(20000, 0, 5000);
+    exec.op = EventOp::Exec;
+    exec.tid = exec.otherTid = 7;
+    exec.setText(0, path);
+    feed.event(exec);
+    path.assign(path.size(), 'x');  // the decoder's buffer moves on
+    for (int i = 0; i < 10; ++i)
+      if (feed.keepsRecord(DiagCode::malformed_record)) feed.diagnostic(DiagCode::malformed_record, 77, "bad");
+    feed.finish({});
+  });
+  const core::Status st = feed.drain([&](double f) { progress.push_back(f); });
+  producer.join();
+  ASSERT_TRUE(st) << st.message();
+  auto m = b.finalize();
+  EXPECT_EQ(progress, std::vector<double>{0.5});
+  EXPECT_EQ(m->metadata.at("recorder"), "test");
+  EXPECT_EQ(m->diagnostics.count(DiagCode::malformed_record), 10u);
+  size_t kept = 0;
+  for (const auto& r : m->diagnostics.records())
+    if (r.code == DiagCode::malformed_record) {
+      ++kept;
+      EXPECT_EQ(r.byteOffset, 77u);
+    }
+  EXPECT_EQ(kept, core::Diagnostics::kRecordsKeptPerCode);
+  // 2500 switches to 7 and back: its slices; the exec's file name kept whole.
+  EXPECT_EQ(m->cpuSlices[0].size(), 5000u);
+  ASSERT_EQ(m->taskEvents.size(), 1u);
+  EXPECT_EQ(m->strings.get(m->taskEvents.text[0]), "/usr/lib/x86_64-linux-gnu/some/long/path/to/a/program");
+}
+
+// An input of several files (perf record --threads): a position's file tag
+// names the file in the diagnostic, at that file's own offset; both ways in.
+TEST(EventFeed, AFileTaggedPositionNamesItsFileAtItsOwnOffset) {
+  for (const bool threaded : {false, true}) {
+    core::SchedBuilder b;
+    core::EventFeed feed(b, core::EventFeed::Position::ByteOffset);
+    feed.setFiles({"folder/data", "folder/data.0", "folder/data.1"});
+    const auto produce = [&] {
+      feed.diagnostic(DiagCode::malformed_record, core::fileTag(2) | 40, "in data.1");
+      feed.diagnostic(DiagCode::malformed_record, core::fileTag(0) | 8, "in the header file");
+      return core::Status::ok();
+    };
+    const core::Status st = threaded ? feed.runThreaded(produce, {}, "folder") : produce();
+    ASSERT_TRUE(st) << st.message();
+    const auto m = b.finalize();
+    std::vector<std::pair<std::string, uint64_t>> where;
+    for (const auto& r : m->diagnostics.records())
+      if (r.code == DiagCode::malformed_record) where.emplace_back(r.file, r.byteOffset.value_or(0));
+    const std::vector<std::pair<std::string, uint64_t>> expected = {{"folder/data.1", 40}, {"folder/data", 8}};
+    EXPECT_EQ(where, expected) << (threaded ? "threaded" : "direct");
+  }
 }

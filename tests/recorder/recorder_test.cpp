@@ -6,9 +6,7 @@
 // after a run, after Stop, SIGINT, SIGKILL of `schedlab-cli record`, a crashing
 // command, a command that cannot start, and a full disk. Needs root and
 // tracefs (CI has both); elsewhere each test says why it skips.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,10 +28,9 @@
 #include "importers/tracedat/tracedat_test_support.h"
 #include "recorder/recorder.h"
 #include "recorder/tracefs_instance.h"
+#include "support/cli_process.h"
 #include "support/scratch_dir.h"
 #include "support/tracefs_support.h"
-
-extern char** environ;
 
 namespace {
 
@@ -143,6 +140,7 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
     if (!fs::is_directory(cpu.path() / "topology")) continue;
     for (const char* f : {"core_id", "physical_package_id", "thread_siblings_list"})
       expected.insert("cpu/" + name + "/topology/" + f);
+    if (fs::exists(cpu.path() / "topology" / "die_id")) expected.insert("cpu/" + name + "/topology/die_id");  // Linux 5.2+
     std::error_code ec;
     for (const auto& index : fs::directory_iterator(cpu.path() / "cache", ec))
       if (index.path().filename().string().starts_with("index"))
@@ -356,19 +354,7 @@ TEST_F(Recording, OverrunsArriveAsDataLossWithTheKernelsCounts) {
 // --- schedlab-cli record, as a process that gets signals ---
 
 pid_t spawnCli(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> all = {SCHEDLAB_CLI_BINARY};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
+  return test_support::spawnCli(SCHEDLAB_CLI_BINARY, args, log);
 }
 
 // The CLI's instance, once tracing in it is on.

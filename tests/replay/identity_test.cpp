@@ -2,13 +2,17 @@
 // (cfs, eevdf) on its recorded topology conserves every task's CPU work exactly
 // and reproduces the recorded makespan within 10%. Runs over the shared
 // recorded traces when present, else over the small fixtures in tests/data/replay.
-// Also: determinism (same input, same hash) and the ftrace text round trip.
+// The fidelity of the baseline replays of the shared trace.dat recordings,
+// metric by metric, against the issue's bounds where the README's table says
+// they hold. Also: determinism (same input, same hash) and the ftrace text
+// round trip.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 
 #include "importers/importer.h"
+#include "replay/policies/registry.h"
 #include "replay/replay.h"
 #include "replay/workload/trace_extractor.h"
 #include "replay_test_util.h"
@@ -99,6 +103,51 @@ TEST(ReplayIdentity, BaselineConservesWorkAndMakespan) {
     EXPECT_EQ(workByTid, recordedRuntime) << path;
   }
   EXPECT_GT(checked, 0);
+}
+
+// The identity bounds (core/analysis/fidelity.h, from the issue) of the
+// metrics README "Replay fidelity" lists as met for each shared recording's
+// trace.dat: a change of the model, the workload or the statistics that breaks
+// one of them fails here. The metrics out of bounds there (hackbench's
+// switches, pipe-threads' migrations...) are the documented gaps, not asserted:
+// hackbench's replay is chaotic (docs/models.md §8.3).
+TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
+  const fs::path shared = fs::path(SCHEDLAB_SHARED_TRACES) / "recorded";
+  if (!fs::is_directory(shared)) GTEST_SKIP() << "needs ../shared/traces/recorded (absent: " << shared << ")";
+  const std::vector<std::string> always = {"makespan_ns", "cpu_work_ns", "task_cpu_share_pp"};
+  const std::map<std::string, std::vector<std::string>> alsoHolds = {
+      {"hackbench-proc", {"migrations", "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p99_ns", "sched_delay_ks"}},
+      {"nicemix", {"switches_involuntary", "migrations", "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p99_ns",
+                   "sched_delay_ks"}},
+      {"pipe-threads", {"switches_voluntary", "wakeup_latency_p50_ns", "wakeup_latency_p99_ns", "wakeup_latency_ks",
+                        "sched_delay_p50_ns", "sched_delay_p99_ns", "sched_delay_ks"}},
+      {"sysbench-mix", {"switches_voluntary", "switches_involuntary", "migrations", "wakeup_latency_p50_ns",
+                        "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p50_ns", "sched_delay_p99_ns"}},
+  };
+  for (const auto& [workload, metrics] : alsoHolds) {
+    const std::string path = (shared / workload / "trace.dat").string();
+    SCOPED_TRACE(path);
+    std::string why;
+    auto recorded = import(path, why);
+    ASSERT_TRUE(recorded) << why;
+    replay::ReplayOptions o;
+    o.model = replay::resolveBaseline("baseline", recorded->kernelRelease());
+    // The recordings come from Linux 6.18.44: the baseline is that release's EEVDF.
+    EXPECT_EQ(o.model, "eevdf");
+    auto r = replay::replayRecording(*recorded, o);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    ASSERT_TRUE(r->result.validation.fidelity.has_value());
+    const auto& fidelity = *r->result.validation.fidelity;
+    std::vector<std::string> judged = always;
+    judged.insert(judged.end(), metrics.begin(), metrics.end());
+    for (const std::string& key : judged) {
+      const auto* m = fidelity.metric(key);
+      ASSERT_NE(m, nullptr) << key;
+      EXPECT_EQ(m->verdict, core::analysis::Verdict::Pass)
+          << key << ": recorded " << m->recorded.value_or(-1) << ", replayed " << m->replayed.value_or(-1) << ", measure "
+          << m->measure << " against " << m->bound;
+    }
+  }
 }
 
 TEST(ReplayDeterminism, SameInputSameHashForEveryModel) {

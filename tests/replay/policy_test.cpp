@@ -109,6 +109,25 @@ TEST(AllPolicies, ThreeHogsOnTwoCpusKeepBothBusy) {
   }
 }
 
+// Eight equal hogs on two sockets of four cores (two NUMA nodes, an LLC each):
+// balancing over the SMT/LLC/NUMA domains must fill both nodes, each hog
+// getting a whole CPU (16 s of CPU time in 2 s); with one node left idle they
+// would share four CPUs and get 8 s.
+TEST(FairDomains, HogsFillBothNodesOfATwoSocketMachine) {
+  const auto w = rtapp(R"({"global": {"duration": 2}, "tasks": {"h": {"instance": 8, "loop": -1, "run": 100000}}})");
+  for (const char* model : {"cfs", "eevdf"}) {
+    replay::ReplayOptions o;
+    o.model = model;
+    o.topology = *core::Topology::parseSpec("2s:4c");
+    auto r = replay::runReplay(w, o);
+    ASSERT_TRUE(r) << r.error().message();
+    int64_t total = 0;
+    for (const auto& out : r->outcomes) total += out.runtimeNs;
+    EXPECT_NEAR(static_cast<double>(total), 16e9, 2e8) << model;
+    for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(share(*r, i), 0.125, 0.01) << model << " task " << i;
+  }
+}
+
 // --- EEVDF lag and eligibility, worked by hand ---
 
 TEST(EevdfArithmetic, AverageVruntimeAndEligibility) {

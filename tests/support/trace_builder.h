@@ -62,6 +62,11 @@ class TraceBuilder {
     m_b.onOtherEvent({ts, cpu, ctxTid, 0});
     return *this;
   }
+  TraceBuilder& runtimeStat(int64_t ts, int cpu, int ctxTid, int tid, int64_t runtimeNs) {
+    count("sched_stat_runtime");
+    m_b.onRuntimeStat({ts, cpu, ctxTid, 0}, tid, runtimeNs);
+    return *this;
+  }
   TraceBuilder& loss(int cpu, int64_t ts, int64_t n) {
     m_b.onDataLoss(cpu, ts, n);
     return *this;

@@ -290,7 +290,7 @@ TaskId FairPolicy::coreBalance(int cpu, TaskId prev) {
   const CoreState& core = coreOf(cpu);
   if (!m_fiBalance || !r.pickForced || core.cookie == 0) return kNoTask;
   const int n = m_e->cpuCount();
-  for (int level = 1; level <= 3; ++level) {
+  for (int level = 1; level <= 4; ++level) {  // every domain, as for_each_domain()
     for (int k = 1; k < n; ++k) {
       const int src = (cpu + k) % n;
       if (m_e->locality(cpu, src) != level || !m_e->online(src)) continue;

@@ -24,7 +24,6 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
   m_idleMinGran = p.getInt("idle_min_granularity_ns");
   m_migrationCost = p.getInt("migration_cost_ns");
   m_balanceIntervalMs = p.getInt("balance_interval_ms");
-  if (m_balanceIntervalMs == 0) m_balanceIntervalMs = std::max(1, cpuCount);
   m_busyFactor = p.getInt("busy_factor");
   m_imbalancePct = p.getInt("imbalance_pct");
   m_nohzKick = p.getBool("nohz_idle_balance");
@@ -427,15 +426,17 @@ void defineParams(Params& p, Variant variant) {
   p.defineInt("migration_cost_ns", 500'000, 0, 1'000'000'000,
               "sysctl_sched_migration_cost: a task that ran this recently is cache-hot and not moved by balancing");
   p.defineInt("balance_interval_ms", 0, 0, 100'000,
-              "periodic balance interval of an idle CPU; 0 = the number of CPUs (sd->balance_interval starts at "
-              "the domain's weight in ms). Balance model: each busy CPU, every interval x busy_factor, pulls the "
-              "coldest non-cache-hot queued fair tasks of the most loaded CPU while that CPU's load (sum of "
-              "runnable weights) exceeds its own by imbalance_pct, moving at most half the difference (a task "
-              "heavier than what is left is skipped, its weight halved per failed attempt); a CPU about to go idle "
-              "pulls one such task from the CPU with most queued tasks; a busy CPU with queued tasks kicks an idle "
-              "CPU at its tick to do that (nohz_idle_balance)");
+              "periodic balance interval of every scheduling domain; 0 = each domain's number of CPUs in ms "
+              "(sd->balance_interval starts at the domain's weight). Balance model (docs/models.md 5.5): each busy "
+              "CPU, per domain (SMT, LLC, NUMA node, machine) every interval x busy_factor, pulls the coldest "
+              "non-cache-hot queued fair tasks of the most loaded CPU of the busiest other group while that group's "
+              "average load (sum of runnable weights) exceeds its own group's by the domain's imbalance_pct, moving "
+              "at most half the two CPUs' difference (a task heavier than what is left is skipped, its weight "
+              "halved per failed attempt); a CPU about to go idle pulls one such task from the CPU with most "
+              "queued tasks, nearest domain first; a busy CPU with queued tasks kicks an idle CPU at its tick to "
+              "do that (nohz_idle_balance)");
   p.defineInt("busy_factor", 16, 1, 1000, "sd->busy_factor: busy CPUs balance this many times less often");
-  p.defineInt("imbalance_pct", 117, 100, 1000, "sd->imbalance_pct of the package (MC) domain");
+  p.defineInt("imbalance_pct", 117, 100, 1000, "sd->imbalance_pct of the LLC (MC), node (PKG) and NUMA domains; SMT domains use 110");
   p.defineBool("nohz_idle_balance", true, "a busy CPU with queued tasks kicks an idle CPU at its tick to pull one");
   p.defineInt("rr_timeslice_ms", 100, 1, 100'000, "sched_rr_timeslice_ms: SCHED_RR round-robin slice");
 }

@@ -47,8 +47,13 @@ class FairPolicy final : public Policy {
   struct Rq {
     FairRq cfs;
     std::set<RtKey> rt;  // queued and running RT tasks of this CPU
-    int64_t nextBalance = 0;
-    int balanceFailed = 0;
+    // Per scheduling domain of this CPU, innermost first: when it balances next
+    // (sd->last_balance + interval) and sd->nr_balance_failed.
+    struct DomainBalance {
+      int64_t next = 0;
+      int failed = 0;
+    };
+    std::vector<DomainBalance> sd;
     int idleTasks = 0;  // SCHED_IDLE entities on the fair queue
     int delayed = 0;    // entities kept queued by DELAY_DEQUEUE (in cfs.nrRunning, not runnable)
     // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
@@ -163,6 +168,10 @@ class FairPolicy final : public Policy {
 
   // --- Wakeup placement and load balancing (placement.cpp) ---
   int findIdlest(TaskId t, int parentCpu) const;
+  const std::vector<int>* idlestGroup(TaskId t, const Engine::SchedDomain& d, int local) const;
+  const Engine::SchedDomain* spanningDomain(int cpu, int other) const;
+  int64_t imbalancePct(const Engine::SchedDomain& d) const;
+  int64_t balanceIntervalMs(const Engine::SchedDomain& d) const;
   void recordWakee(TaskId waker, TaskId wakee);
   bool wakeWide(TaskId waker, TaskId wakee) const;
   int llcSize(int cpu) const;
@@ -173,7 +182,7 @@ class FairPolicy final : public Policy {
   bool cacheHot(uint32_t t, int dst) const;
   std::vector<uint32_t> movable(int src, int dst) const;
   void idleBalance(int cpu);
-  void loadBalance(int cpu);
+  void loadBalance(int cpu, size_t level);
 
   Engine* m_e = nullptr;
   Variant m_variant;

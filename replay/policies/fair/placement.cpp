@@ -1,29 +1,45 @@
-// Wakeup placement (select_task_rq) and load balancing of the fair class.
+// Wakeup placement (select_task_rq) and load balancing of the fair class over
+// the engine's scheduling domains (Engine::domains(): SMT, MC = LLC, PKG =
+// NUMA node, NUMA = all CPUs, degenerate levels left out).
 //
-// Load balancing model (simplified from fair.c; also in the params' docs and
-// docs/models.md §5.4-5.5):
-// - Wakeup placement (select_task_rq_fair): a forked child goes to the least
-//   loaded allowed CPU (an idle one first, the parent's CPU on ties); a woken
-//   task considers the waker's CPU when it shares the package cache with the
-//   task's previous CPU (wake_affine: the waker's CPU if it is idle, or if the
-//   wakeup is sync and the waker is alone there, the previous CPU if that is
-//   idle, else the one with the lower instantaneous load, the previous CPU's
-//   load weighted by imbalance_pct/2 extra); then select_idle_sibling(): the
-//   target if idle, else the previous CPU if idle, else a fully idle core,
-//   else the first idle CPU of the package scanning from the target. "Idle"
-//   counts a CPU running only SCHED_IDLE tasks. wake_wide() (wakee flips) turns
-//   the affine step off for many-to-many wakers. PELT is not modelled: loads
-//   are the weights of the runnable tasks.
-// - Periodic balance: each busy CPU, every balance_interval_ms x busy_factor,
-//   pulls queued fair tasks from the most loaded CPU when that CPU's load
-//   exceeds its own by imbalance_pct, coldest (least recently run) first,
-//   skipping tasks that ran within migration_cost_ns, until it has moved half
-//   the load difference; a task heavier than what is left to move is skipped
-//   unless earlier attempts failed (its weight is halved per failed attempt,
-//   as nr_balance_failed does), which is what rotates equal CPU hogs.
-// - Idle balance: a CPU about to go idle pulls the coldest non-cache-hot queued
-//   task of the CPU with the most queued tasks; a busy CPU with queued tasks
-//   kicks an idle CPU at its tick (nohz idle balance) so that it does the same.
+// Model (simplified from fair.c; also in the params' docs and docs/models.md §5.5):
+// - Fork (find_idlest_cpu): from the top domain down, find_idlest_group() at
+//   every level whose groups hold more than one CPU: the least busy group
+//   (spare capacity before fully busy before overloaded; then the most idle
+//   CPUs, or the lowest average load), the parent's own group unless another
+//   is strictly better (by imbalance_pct on load); inside the last group the
+//   allowed CPU with the fewest running tasks, then the lowest load, the
+//   parent's CPU first so it wins ties.
+// - Wakeup (select_task_rq_fair): a woken task considers the waker's CPU when
+//   a domain of the waker spans the task's previous CPU (wake_affine; every
+//   level is taken to have SD_WAKE_AFFINE, as on machines whose NUMA distances
+//   are within node_reclaim_distance): the waker's CPU if it is idle and shares
+//   the LLC with the previous CPU, or if the wakeup is sync and the waker is
+//   alone there, the previous CPU if that is idle, else the one with the lower
+//   instantaneous load, the previous CPU's load weighted by half the spanning
+//   domain's imbalance_pct extra; then select_idle_sibling() in the target's
+//   LLC: the target if idle, else the previous CPU if idle and in that LLC,
+//   else a fully idle core, else the first idle CPU of the LLC scanning from
+//   the target. "Idle" counts a CPU running only SCHED_IDLE tasks. wake_wide()
+//   (wakee flips against the LLC's size) turns the affine step off for
+//   many-to-many wakers. PELT is not modelled: loads are runnable weights.
+// - Periodic balance: each busy CPU balances each of its domains every
+//   interval x busy_factor (the interval is balance_interval_ms, or with 0 the
+//   domain's CPU count in ms, as sd->balance_interval starts): it finds the
+//   busiest other group of the domain by average load and, when that exceeds
+//   its own group's by the domain's imbalance_pct (110 at SMT, the parameter
+//   above), pulls queued fair tasks from the group's most loaded CPU, coldest
+//   (least recently run) first, skipping tasks that ran within migration_cost_ns
+//   unless more balance attempts at that domain failed than its
+//   cache_nice_tries (2 at NUMA, else 1), until it has moved half the two CPUs'
+//   load difference; a task heavier than what is left to move is skipped unless
+//   earlier attempts failed (its weight is halved per failed attempt, as
+//   nr_balance_failed does), which is what rotates equal CPU hogs.
+// - Idle balance: a CPU about to go idle walks its domains innermost first and
+//   pulls the coldest non-cache-hot queued task of the CPU with the most
+//   queued tasks among those the domain adds, stopping at the first pull; a
+//   busy CPU with queued tasks kicks an idle CPU at its tick (nohz idle
+//   balance) so that it does the same.
 #include <algorithm>
 
 #include "replay/policies/fair/fair_sched.h"
@@ -47,7 +63,7 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
       wantAffine = !wakeWide(waker, t);
     }
   }
-  if (wantAffine && self != prev && m_e->allowed(t, self) && m_e->locality(self, prev) <= 2)
+  if (wantAffine && self != prev && m_e->allowed(t, self) && spanningDomain(self, prev))
     target = wakeAffine(t, self, prev, (flags & kWakeSync) != 0);
   return selectIdleSibling(t, prev, target);
 }
@@ -67,9 +83,28 @@ void FairPolicy::balance(int cpu) {
       }
     }
   }
-  if (now < r.nextBalance) return;
-  r.nextBalance = now + m_balanceIntervalMs * 1'000'000 * m_busyFactor;
-  loadBalance(cpu);
+  const auto& domains = m_e->domains(cpu);
+  r.sd.resize(domains.size());
+  for (size_t level = 0; level < domains.size(); ++level) {
+    if (now < r.sd[level].next) continue;
+    r.sd[level].next = now + balanceIntervalMs(*domains[level]) * 1'000'000 * m_busyFactor;
+    loadBalance(cpu, level);
+  }
+}
+
+// sd_init(): SMT domains balance at 110%, the others at the parameter's 117%.
+int64_t FairPolicy::imbalancePct(const Engine::SchedDomain& d) const { return d.level == 1 ? 110 : m_imbalancePct; }
+
+int64_t FairPolicy::balanceIntervalMs(const Engine::SchedDomain& d) const {
+  return m_balanceIntervalMs > 0 ? m_balanceIntervalMs : static_cast<int64_t>(d.cpus.size());
+}
+
+// The innermost domain of `cpu` that also spans `other` (nullptr: none does).
+const Engine::SchedDomain* FairPolicy::spanningDomain(int cpu, int other) const {
+  const int distance = m_e->locality(cpu, other);
+  for (const Engine::SchedDomain* d : m_e->domains(cpu))
+    if (d->level >= distance) return d;
+  return nullptr;
 }
 
 // --- placement ---
@@ -81,6 +116,24 @@ int FairPolicy::findIdlest(TaskId t, int parentCpu) const {
     for (int c = 0; c < m_e->cpuCount() && !anyMatch; ++c) anyMatch = m_e->allowed(t, c) && coreCookieMatch(c, t);
     if (!anyMatch) return m_e->allowed(t, parentCpu) ? parentCpu : firstAllowed(t);
   }
+  // Narrow the candidates from the whole machine down, group by group.
+  const auto& domains = m_e->domains(parentCpu);
+  std::vector<int> candidates;
+  if (domains.empty()) {
+    candidates.push_back(parentCpu);
+  } else {
+    candidates = domains.back()->cpus;
+    int from = parentCpu;  // the CPU whose domains we descend: the parent's, then the chosen group's
+    for (size_t level = domains.size(); level-- > 0;) {
+      const Engine::SchedDomain* d = nullptr;
+      for (const Engine::SchedDomain* sd : m_e->domains(from))
+        if (sd->cpus == candidates) d = sd;
+      if (!d || d->groups.front().size() == 1) break;  // single-CPU groups: the CPU choice below
+      const std::vector<int>* chosen = idlestGroup(t, *d, from);
+      candidates = *chosen;
+      if (std::find(chosen->begin(), chosen->end(), from) == chosen->end()) from = chosen->front();
+    }
+  }
   int best = -1;
   int bestNr = INT_MAX;
   int64_t bestLoad = INT64_MAX;
@@ -88,11 +141,61 @@ int FairPolicy::findIdlest(TaskId t, int parentCpu) const {
   for (int i = 0; i < n; ++i) {
     const int c = (parentCpu + i) % n;  // the parent's CPU first: it wins ties
     if (!m_e->allowed(t, c) || !coreCookieMatch(c, t)) continue;
+    if (std::find(candidates.begin(), candidates.end(), c) == candidates.end()) continue;
     const int nr = nrRunning(c);
     const int64_t ld = load(c);
     if (nr < bestNr || (nr == bestNr && ld < bestLoad)) best = c, bestNr = nr, bestLoad = ld;
   }
-  return best < 0 ? firstAllowed(t) : best;
+  return best < 0 ? (m_e->allowed(t, parentCpu) ? parentCpu : firstAllowed(t)) : best;
+}
+
+// find_idlest_group(): group_has_spare < group_fully_busy < group_overloaded,
+// then the most idle CPUs (spare) or the lowest average load (busy). The group
+// of `local` stays unless the idlest other group is of a less busy type, has
+// more idle CPUs, or is less loaded by more than imbalance_pct.
+const std::vector<int>* FairPolicy::idlestGroup(TaskId t, const Engine::SchedDomain& d, int local) const {
+  struct Stats {
+    int type = 0;  // 0 has spare, 1 fully busy, 2 overloaded
+    int idle = 0;
+    int64_t avgLoad = 0;
+    bool allowed = false;
+  };
+  auto statsOf = [&](const std::vector<int>& g) {
+    Stats s;
+    int nr = 0;
+    int64_t ld = 0;
+    for (int c : g) {
+      nr += nrRunning(c);
+      ld += load(c);
+      s.idle += availableIdle(c);
+      s.allowed = s.allowed || (m_e->allowed(t, c) && coreCookieMatch(c, t));
+    }
+    const int size = static_cast<int>(g.size());
+    s.type = nr < size ? 0 : nr == size ? 1 : 2;
+    s.avgLoad = ld * 1024 / size;
+    return s;
+  };
+  const std::vector<int>* localGroup = nullptr;
+  const std::vector<int>* idlest = nullptr;
+  Stats localStats, idlestStats;
+  for (const auto& g : d.groups) {
+    const Stats s = statsOf(g);
+    if (std::find(g.begin(), g.end(), local) != g.end()) {
+      localGroup = &g;
+      localStats = s;
+      continue;
+    }
+    if (!s.allowed) continue;
+    const bool better = !idlest || s.type < idlestStats.type ||
+                        (s.type == idlestStats.type &&
+                         (s.type == 0 ? s.idle > idlestStats.idle : s.avgLoad < idlestStats.avgLoad));
+    if (better) idlest = &g, idlestStats = s;
+  }
+  if (!idlest) return localGroup ? localGroup : &d.groups.front();
+  if (!localGroup || !localStats.allowed) return idlest;
+  if (localStats.type != idlestStats.type) return localStats.type < idlestStats.type ? localGroup : idlest;
+  if (localStats.type == 0) return localStats.idle >= idlestStats.idle ? localGroup : idlest;
+  return 100 * localStats.avgLoad <= imbalancePct(d) * idlestStats.avgLoad ? localGroup : idlest;
 }
 
 // record_wakee(): a waker that keeps switching between wakees flips; the
@@ -127,7 +230,8 @@ int FairPolicy::llcSize(int cpu) const {
 }
 
 int FairPolicy::wakeAffine(TaskId t, int self, int prev, bool sync) const {
-  if (availableIdle(self)) return availableIdle(prev) ? prev : self;
+  // wake_affine_idle(): an idle waker CPU draws the wakee only within the LLC.
+  if (availableIdle(self) && m_e->locality(self, prev) <= 2) return availableIdle(prev) ? prev : self;
   // The waker alone on its CPU (6.18 does not count delayed tasks).
   if (sync && nrRunning(self) - (syncAffineIgnoresDelayed() ? m_rqs[static_cast<size_t>(self)].delayed : 0) == 1) return self;
   if (availableIdle(prev)) return prev;
@@ -141,7 +245,9 @@ int FairPolicy::wakeAffine(TaskId t, int self, int prev, bool sync) const {
     thisEff -= currentLoad;
   }
   thisEff = (thisEff + taskLoad) * 100;
-  int64_t prevEff = std::max<int64_t>(0, load(prev) - taskLoad) * (100 + (m_imbalancePct - 100) / 2);
+  const Engine::SchedDomain* affine = spanningDomain(self, prev);
+  const int64_t pct = affine ? imbalancePct(*affine) : m_imbalancePct;
+  int64_t prevEff = std::max<int64_t>(0, load(prev) - taskLoad) * (100 + (pct - 100) / 2);
   if (sync) prevEff += 1;
   return thisEff < prevEff ? self : prev;
 }
@@ -231,48 +337,71 @@ std::vector<uint32_t> FairPolicy::movable(int src, int dst) const {
 
 void FairPolicy::idleBalance(int cpu) {
   const int n = m_e->cpuCount();
-  int src = -1;
-  size_t most = 0;
-  for (int i = 1; i < n; ++i) {
-    const int c = (cpu + i) % n;
-    const size_t q = m_rqs[static_cast<size_t>(c)].cfs.tree.size();
-    if (q > most && hasMovableFor(c, cpu)) src = c, most = q;
-  }
-  if (src < 0) return;
-  for (uint32_t t : movable(src, cpu)) {
-    if (cacheHot(t, cpu)) continue;
-    moveFair(src, cpu, t);
-    return;
+  int inner = 0;  // locality of the CPUs the previous domain already covered
+  for (const Engine::SchedDomain* d : m_e->domains(cpu)) {
+    int src = -1;
+    size_t most = 0;
+    for (int i = 1; i < n; ++i) {
+      const int c = (cpu + i) % n;
+      const int distance = m_e->locality(cpu, c);
+      if (distance <= inner || distance > d->level) continue;
+      const size_t q = m_rqs[static_cast<size_t>(c)].cfs.tree.size();
+      if (q > most && hasMovableFor(c, cpu)) src = c, most = q;
+    }
+    inner = d->level;
+    if (src < 0) continue;
+    for (uint32_t t : movable(src, cpu)) {
+      if (cacheHot(t, cpu)) continue;
+      moveFair(src, cpu, t);
+      return;
+    }
   }
 }
 
-void FairPolicy::loadBalance(int cpu) {
+void FairPolicy::loadBalance(int cpu, size_t level) {
   Rq& r = rq(cpu);
-  const int n = m_e->cpuCount();
-  int busiest = -1;
-  int64_t busiestLoad = -1;
-  for (int c = 0; c < n; ++c) {
-    if (c == cpu || !m_e->online(c) || rq(c).cfs.tree.empty()) continue;
-    if (load(c) > busiestLoad) busiest = c, busiestLoad = load(c);
+  const Engine::SchedDomain& d = *m_e->domains(cpu)[level];
+  Rq::DomainBalance& sd = r.sd[level];
+  // find_busiest_group(): the other group with the highest average load.
+  auto avgLoad = [&](const std::vector<int>& g) {
+    int64_t ld = 0;
+    for (int c : g) ld += load(c);
+    return ld * 1024 / static_cast<int64_t>(g.size());
+  };
+  const std::vector<int>* busiestGroup = nullptr;
+  int64_t busiestAvg = -1;
+  int64_t localAvg = 0;
+  for (const auto& g : d.groups) {
+    if (std::find(g.begin(), g.end(), cpu) != g.end()) {
+      localAvg = avgLoad(g);
+      continue;
+    }
+    const bool queued = std::any_of(g.begin(), g.end(), [&](int c) { return !rq(c).cfs.tree.empty(); });
+    if (queued && avgLoad(g) > busiestAvg) busiestGroup = &g, busiestAvg = avgLoad(g);
   }
-  if (busiest < 0) return;
-  const int64_t thisLoad = load(cpu);
-  if (busiestLoad * 100 <= thisLoad * m_imbalancePct) {
-    r.balanceFailed = 0;
+  if (!busiestGroup) return;
+  if (busiestAvg * 100 <= localAvg * imbalancePct(d)) {
+    sd.failed = 0;
     return;
   }
-  int64_t imbalance = (busiestLoad - thisLoad) / 2;
+  // find_busiest_queue(): its most loaded CPU with queued fair tasks.
+  int busiest = -1;
+  int64_t busiestLoad = -1;
+  for (int c : *busiestGroup)
+    if (!rq(c).cfs.tree.empty() && load(c) > busiestLoad) busiest = c, busiestLoad = load(c);
+  const int cacheNiceTries = d.level == 4 ? 2 : 1;
+  int64_t imbalance = (busiestLoad - load(cpu)) / 2;
   int moved = 0;
   for (uint32_t t : movable(busiest, cpu)) {
     if (imbalance <= 0 || moved >= 32) break;
-    if (cacheHot(t, cpu) && r.balanceFailed <= 1) continue;  // cache_nice_tries = 1
+    if (cacheHot(t, cpu) && sd.failed <= cacheNiceTries) continue;
     const int64_t w = m_ents[t].weight;
-    if ((w >> std::min(r.balanceFailed, 62)) > imbalance) continue;
+    if ((w >> std::min(sd.failed, 62)) > imbalance) continue;
     moveFair(busiest, cpu, t);
     imbalance -= w;
     ++moved;
   }
-  r.balanceFailed = moved ? 0 : std::min(r.balanceFailed + 1, 62);
+  sd.failed = moved ? 0 : std::min(sd.failed + 1, 62);
 }
 
 }  // namespace replay::fair

@@ -9,9 +9,13 @@ COMM/FORK/EXIT/LOST records and every other feature section are kept; the
 feature section offsets are moved to their new places.
 
 Pipe-mode data (`perf record -o -`) is trimmed the same way, record by record.
+A folder of `perf record --threads` is trimmed file by file: its `data` file as
+above, each data.N (a bare record stream) by dropping its MMAP/MMAP2 records.
+Records inside zstd-compressed ones (perf record -z) are kept as they are.
 
-usage: trim_perf_data.py IN OUT   (little-endian files only)
+usage: trim_perf_data.py IN OUT   (little-endian files, or folders of them)
 """
+import os
 import struct
 import sys
 
@@ -78,7 +82,32 @@ def trim_pipe(d):
     return out
 
 
+def trim_records(d):
+    out = bytearray()
+    off = 0
+    while off < len(d):
+        t, _, s = struct.unpack_from("<IHH", d, off)
+        if t not in DROP:
+            out += d[off:off + s]
+        off += s
+    return out
+
+
+def trim_folder(src, dst):
+    os.makedirs(dst, exist_ok=True)
+    main(os.path.join(src, "data"), os.path.join(dst, "data"))
+    for name in sorted(os.listdir(src)):
+        if name.startswith("data."):
+            d = open(os.path.join(src, name), "rb").read()
+            out = trim_records(d)
+            open(os.path.join(dst, name), "wb").write(out)
+            print(f"{src}/{name}: {len(d)} -> {len(out)} bytes", file=sys.stderr)
+
+
 def main(src, dst):
+    if os.path.isdir(src):
+        trim_folder(src, dst)
+        return
     d = open(src, "rb").read()
     assert d[:8] == b"PERFILE2", "not a little-endian perf.data file"
     if struct.unpack_from("<Q", d, 8)[0] == 16:
@@ -88,13 +117,7 @@ def main(src, dst):
         return
     hsize, attr_size, ao, asz, do, dsz = struct.unpack_from("<QQQQQQ", d, 8)
     feat = struct.unpack_from("<4Q", d, 72)
-    data = bytearray()
-    off = do
-    while off < do + dsz:
-        t, _, s = struct.unpack_from("<IHH", d, off)
-        if t not in DROP:
-            data += d[off:off + s]
-        off += s
+    data = trim_records(d[do:do + dsz])
     sections = []
     pos = do + dsz
     for f in range(1, 256):

@@ -50,6 +50,14 @@ const CorruptCase kCases[] = {
     {"perf/corrupt/huge-tracing-data-size.perf.data", Outcome::Error, "byte offset 6572", "tracing data of 2147483640 bytes runs past the end"},
     {"perf/corrupt/wrong-version.perf.data", Outcome::Error, "byte offset 0", "perf.data version 1 (magic PERFFILE) is not supported"},
     {"perf/corrupt/wrong-header-size.perf.data", Outcome::Error, "byte offset 8", "unsupported perf.data header size 4096"},
+    // perf.data with zstd-compressed records (perf record -z): the third of the
+    // fixture's four compressed records (byte 24784) damaged.
+    {"perf/corrupt/flipped-bits-compressed.perf.data", Outcome::Partial, "byte offset 24784", "zstd cannot decompress the data"},
+    {"perf/corrupt/huge-compressed2-size.perf.data", Outcome::Partial, "byte offset 24784", "compressed record declares 1099511627776 bytes of data, more than its 302"},
+    {"perf/corrupt/wrong-compression-type.perf.data", Outcome::Error, "byte offset 22936", "header declares compression type 7"},
+    // The folder of perf record --threads: the file named is the one inside it.
+    {"perf/corrupt/threads-no-data-files.perf.data", Outcome::Error, nullptr, "data: byte offset 23072 (0x5a20): the header says the data lies in data.N files"},
+    {"perf/corrupt/threads-truncated-data-file.perf.data", Outcome::Partial, nullptr, "data.1: byte offset 10744 (0x29f8): record of 96 bytes (type 9) runs past the end of the data (57 bytes left)"},
     // trace.dat
     {"tracedat/corrupt/empty.dat", Outcome::Error, nullptr, "empty file (byte offset 0)"},
     {"tracedat/corrupt/truncated-header.dat", Outcome::Error, "byte offset 38", "file ends inside header_page"},
@@ -79,7 +87,7 @@ const CorruptCase kCases[] = {
     {"ftrace/bad/header_then_garbage.txt", Outcome::Error, "line 13", "not an ftrace text trace"},
     // CTF (folders)
     {"ctf/corrupt/empty-stream", Outcome::Error, nullptr, "chan_0: empty stream file (byte offset 0)"},
-    {"ctf/corrupt/empty-metadata", Outcome::Error, nullptr, "folder is not a CTF trace"},
+    {"ctf/corrupt/empty-metadata", Outcome::Error, nullptr, "folder is neither a CTF trace nor a perf record --threads folder"},
     {"ctf/corrupt/truncated-stream", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet of 704 bytes cut short"},
     {"ctf/corrupt/truncated-metadata", Outcome::Error, nullptr, "metadata: invalid CTF metadata"},
     {"ctf/corrupt/flipped-bits", Outcome::Partial, nullptr, "(after 3 events)"},
@@ -87,6 +95,14 @@ const CorruptCase kCases[] = {
     {"ctf/corrupt/huge-packet-size", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet of 137438953472 bytes cut short by the end of the file"},
     {"ctf/corrupt/packet-size-below-header", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet_size 64 bits is smaller than its own header"},
     {"ctf/corrupt/wrong-version", Outcome::Error, nullptr, "metadata: invalid CTF metadata"},
+    // Perfetto (offsets printed by make_corrupt_corpus.py: the damaged packet's tag,
+    // the field inside an appended packet, the deflated bytes of the last packet)
+    {"perfetto/corrupt/empty.perfetto-trace", Outcome::Error, nullptr, "empty file (byte offset 0)"},
+    {"perfetto/corrupt/truncated.perfetto-trace", Outcome::Partial, "byte offset 29791", "declares 693 bytes, past the end"},
+    {"perfetto/corrupt/huge-length.perfetto-trace", Outcome::Partial, "byte offset 30487", "declares 1099511627776 bytes"},
+    {"perfetto/corrupt/wrong-wire-type.perfetto-trace", Outcome::Partial, "byte offset 30489", "wire type 7 of field 1"},
+    {"perfetto/corrupt/truncated-varint.perfetto-trace", Outcome::Partial, "byte offset 30489", "truncated varint"},
+    {"perfetto/corrupt/corrupt-deflate.perfetto-trace", Outcome::Partial, "byte offset 3648", "deflate data is corrupt"},
 };
 
 std::string dataPath(const std::string& rel) { return std::string(SCHEDLAB_TEST_DATA) + "/" + rel; }

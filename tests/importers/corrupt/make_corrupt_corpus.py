@@ -11,6 +11,7 @@ usage: tests/importers/corrupt/make_corrupt_corpus.py   (from anywhere)
 import os
 import shutil
 import struct
+import zlib
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -105,6 +106,64 @@ def perf():
     bad = fmode[:4096]
     struct.pack_into("<Q", bad, 8, 4096)
     write(d + "wrong-header-size.perf.data", bad)
+    perf_compressed(d)
+    perf_folder(d)
+
+
+def file_records(f):
+    data_off, data_size = struct.unpack_from("<QQ", f, 40)
+    return [r for r in perf_records(f, data_off) if r[0] < data_off + data_size]
+
+
+def perf_compressed(d):
+    """perf record -z: damage inside and around the zstd data of a compressed record."""
+    z = read("perf/hackbench-sched-z.perf.data")
+    comp = [r for r in file_records(z) if r[1] == 81]  # PERF_RECORD_COMPRESSED
+    mid = comp[len(comp) // 2]
+    # Bits flipped in the zstd data (past its block header) of a record mid-file:
+    # zstd rejects it there; the records before it are kept.
+    bad = z[:]
+    for at in range(mid[0] + 8 + 3, mid[0] + 8 + 35, 4):
+        bad[at] ^= 0x5a
+    write(d + "flipped-bits-compressed.perf.data", bad)
+    # The same record as a COMPRESSED2 (perf 6.15) declaring 2^40 bytes of zstd data.
+    bad = z[:]
+    struct.pack_into("<I", bad, mid[0], 83)
+    struct.pack_into("<Q", bad, mid[0] + 8, 1 << 40)
+    write(d + "huge-compressed2-size.perf.data", bad)
+    # The header declares another compression than zstd (HEADER_COMPRESSED's type).
+    bad = z[:]
+    at = feature_offset(z, 27)
+    struct.pack_into("<I", bad, at + 4, 7)
+    write(d + "wrong-compression-type.perf.data", bad)
+
+
+def feature_offset(f, feat):
+    """File offset of header feature `feat`'s section."""
+    data_off, data_size = struct.unpack_from("<QQ", f, 40)
+    bits = struct.unpack_from("<4Q", f, 72)
+    pos = data_off + data_size
+    for n in range(1, 256):
+        if bits[n // 64] >> (n % 64) & 1:
+            if n == feat:
+                return struct.unpack_from("<Q", f, pos)[0]
+            pos += 16
+    raise KeyError(feat)
+
+
+def perf_folder(d):
+    """perf record --threads: a folder with its data.N files missing, and one cut short."""
+    src = os.path.join(DATA, "perf", "hackbench-sched-threads.perf.data")
+    header = open(os.path.join(src, "data"), "rb").read()
+    part = bytearray(open(os.path.join(src, "data.1"), "rb").read())
+    for name, files in (("threads-no-data-files.perf.data", {}),
+                        ("threads-truncated-data-file.perf.data", {"data.1": part[:len(part) // 2 + 5]})):
+        base = os.path.join(DATA, d + name)
+        shutil.rmtree(base, ignore_errors=True)
+        os.makedirs(base)
+        open(os.path.join(base, "data"), "wb").write(header)
+        for f, body in files.items():
+            open(os.path.join(base, f), "wb").write(bytes(body))
 
 
 # --- trace.dat -----------------------------------------------------------------
@@ -260,9 +319,77 @@ def ctf():
         write(d + "seeds/" + name + ".stream", b"\x01" + stream)
 
 
+# --- Perfetto -------------------------------------------------------------------
+
+def pb_varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7f) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def pb_read_varint(b, i):
+    n = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        n |= (c & 0x7f) << s
+        s += 7
+        if not c & 0x80:
+            return n, i
+
+
+def perfetto_packets(b):
+    """(offset, payload_start, payload_end) of each Trace.packet."""
+    out, i = [], 0
+    while i < len(b):
+        assert b[i] == 0x0a
+        n, j = pb_read_varint(b, i + 1)
+        out.append((i, j, j + n))
+        i = j + n
+    return out
+
+
+def perfetto():
+    good = read("perfetto/tiny.perfetto-trace")
+    d = "perfetto/corrupt/"
+    packets = perfetto_packets(good)
+    last = packets[-1]
+    write(d + "empty.perfetto-trace", b"")
+    # Cut inside the last packet (the second CPU's bundle).
+    write(d + "truncated.perfetto-trace", good[:last[1] + 20])
+    # A packet declaring 2^40 bytes after the good ones.
+    write(d + "huge-length.perfetto-trace", good + b"\x0a" + pb_varint(1 << 40) + b"\x08\x01")
+    # A packet holding a field of wire type 7, after the good ones.
+    write(d + "wrong-wire-type.perfetto-trace", good + b"\x0a\x02\x0f\x00")
+    # A packet whose last byte starts a varint that never ends.
+    write(d + "truncated-varint.perfetto-trace", good + b"\x0a\x01\x80")
+    # Every packet deflated in compressed_packets (field 50), the last one with flipped bytes.
+    comp = bytearray()
+    for (_, a, b) in packets:
+        z = zlib.compress(b"\x0a" + pb_varint(b - a) + good[a:b])
+        if (a, b) == packets[-1][1:]:
+            z = bytearray(z)
+            for k in range(10, min(len(z), 40)):
+                z[k] ^= 0x5a
+            z = bytes(z)
+        inner = b"\x92\x03" + pb_varint(len(z)) + z  # field 50, wire type 2
+        deflated = len(comp) + 1 + len(pb_varint(len(inner))) + 2 + len(pb_varint(len(z)))
+        comp += b"\x0a" + pb_varint(len(inner)) + inner
+    write(d + "corrupt-deflate.perfetto-trace", bytes(comp))
+    # Where each damage is: the packet's tag, the field inside the appended
+    # packet, and the deflated bytes of the last packet.
+    return [("truncated", last[0]), ("huge-length", len(good)), ("wrong-wire-type", len(good) + 2),
+            ("truncated-varint", len(good) + 2), ("corrupt-deflate", deflated)]
+
+
 if __name__ == "__main__":
     perf()
     tracedat()
     perfscript()
     ftrace()
     ctf()
+    for name, offset in perfetto():
+        print("perfetto/corrupt/%s: damage at byte offset %d" % (name, offset))

@@ -131,8 +131,9 @@ INSTANTIATE_TEST_SUITE_P(
                   put16(b, f.originalOffset(f.records.size() - 1) + 6, 0xfff8);
                 },
                 "runs past the end of the data", true},
+        // A sample turned into a compressed record: its bytes are no zstd frame.
         BadCase{"compressed_record", [](Bytes& b) { std::memcpy(b.data() + nthSample(b, 40), "\x51\0\0\0", 4); },
-                "zstd-compressed records", true}),
+                "zstd-compressed record: zstd cannot decompress the data after decompressed byte 0", true}),
     [](const auto& tc) { return tc.param.name; });
 
 // The error names the exact offset of the bad record.

@@ -232,6 +232,51 @@ TEST_P(PerfDataTopology, ReadsSiblingLists) {
     EXPECT_EQ(m->topology.cpu(static_cast<int>(cpu))->package, c.packageOfCpu[cpu]) << "cpu " << cpu;
 }
 
+// An 8-CPU machine of two packages, each with two dies of one two-thread core
+// (x86 numbering: siblings c and c+4), an L3 per package and a NUMA node per
+// package, written as perf 5.3+ writes the features; worked out by hand from
+// the lists below.
+TEST(PerfDataTopologyFeatures, DiesLlcsAndNodes) {
+  PerfDataFile f(readBytes(testData(kFile)));
+  std::vector<uint8_t> nrcpus;
+  appendU32(nrcpus, 8);
+  appendU32(nrcpus, 8);
+  f.features[7] = nrcpus;
+  auto topo = cpuTopologyFeature({"0-1,4-5", "2-3,6-7"}, {"0,4", "1,5", "2,6", "3,7"});
+  appendCpuIdsAndDies(topo, {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 0}, {1, 0}, {0, 1}, {1, 1}},
+                      {"0,4", "1,5", "2,6", "3,7"}, {0, 1, 0, 1, 0, 1, 0, 1});
+  f.features[13] = topo;
+  f.features[14] = numaTopologyFeature({{0, "0-1,4-5"}, {1, "2-3,6-7"}, {2, ""}});
+  f.features[20] = cacheFeature({{1, "Data", "0,4"}, {1, "Instruction", "0,4"}, {2, "Unified", "0,4"},
+                                 {2, "Unified", "1,5"}, {3, "Unified", "0-1,4-5"}, {3, "Unified", "2-3,6-7"},
+                                 {4, "Instruction", "0-7"}});
+  TempDir dir;
+  auto m = importOk(dir.write("big.data", f.assemble()));
+  ASSERT_TRUE(m);
+  const core::Topology& t = m->topology;
+  EXPECT_EQ(t.cores(), (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  // The L3 of each package, not the per-core L1/L2 nor the L4 instruction cache.
+  EXPECT_EQ(t.llcs(), (std::vector<std::vector<int>>{{0, 1, 4, 5}, {2, 3, 6, 7}}));
+  const int dieOf[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+  const int nodeOf[8] = {0, 0, 1, 1, 0, 0, 1, 1};
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    EXPECT_EQ(t.cpu(cpu)->die, dieOf[cpu]) << cpu;
+    EXPECT_EQ(t.cpu(cpu)->node, nodeOf[cpu]) << cpu;
+    EXPECT_EQ(t.cpu(cpu)->package, nodeOf[cpu]) << cpu;
+  }
+  EXPECT_EQ(t.count(core::Topology::Level::Die), 4);
+  EXPECT_EQ(t.describe(), "2 packages x 2 cores x 2 threads, 2 NUMA nodes (perf.data header)");
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::malformed_record), 0u);
+
+  // A cache map that is no CPU list: counted, the LLCs stay the dies'.
+  f.features[20] = cacheFeature({{3, "Unified", "0-x"}});
+  auto bad = importOk(dir.write("badcache.data", f.assemble()));
+  ASSERT_TRUE(bad);
+  EXPECT_GT(bad->diagnostics.count(core::DiagCode::malformed_record), 0u);
+  EXPECT_EQ(bad->topology.llcs().size(), 4u);  // one per (package, die)
+  EXPECT_EQ(bad->topology.cpu(3)->node, 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Forms, PerfDataTopology,
     ::testing::Values(

@@ -13,46 +13,10 @@ namespace {
 using namespace perf_test;
 using importers::perf::Threading;
 
-struct Built {
-  core::Status status;
-  std::shared_ptr<core::TraceModel> model;
-};
-
-Built build(const std::string& path, Threading threading, const importers::ImportOptions& options = {}) {
-  core::SchedBuilder b;
-  b.addSourceFile(path);
-  b.setFormat("perf.data");
-  Built out;
-  out.status = importers::perf::readPerfData(path, b, options, threading);
-  out.model = b.finalize();
-  return out;
-}
-
-void expectSameModel(const Built& a, const Built& b) {
-  EXPECT_EQ(a.status.isOk(), b.status.isOk());
-  EXPECT_EQ(a.status.message(), b.status.message());
-  EXPECT_EQ(modelCounts(*a.model), modelCounts(*b.model));
-  EXPECT_EQ(a.model->threads.size(), b.model->threads.size());
-  EXPECT_EQ(a.model->threads.tgid, b.model->threads.tgid);
-  EXPECT_EQ(a.model->dataLoss.count, b.model->dataLoss.count);
-  for (size_t i = 0; i < core::kDiagCount; ++i)
-    EXPECT_EQ(a.model->diagnostics.count(static_cast<core::DiagCode>(i)), b.model->diagnostics.count(static_cast<core::DiagCode>(i)))
-        << core::diagName(static_cast<core::DiagCode>(i));
-  ASSERT_EQ(a.model->diagnostics.records().size(), b.model->diagnostics.records().size());
-  for (size_t i = 0; i < a.model->diagnostics.records().size(); ++i)
-    EXPECT_EQ(a.model->diagnostics.records()[i].format(), b.model->diagnostics.records()[i].format());
-  ASSERT_EQ(a.model->cpuSlices.size(), b.model->cpuSlices.size());
-  for (size_t c = 0; c < a.model->cpuSlices.size(); ++c) {
-    EXPECT_EQ(a.model->cpuSlices[c].ts, b.model->cpuSlices[c].ts);
-    EXPECT_EQ(a.model->cpuSlices[c].dur, b.model->cpuSlices[c].dur);
-    EXPECT_EQ(a.model->cpuSlices[c].utid, b.model->cpuSlices[c].utid);
-  }
-  EXPECT_EQ(a.model->threadStates.ts, b.model->threadStates.ts);
-  EXPECT_EQ(a.model->wakeups.ts, b.model->wakeups.ts);
-}
-
 std::vector<std::string> files() {
-  std::vector<std::string> out = {testData("perf/sleep-0.1.perf.data")};
+  // Each layout: file, zstd-compressed records, the folder of perf record --threads.
+  std::vector<std::string> out = {testData("perf/sleep-0.1.perf.data"), testData("perf/hackbench-sched-z.perf.data"),
+                                  testData("perf/hackbench-sched-threads.perf.data")};
   const fs::path root = fs::path(SCHEDLAB_SHARED_TRACES) / "recorded";
   std::error_code ec;
   if (fs::is_directory(root, ec))

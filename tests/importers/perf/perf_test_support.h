@@ -19,9 +19,12 @@
 #include <unistd.h>
 #include <vector>
 
+#include <zstd.h>
+
 #include "core/analysis/stats.h"
 #include "core/trace_model.h"
 #include "importers/importer.h"
+#include "importers/perf/perf_data_reader.h"
 
 namespace perf_test {
 
@@ -252,6 +255,200 @@ class PerfDataFile {
   std::vector<uint64_t> m_recordOffsets;
 };
 
+/// What the reader made of a file: its status and the finalized model.
+struct Built {
+  core::Status status;
+  std::shared_ptr<core::TraceModel> model;
+};
+
+/// Reads `path` straight through the perf.data reader (no registry), with the given threading.
+inline Built build(const std::string& path, importers::perf::Threading threading,
+                   const importers::ImportOptions& options = {}) {
+  core::SchedBuilder b;
+  b.addSourceFile(path);
+  b.setFormat("perf.data");
+  Built out;
+  out.status = importers::perf::readPerfData(path, b, options, threading);
+  out.model = b.finalize();
+  return out;
+}
+
+/// Same status, counts, tasks, diagnostics, slices, states and wakeups. Of two
+/// files, the diagnostics' messages only (they name the file and its offsets).
+inline void expectSameModel(const Built& a, const Built& b, bool sameFile = true) {
+  EXPECT_EQ(a.status.isOk(), b.status.isOk());
+  if (sameFile) {
+    EXPECT_EQ(a.status.message(), b.status.message());
+  }
+  EXPECT_EQ(modelCounts(*a.model), modelCounts(*b.model));
+  EXPECT_EQ(a.model->threads.size(), b.model->threads.size());
+  EXPECT_EQ(a.model->threads.tgid, b.model->threads.tgid);
+  EXPECT_EQ(a.model->dataLoss.count, b.model->dataLoss.count);
+  for (size_t i = 0; i < core::kDiagCount; ++i)
+    EXPECT_EQ(a.model->diagnostics.count(static_cast<core::DiagCode>(i)), b.model->diagnostics.count(static_cast<core::DiagCode>(i)))
+        << core::diagName(static_cast<core::DiagCode>(i));
+  ASSERT_EQ(a.model->diagnostics.records().size(), b.model->diagnostics.records().size());
+  for (size_t i = 0; i < a.model->diagnostics.records().size(); ++i) {
+    const auto& x = a.model->diagnostics.records()[i];
+    const auto& y = b.model->diagnostics.records()[i];
+    EXPECT_EQ(sameFile ? x.format() : x.message, sameFile ? y.format() : y.message);
+  }
+  ASSERT_EQ(a.model->cpuSlices.size(), b.model->cpuSlices.size());
+  for (size_t c = 0; c < a.model->cpuSlices.size(); ++c) {
+    EXPECT_EQ(a.model->cpuSlices[c].ts, b.model->cpuSlices[c].ts);
+    EXPECT_EQ(a.model->cpuSlices[c].dur, b.model->cpuSlices[c].dur);
+    EXPECT_EQ(a.model->cpuSlices[c].utid, b.model->cpuSlices[c].utid);
+  }
+  EXPECT_EQ(a.model->threadStates.ts, b.model->threadStates.ts);
+  EXPECT_EQ(a.model->wakeups.ts, b.model->wakeups.ts);
+}
+
+/// perf.data record types and header features the layout helpers below touch
+/// (tools/perf/util/header.h, tools/lib/perf/include/perf/event.h).
+inline constexpr uint32_t kCompressedRecord = 81;
+inline constexpr uint32_t kFinishedRound = 68;
+inline constexpr int kDirFormatFeature = 24;
+inline constexpr int kCompressedFeature = 27;
+
+/// Bare records one after another (a data.N file of perf record --threads).
+inline std::vector<PerfDataFile::Record> splitRecords(const std::vector<uint8_t>& d) {
+  std::vector<PerfDataFile::Record> out;
+  for (size_t off = 0; off + 8 <= d.size();) {
+    uint16_t size;
+    std::memcpy(&size, d.data() + off + 6, 2);
+    if (size < 8 || off + size > d.size()) break;
+    out.push_back({PerfDataFile::u32(d, off), std::vector<uint8_t>(d.begin() + static_cast<std::ptrdiff_t>(off),
+                                                                   d.begin() + static_cast<std::ptrdiff_t>(off + size))});
+    off += size;
+  }
+  return out;
+}
+
+/// The plain twin of a perf record -z file: each compressed record replaced by
+/// the records its zstd data completes (the file is one zstd stream), and the
+/// COMPRESSED feature dropped. A second, deliberately simple decoder: no bounds
+/// beyond the fixture's own, checked against `perf script` by the tests.
+inline std::vector<uint8_t> decompressedTwin(const std::vector<uint8_t>& bytes) {
+  PerfDataFile f(bytes);
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  std::vector<uint8_t> pending;
+  std::vector<PerfDataFile::Record> out;
+  std::vector<uint8_t> chunk(1 << 20);
+  for (auto& r : f.records) {
+    if (r.type != kCompressedRecord) {
+      out.push_back(std::move(r));
+      continue;
+    }
+    ZSTD_inBuffer in{r.bytes.data() + 8, r.bytes.size() - 8, 0};
+    while (in.pos < in.size) {
+      ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
+      if (ZSTD_isError(ZSTD_decompressStream(ctx.get(), &o, &in))) {
+        ADD_FAILURE() << "zstd failed on the fixture";
+        return {};
+      }
+      pending.insert(pending.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(o.pos));
+    }
+    const auto complete = splitRecords(pending);
+    size_t used = 0;
+    for (const auto& c : complete) used += c.bytes.size();
+    out.insert(out.end(), complete.begin(), complete.end());
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(used));
+  }
+  EXPECT_TRUE(pending.empty());
+  f.records = std::move(out);
+  f.features.erase(kCompressedFeature);
+  return f.assemble();
+}
+
+/// The plain twin of a perf record --threads folder: the header file's records,
+/// then every data.N file's, in N order, as one file without DIR_FORMAT.
+inline std::vector<uint8_t> mergedTwin(const std::string& folder) {
+  PerfDataFile f(readBytes(folder + "/data"));
+  for (int n = 0;; ++n) {
+    const std::string part = folder + "/data." + std::to_string(n);
+    if (!fs::exists(part)) break;
+    for (auto& r : splitRecords(readBytes(part))) f.records.push_back(std::move(r));
+  }
+  f.features.erase(kDirFormatFeature);
+  return f.assemble();
+}
+
+/// Where a record's CPU and time are, from the file's (first) sample_type: in a
+/// sample's fixed fields, or in the sample_id_all trailer of other records.
+struct SampleLayout {
+  int sampleTime = -1;
+  int sampleCpu = -1;
+  int trailerSize = 0;
+  int trailerTime = -1;
+  int trailerCpu = -1;
+  explicit SampleLayout(const std::vector<uint8_t>& file) {
+    const uint64_t st = PerfDataFile::u64(file, PerfDataFile::u64(file, 24) + 24);
+    int pos = 8;
+    auto take = [&](uint64_t bit, int* at) {
+      if (!(st & bit)) return;
+      if (at) *at = pos;
+      pos += 8;
+    };
+    take(1u << 16, nullptr);  // IDENTIFIER
+    take(1u << 0, nullptr);   // IP
+    take(1u << 1, nullptr);   // TID
+    take(1u << 2, &sampleTime);
+    take(1u << 3, nullptr);  // ADDR
+    take(1u << 6, nullptr);  // ID
+    take(1u << 9, nullptr);  // STREAM_ID
+    take(1u << 7, &sampleCpu);
+    // The trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER (perf_evsel__id_hdr_size order).
+    pos = 0;
+    take(1u << 1, nullptr);
+    take(1u << 2, &trailerTime);
+    take(1u << 6, nullptr);
+    take(1u << 9, nullptr);
+    take(1u << 7, &trailerCpu);
+    take(1u << 16, nullptr);
+    trailerSize = pos;
+  }
+};
+
+/// Rewrites a (plain, file-layout) recording as perf record --threads lays it
+/// out: in `folder`, a `data` file with the header, the features plus
+/// DIR_FORMAT and the records that carry no time, and one data.N file per CPU
+/// with that CPU's records in file order; no FINISHED_ROUND records.
+inline void splitIntoFolder(const std::vector<uint8_t>& bytes, const std::string& folder) {
+  PerfDataFile f(bytes);
+  const SampleLayout l(bytes);
+  std::map<uint32_t, std::vector<uint8_t>> perCpu;
+  std::vector<PerfDataFile::Record> kept;
+  for (auto& r : f.records) {
+    if (r.type == kFinishedRound) continue;
+    const auto& b = r.bytes;
+    uint64_t ts = 0;
+    uint32_t cpu = 0;
+    if (r.type == 9 && l.sampleCpu >= 0 && l.sampleTime >= 0) {
+      ts = PerfDataFile::u64(b, static_cast<uint64_t>(l.sampleTime));
+      cpu = PerfDataFile::u32(b, static_cast<uint64_t>(l.sampleCpu));
+    } else if (r.type < 64 && l.trailerCpu >= 0 && l.trailerTime >= 0 && b.size() >= 8u + l.trailerSize) {
+      const size_t at = b.size() - static_cast<size_t>(l.trailerSize);
+      ts = PerfDataFile::u64(b, at + static_cast<size_t>(l.trailerTime));
+      cpu = PerfDataFile::u32(b, at + static_cast<size_t>(l.trailerCpu));
+    }
+    if (ts == 0 || ts == UINT64_MAX) {
+      kept.push_back(std::move(r));
+      continue;
+    }
+    auto& out = perCpu[cpu];
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  f.records = std::move(kept);
+  f.features[kDirFormatFeature] = {1, 0, 0, 0, 0, 0, 0, 0};  // u64 version: PERF_DIR_VERSION 1
+  fs::create_directories(folder);
+  const auto header = f.assemble();
+  std::ofstream(folder + "/data", std::ios::binary).write(reinterpret_cast<const char*>(header.data()),
+                                                          static_cast<std::streamsize>(header.size()));
+  for (const auto& [cpu, data] : perCpu)
+    std::ofstream(folder + "/data." + std::to_string(cpu), std::ios::binary)
+        .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
 /// perf_header_string: u32 length (NUL included, padded to 64) + the text.
 inline void appendHeaderString(std::vector<uint8_t>& out, const std::string& s) {
   const uint32_t len = static_cast<uint32_t>((s.size() + 1 + 63) / 64 * 64);
@@ -267,6 +464,58 @@ inline std::vector<uint8_t> cpuTopologyFeature(const std::vector<std::string>& p
     const auto n = static_cast<uint32_t>(lists->size());
     out.insert(out.end(), reinterpret_cast<const uint8_t*>(&n), reinterpret_cast<const uint8_t*>(&n) + 4);
     for (const auto& s : *lists) appendHeaderString(out, s);
+  }
+  return out;
+}
+
+inline void appendU32(std::vector<uint8_t>& out, uint32_t v) {
+  out.insert(out.end(), reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4);
+}
+
+/// The parts perf 4.10+ and 5.3+ add to HEADER_CPU_TOPOLOGY (tools/perf/util/
+/// header.c write_cpu_topology): each CPU's core_id and socket_id, then the die
+/// siblings lists and each CPU's die_id.
+inline void appendCpuIdsAndDies(std::vector<uint8_t>& out, const std::vector<std::pair<uint32_t, uint32_t>>& coreSocket,
+                                const std::vector<std::string>& dieLists, const std::vector<uint32_t>& dieIds) {
+  for (const auto& [coreId, socketId] : coreSocket) {
+    appendU32(out, coreId);
+    appendU32(out, socketId);
+  }
+  appendU32(out, static_cast<uint32_t>(dieLists.size()));
+  for (const auto& s : dieLists) appendHeaderString(out, s);
+  for (uint32_t id : dieIds) appendU32(out, id);
+}
+
+/// HEADER_NUMA_TOPOLOGY (write_numa_topology): u32 nr, then per node u32 id,
+/// u64 mem_total, u64 mem_free, the CPU list string.
+inline std::vector<uint8_t> numaTopologyFeature(const std::vector<std::pair<uint32_t, std::string>>& nodes) {
+  std::vector<uint8_t> out;
+  appendU32(out, static_cast<uint32_t>(nodes.size()));
+  for (const auto& [id, cpus] : nodes) {
+    appendU32(out, id);
+    out.resize(out.size() + 16, 0);
+    appendHeaderString(out, cpus);
+  }
+  return out;
+}
+
+/// HEADER_CACHE (write_cache): u32 version 1, u32 count, then per cache u32
+/// level, line_size, sets, ways and the strings type, size, map.
+struct CacheEntry {
+  uint32_t level;
+  std::string type;
+  std::string map;
+};
+inline std::vector<uint8_t> cacheFeature(const std::vector<CacheEntry>& caches) {
+  std::vector<uint8_t> out;
+  appendU32(out, 1);
+  appendU32(out, static_cast<uint32_t>(caches.size()));
+  for (const auto& c : caches) {
+    appendU32(out, c.level);
+    for (uint32_t v : {64u, 64u, 8u}) appendU32(out, v);
+    appendHeaderString(out, c.type);
+    appendHeaderString(out, "32K");
+    appendHeaderString(out, c.map);
   }
   return out;
 }

@@ -110,10 +110,11 @@ TEST_F(SharedTraceDats, ManifestFigures) {
   }
 }
 
-// Cancel is checked every 16K events (importers/tracedat/tracedat_importer.cpp),
-// so it needs a trace longer than the fixtures: pipe-threads has 12014 switches
-// alone (recorded/README.md). A stop requested before the import begins ends it
-// at the first check, with an error and no model.
+// Cancel is checked before each block of events goes to the sorter
+// (importers/tracedat/tracedat_importer.cpp), so it needs a trace longer than
+// the fixtures: pipe-threads has 12014 switches alone (recorded/README.md). A
+// stop requested before the import begins ends it at the first check, with an
+// error and no model.
 TEST_F(SharedTraceDats, CancelledImportEndsWithAnError) {
   const std::string path = sharedTraces() + "/recorded/pipe-threads/trace.dat";
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
@@ -171,14 +172,14 @@ TEST_F(SharedTraceDats, RecordByRecordLikeLibtracecmd) {
         stream.fill(block, 4096);
         ASSERT_FALSE(block.error) << block.error->message;
         for (const auto& e : block.events()) {
-          if (e.kind == EventKind::DataLoss) continue;
+          if (e.op == core::EventOp::DataLoss) continue;
           ASSERT_LT(i, expected.size()) << "cpu " << cpuRef.cpu;
           ASSERT_EQ(static_cast<uint64_t>(e.ts), expected[i].ts) << "cpu " << cpuRef.cpu << " record " << i;
-          ASSERT_EQ(e.eventId, expected[i].type) << "cpu " << cpuRef.cpu << " record " << i;
-          if (e.kind == EventKind::Switch) {
+          ASSERT_EQ(e.countKey, expected[i].type) << "cpu " << cpuRef.cpu << " record " << i;
+          if (e.op == core::EventOp::Switch) {
             const auto want = core::taskStateFromLetters(expected[i].prevState);
             ASSERT_TRUE(want) << expected[i].prevState;
-            ASSERT_EQ(e.prevState, *want) << "prev_state=" << expected[i].prevState << " record " << i;
+            ASSERT_EQ(e.state, *want) << "prev_state=" << expected[i].prevState << " record " << i;
           }
           ++i;
           ++compared;

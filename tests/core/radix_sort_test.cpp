@@ -1,0 +1,72 @@
+// The radix sort against std::stable_sort as the oracle: the same order, ties
+// kept in input order, over keys that exercise negative values, skipped
+// digits and every digit position.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "core/radix_sort.h"
+
+namespace {
+
+TEST(RadixSort, SignedValuesMatchStdSortIncludingExtremes) {
+  std::mt19937_64 rng(7);
+  std::vector<int64_t> v(5000);
+  for (auto& x : v) x = static_cast<int64_t>(rng());
+  v[10] = std::numeric_limits<int64_t>::min();
+  v[11] = std::numeric_limits<int64_t>::max();
+  v[12] = 0;
+  v[13] = -1;
+  auto expected = v;
+  std::sort(expected.begin(), expected.end());
+  core::radixSort(v);
+  EXPECT_EQ(v, expected);
+}
+
+TEST(RadixSort, NarrowKeysTakeFewerPasses) {
+  // Durations under 65536 ns: 16-bit keys, two passes of 8 bits.
+  std::mt19937_64 rng(11);
+  std::vector<int64_t> v(3000);
+  for (auto& x : v) x = static_cast<int64_t>(rng() % 65536);
+  auto expected = v;
+  std::sort(expected.begin(), expected.end());
+  core::radixSort(v);
+  EXPECT_EQ(v, expected);
+}
+
+TEST(RadixSort, ADigitEqualForEveryKeyIsSkipped) {
+  // The low 22 bits are the same for every key: the first two passes move nothing.
+  std::mt19937_64 rng(5);
+  std::vector<int64_t> v(3000);
+  for (auto& x : v) x = static_cast<int64_t>((rng() % 100000) << 22 | 5);
+  auto expected = v;
+  std::sort(expected.begin(), expected.end());
+  core::radixSort(v);
+  EXPECT_EQ(v, expected);
+}
+
+TEST(RadixSort, EqualKeysKeepTheirInputOrder) {
+  std::mt19937_64 rng(3);
+  std::vector<std::pair<uint64_t, int>> v;
+  for (int i = 0; i < 4000; ++i) v.emplace_back(rng() % 50 * 1'000'003, i);  // many ties, keys above one byte
+  auto expected = v;
+  std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  core::radixSortByKey(v, [](const auto& p) { return p.first; });
+  EXPECT_EQ(v, expected);
+}
+
+TEST(RadixSort, SmallAndEmptyInputs) {
+  std::vector<int64_t> empty;
+  core::radixSort(empty);
+  EXPECT_TRUE(empty.empty());
+  std::vector<int64_t> few{5, -3, 5, 0};
+  core::radixSort(few);
+  EXPECT_EQ(few, (std::vector<int64_t>{-3, 0, 5, 5}));
+}
+
+}  // namespace

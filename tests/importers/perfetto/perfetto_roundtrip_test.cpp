@@ -1,0 +1,328 @@
+// Export -> import: a recording of every format, and a replay with core
+// scheduling, read back from their Perfetto export to the same statistics
+// (`stats --json`); and compact_sched twins of a real recording, which must
+// build the same model as its per-event form.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "core/analysis/stats.h"
+#include "core/analysis/stats_json.h"
+#include "core/json_writer.h"
+#include "importers/importer.h"
+#include "importers/perfetto/perfetto_writer.h"
+#include "replay/replay.h"
+#include "replay/workload/trace_extractor.h"
+#include "tests/importers/perfetto/perfetto_test_support.h"
+
+namespace {
+
+using namespace perfetto_test;
+namespace fs = std::filesystem;
+
+std::string statsJson(const core::TraceModel& m) {
+  core::JsonWriter j;
+  j.beginObject();
+  core::analysis::writeRunStatsJson(j, core::analysis::computeStats(m), core::analysis::StatsGrouping::Task);
+  j.endObject();
+  return j.str();
+}
+
+std::string scratch(const std::string& name) {
+  return (fs::temp_directory_path() / ("schedlab-perfetto-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+std::shared_ptr<core::TraceModel> import(const std::string& path) {
+  auto r = importers::importTrace(path);
+  EXPECT_TRUE(r) << (r ? "" : r.error().message());
+  if (!r) return nullptr;
+  EXPECT_FALSE(r->error) << r->error->message();
+  return r->model;
+}
+
+// The first lines where two stats JSON texts differ ("" when equal), for the failure message.
+std::string firstJsonDifference(const std::string& a, const std::string& b) {
+  auto lines = [](const std::string& t) {
+    std::vector<std::string> out;
+    std::istringstream in(t);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  const auto x = lines(a), y = lines(b);
+  std::string where;
+  for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const std::string la = i < x.size() ? x[i] : "(end)", lb = i < y.size() ? y[i] : "(end)";
+    if (la.find("\"tid\"") != std::string::npos || la.find("\"cpu\":") != std::string::npos) where = la;
+    if (la != lb) return "line " + std::to_string(i + 1) + " (after" + where + "): " + la + " vs " + lb;
+  }
+  return "";
+}
+
+// The first place two models' run slices differ, for the failure message.
+std::string firstSliceDifference(const core::TraceModel& a, const core::TraceModel& b) {
+  if (a.cpuSlices.size() != b.cpuSlices.size()) return "CPU count";
+  for (size_t c = 0; c < a.cpuSlices.size(); ++c) {
+    const auto &x = a.cpuSlices[c], &y = b.cpuSlices[c];
+    for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+      if (i >= x.size() || i >= y.size()) return "cpu " + std::to_string(c) + ": slice count";
+      if (x.ts[i] != y.ts[i] || x.dur[i] != y.dur[i] || a.threads.tid[x.utid[i].value] != b.threads.tid[y.utid[i].value] ||
+          x.kind[i] != y.kind[i] || x.endReason[i] != y.endReason[i] || x.endState[i] != y.endState[i] ||
+          x.flags[i] != y.flags[i])
+      {
+        auto show = [&](const core::TraceModel& m, const core::CpuSliceTable& t) {
+          return "[" + std::to_string(t.ts[i]) + " +" + std::to_string(t.dur[i]) + " tid " +
+                 std::to_string(m.threads.tid[t.utid[i].value]) + " end " + std::to_string(int(t.endReason[i])) +
+                 " state " + std::to_string(int(t.endState[i])) + " kind " + std::to_string(int(t.kind[i])) + " flags " +
+                 std::to_string(int(t.flags[i])) + "]";
+        };
+        return "cpu " + std::to_string(c) + " slice " + std::to_string(i) + ": " + show(a, x) + " vs " + show(b, y);
+      }
+    }
+  }
+  return "none";
+}
+
+std::map<int32_t, int64_t> runtimeByTid(const core::TraceModel& m) {
+  std::map<int32_t, int64_t> rt;
+  for (const auto& s : m.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s.kind[i] == core::SliceKind::Task && s.dur[i] > 0) rt[m.threads.tid[s.utid[i].value]] += s.dur[i];
+  return rt;
+}
+
+std::vector<std::pair<int64_t, int32_t>> wakeupsOf(const core::TraceModel& m) {
+  std::vector<std::pair<int64_t, int32_t>> w;
+  for (size_t i = 0; i < m.wakeups.ts.size(); ++i) w.emplace_back(m.wakeups.ts[i], m.threads.tid[m.wakeups.wakee[i].value]);
+  std::sort(w.begin(), w.end());
+  return w;
+}
+
+uint64_t repairedSlices(const core::TraceModel& m) {
+  uint64_t n = 0;
+  for (const auto& s : m.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i) n += s.endReason[i] == core::SliceEnd::Mismatch;
+  return n;
+}
+
+void expectSameStats(const core::TraceModel& original, const std::string& exported) {
+  auto back = import(exported);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->format, "perfetto");
+  EXPECT_EQ(firstJsonDifference(statsJson(original), statsJson(*back)), "")
+      << "first slice difference: " << firstSliceDifference(original, *back);
+}
+
+class RecordingRoundTrip : public ::testing::TestWithParam<const char*> {};
+
+// These recordings hold switches the builder had to infer (switch_in_inferred):
+// their export writes each as the repair it was, so they read back repaired
+// alike, to the same statistics.
+TEST_P(RecordingRoundTrip, ReadsItsExportBackToTheSameSchedule) {
+  const std::string path = sharedTrace(std::string("recorded/hackbench-proc/") + GetParam());
+  if (!fs::exists(path)) GTEST_SKIP() << "shared trace missing: " << path;
+  auto original = import(path);
+  ASSERT_TRUE(original);
+  const std::string out = scratch(std::string(GetParam()) + ".perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(*original, out));
+  auto back = import(out);
+  ASSERT_TRUE(back);
+  ASSERT_GT(repairedSlices(*original), 0u);
+  EXPECT_EQ(firstSliceDifference(*original, *back), "none");
+  EXPECT_EQ(runtimeByTid(*back), runtimeByTid(*original));
+  // The same wakeups (rows of equal times on different CPUs may come in
+  // another order). Text formats print microseconds: there a waking and the
+  // wakee's switch out on another CPU often share a time, and which came
+  // first (whether the waking found the task still running) is not in the
+  // model, so their wakeup rows may differ.
+  const bool microseconds = std::string(GetParam()).ends_with(".txt");
+  if (!microseconds) {
+    const auto x = wakeupsOf(*original), y = wakeupsOf(*back);
+    EXPECT_EQ(y.size(), x.size());
+    const auto d = std::mismatch(x.begin(), x.end(), y.begin(), y.end());
+    EXPECT_TRUE(d.first == x.end()) << "first different wakeup at " << d.first->first << " of tid " << d.first->second;
+  }
+  EXPECT_EQ(back->firstTs, original->firstTs);
+  EXPECT_EQ(back->lastTs, original->lastTs);
+  // The export's own markers (a CPU seen from here) are no event of the recording.
+  for (const auto& [name, count] : back->eventCounts)
+    EXPECT_TRUE(std::any_of(original->eventCounts.begin(), original->eventCounts.end(),
+                            [&](const auto& e) { return e.first == name; }))
+        << name << " (" << count << ") is not in the recording";
+  EXPECT_EQ(back->topology.cpuCount(), original->topology.cpuCount());
+  // The same statistics, but where those ties change who waited (text formats).
+  if (!microseconds) expectSameStats(*original, out);
+  fs::remove(out);
+}
+
+// A recording without repairs reads back to identical statistics.
+TEST(PerfettoRoundTrip, ARecordingWithoutRepairsReadsBackToIdenticalStatistics) {
+  auto original = import(testData("tracedat/tiny-v6.dat"));
+  ASSERT_TRUE(original);
+  ASSERT_EQ(repairedSlices(*original), 0u);
+  const std::string out = scratch("tiny.perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(*original, out));
+  expectSameStats(*original, out);
+  fs::remove(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(HackbenchProc, RecordingRoundTrip,
+                         ::testing::Values("trace.dat", "perf.data", "ctf", "trace.txt", "perf-script.txt"),
+                         [](const auto& param) {
+                           std::string n = param.param;
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(PerfettoRoundTrip, AReplayWithCoreSchedulingKeepsItsForcedIdleCookiesAndTopology) {
+  const std::string path = sharedTrace("recorded/hackbench-proc/trace.dat");
+  if (!fs::exists(path)) GTEST_SKIP() << "shared trace missing: " << path;
+  auto recording = import(path);
+  ASSERT_TRUE(recording);
+  auto workload = replay::extractWorkload(*recording);
+  ASSERT_TRUE(workload) << workload.error().message();
+  replay::ReplayOptions options;
+  options.model = "cfs+coresched";
+  options.topology = core::Topology::uniform(1, 2);
+  options.params = {"coresched.cookie=per-thread"};
+  auto result = replay::runReplay(*workload, options);
+  ASSERT_TRUE(result) << result.error().message();
+  const core::TraceModel& replayed = *result->model;
+  // What makes this case: forced idle on an SMT pair, tasks with cookies.
+  int64_t forcedIdle = 0;
+  for (const auto& s : replayed.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s.kind[i] == core::SliceKind::ForcedIdle) forcedIdle += s.dur[i];
+  ASSERT_GT(forcedIdle, 0);
+  ASSERT_EQ(replayed.topology.threadsPerCore(), 2);
+
+  const std::string out = scratch("replay.perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(replayed, out));
+  auto back = import(out);
+  ASSERT_TRUE(back && back->replay);
+  // The same schedule, forced idle and all.
+  EXPECT_EQ(firstSliceDifference(replayed, *back), "none");
+  EXPECT_EQ(runtimeByTid(*back), runtimeByTid(replayed));
+  EXPECT_EQ(firstJsonDifference(statsJson(replayed), statsJson(*back)), "");
+  const auto a = core::analysis::computeStats(replayed), b = core::analysis::computeStats(*back);
+  EXPECT_EQ(b.forcedIdleNs, a.forcedIdleNs);
+  EXPECT_EQ(b.busyNs, a.busyNs);
+  ASSERT_EQ(b.cookies.size(), a.cookies.size());
+  for (size_t i = 0; i < a.cookies.size(); ++i) {
+    EXPECT_EQ(b.cookies[i].name, a.cookies[i].name);
+    EXPECT_EQ(b.cookies[i].runtimeNs, a.cookies[i].runtimeNs);
+    EXPECT_EQ(b.cookies[i].forcedIdleCausedNs, a.cookies[i].forcedIdleCausedNs);
+  }
+  EXPECT_EQ(back->replay->model, replayed.replay->model);
+  EXPECT_EQ(back->replay->cookieNames, replayed.replay->cookieNames);
+  EXPECT_EQ(back->topology.threadsPerCore(), 2);
+  fs::remove(out);
+}
+
+// The compact encoding of a real recording's events (its Perfetto export,
+// re-encoded by the test's own writer) against their per-event form.
+// The recordings: SchedLab's exports of a trace.dat (the fixture and a shared
+// one), and the public Android traces, per-event Perfetto recordings themselves.
+class CompactTwin : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CompactTwin, BuildsTheSameModelAsItsPerEventForm) {
+  const std::string source = GetParam();
+  const bool shared = source.starts_with("shared:");
+  const std::string path = shared ? sharedTrace(source.substr(7)) : testData(source);
+  if (shared && !fs::exists(path)) GTEST_SKIP() << "shared trace missing: " << path;
+  std::string perEvent = path;
+  if (!source.ends_with(".perfetto-trace") && !source.ends_with(".pftrace")) {
+    auto recording = import(path);
+    ASSERT_TRUE(recording);
+    perEvent = scratch("per-event.perfetto-trace");
+    ASSERT_TRUE(importers::perfetto::writePerfetto(*recording, perEvent));
+  }
+  const std::string compact = scratch("compact.perfetto-trace");
+  const Bytes perEventBytes = readFile(perEvent);
+  const Bytes compactBytes = compactTrace(perEventBytes, /*keepFirstSwitchPerCpu=*/true);
+  writeFile(compact, compactBytes);
+
+  Census perEventCensus, c;
+  censusOfTrace(perEventBytes, perEventCensus);
+  censusOfTrace(compactBytes, c);
+  ASSERT_EQ(perEventCensus.compactSwitches, 0u);
+  ASSERT_GT(c.compactSwitches, 100u);  // the twin really is compact
+  ASSERT_EQ(c.compactWakings + c.events[20], perEventCensus.events[20]);  // test_trace has no sched_waking
+
+  // What the compact form cannot carry: the task a switch takes off other
+  // than the switch before it put it on (the Android traces have tasks whose
+  // priority changed while they ran), and SchedLab's own fields (an export's
+  // repaired switches). The expected model is that of the per-event form as
+  // far as the compact form carries it.
+  uint64_t rewritten = 0;
+  const std::string visible = scratch("compact-visible.perfetto-trace");
+  writeFile(visible, compactVisible(perEventBytes, rewritten));
+  std::cout << "switches the compact form cannot carry in full: " << rewritten << " of " << perEventCensus.events[4]
+            << "\n";
+
+  auto a = import(visible);
+  auto b = import(compact);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(firstJsonDifference(statsJson(*a), statsJson(*b)), "");
+  EXPECT_EQ(firstSliceDifference(*a, *b), "none");
+  EXPECT_EQ(b->wakeups.ts, a->wakeups.ts);
+  EXPECT_EQ(b->diagnostics.count(core::DiagCode::compact_switch_prev_unknown), 0u);
+  // Counted like the per-event form.
+  EXPECT_EQ(b->eventCounts, a->eventCounts);
+  if (perEvent != path) fs::remove(perEvent);
+  fs::remove(visible);
+  fs::remove(compact);
+}
+
+INSTANTIATE_TEST_SUITE_P(Recordings, CompactTwin,
+                         ::testing::Values("tracedat/tiny-v6.dat", "shared:recorded/hackbench-proc/trace.dat",
+                                           "shared:public/ms-perf-tools-linux-android/test_trace.perfetto-trace",
+                                           "shared:public/ms-perf-tools-linux-android/"
+                                           "perfetto_trace_cpu_sampling_not_scoped.pftrace"),
+                         [](const auto& param) {
+                           std::string n = param.param;
+                           n = n.substr(n.rfind('/') + 1);
+                           for (char& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return std::string(param.index < 2 ? "export_of_" : "") + n;
+                         });
+
+TEST(PerfettoCompactSched, TheFirstCompactSwitchOfACpuIsCounted) {
+  const Bytes compactBytes = compactTrace(readFile(testData("perfetto/tiny.perfetto-trace")), false);
+  const std::string compact = scratch("all-compact.perfetto-trace");
+  writeFile(compact, compactBytes);
+  auto m = import(compact);
+  ASSERT_TRUE(m);
+  // One per CPU with switches: their prev_* is not in the compact form.
+  size_t cpusWithSlices = 0;
+  for (const auto& s : m->cpuSlices) cpusWithSlices += s.size() > 0;
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::compact_switch_prev_unknown), cpusWithSlices);
+  // Every switch is still counted as the sched_switch it is.
+  Census c;
+  censusOfTrace(compactBytes, c);
+  uint64_t counted = 0;
+  for (const auto& [n, k] : m->eventCounts)
+    if (n == "sched_switch") counted = k;
+  EXPECT_EQ(counted, c.compactSwitches);
+  fs::remove(compact);
+}
+
+TEST(PerfettoCompressed, DeflateAndZstdPacketsReadLikeTheirPlainForm) {
+  const Bytes plain = readFile(testData("perfetto/tiny.perfetto-trace"));
+  auto a = import(testData("perfetto/tiny.perfetto-trace"));
+  ASSERT_TRUE(a);
+  for (bool zstd : {false, true}) {
+    const std::string path = scratch(zstd ? "zstd.perfetto-trace" : "deflate.perfetto-trace");
+    writeFile(path, compressedTrace(plain, zstd, 7));
+    auto b = import(path);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(firstJsonDifference(statsJson(*a), statsJson(*b)), "") << (zstd ? "zstd" : "deflate");
+    EXPECT_EQ(b->eventCounts, a->eventCounts);
+    fs::remove(path);
+  }
+}
+
+}  // namespace
