@@ -33,6 +33,11 @@ enum class EventOp : uint8_t {
   Rename,     ///< tid, text 0 = new comm
   TaskInfo,   ///< tid, aux = tgid, text 0 = comm: identity told outside the events (onTaskInfo)
   DataLoss,   ///< aux = events lost on cpu before ts (-1 unknown)
+  CpuFrequency,        ///< cpuA = the CPU whose frequency changed, aux = kHz
+  CpuFrequencyLimits,  ///< cpuA = the CPU, aux = max kHz, otherTid = min kHz
+  CpuIdle,             ///< cpuA = the CPU, aux = idle state (kIdleStateRunning: left idle)
+  Pelt,                ///< otherTid = CounterKind, cpuA = CPU, tid = task (-1: the CPU's signal), text 0 = comm, aux = value
+  UserMark,            ///< tid = the writer, text 0 = what it wrote to trace_marker (atrace or plain)
   TaskSeed,   ///< tid, state, cpu: a task's state at trace start (onTaskStateSeed)
   IdleKind,   ///< aux = 1: the idle CPU becomes forced idle, 0: no longer (onIdleKind)
   /// What a replay set for the current task of tid: aux = core-scheduling
@@ -166,6 +171,13 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
     case EventOp::Rename: b.onRename(ctx, e.tid, e.textAt(0)); break;
     case EventOp::TaskInfo: b.onTaskInfo(e.tid, static_cast<int32_t>(e.aux), e.textAt(0)); break;
     case EventOp::DataLoss: b.onDataLoss(e.cpu, e.ts, e.aux); break;
+    case EventOp::CpuFrequency: b.onCpuFrequency(ctx, e.cpuA, e.aux); break;
+    case EventOp::CpuFrequencyLimits: b.onCpuFrequencyLimits(ctx, e.cpuA, e.otherTid, e.aux); break;
+    case EventOp::CpuIdle: b.onCpuIdle(ctx, e.cpuA, e.aux); break;
+    case EventOp::Pelt:
+      b.onPelt(ctx, static_cast<CounterKind>(e.otherTid), e.cpuA, e.tid, e.textAt(0), e.aux);
+      break;
+    case EventOp::UserMark: b.onUserMark(ctx, e.tid, e.textAt(0)); break;
     case EventOp::TaskSeed: b.onTaskStateSeed(e.ts, e.tid, e.state, e.cpu); break;
     case EventOp::IdleKind: b.onIdleKind(ctx, e.aux == 1); break;
     case EventOp::TaskAttributes: {

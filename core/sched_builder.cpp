@@ -7,6 +7,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/atrace_marker.h"
+#include "core/power_events.h"
 #include "core/kernel_runtime_check.h"
 
 namespace core {
@@ -815,14 +817,144 @@ void SchedBuilder::onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeN
 }
 
 void SchedBuilder::onCounter(CounterKind kind, int32_t index, int64_t ts, double value) {
+  onCounter(CounterTrack{kind, index}, ts, value);
+}
+
+void SchedBuilder::onCounter(const CounterTrack& t, int64_t ts, double value) {
   auto& ct = m_model->counters;
-  uint32_t track = 0;
-  for (; track < ct.tracks.size(); ++track)
-    if (ct.tracks[track].kind == kind && ct.tracks[track].index == index) break;
-  if (track == ct.tracks.size()) ct.tracks.push_back({kind, index});
+  const CounterTrackKey key{t.kind, t.scope, t.index, t.name.value};
+  auto [it, added] = m_counterTrackIndex.try_emplace(key, static_cast<uint32_t>(ct.tracks.size()));
+  if (added) ct.tracks.push_back(t);
   ct.ts.push_back(ts);
   ct.value.push_back(value);
-  m_counterTrackOfRow.push_back(track);
+  m_counterTrackOfRow.push_back(it->second);
+}
+
+bool SchedBuilder::acceptPowerCpu(EventContext& ctx, int32_t cpu) {
+  if (!accept(ctx)) return false;
+  if (cpu >= 0 && cpu < kMaxCpus) return true;
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "power event about cpu %d ignored", cpu);
+  recordDiagnostic(DiagCode::cpu_out_of_range, buf, ctx.cpu, ctx.ts);
+  return false;
+}
+
+void SchedBuilder::onCpuFrequency(EventContext ctx, int32_t cpu, int64_t khz) {
+  if (!acceptPowerCpu(ctx, cpu)) return;
+  onCounter(CounterTrack{CounterKind::CpuFrequencyKhz, cpu}, ctx.ts, static_cast<double>(khz));
+}
+
+void SchedBuilder::onCpuFrequencyLimits(EventContext ctx, int32_t cpu, int64_t minKhz, int64_t maxKhz) {
+  if (!acceptPowerCpu(ctx, cpu)) return;
+  onCounter(CounterTrack{CounterKind::CpuFrequencyMinKhz, cpu}, ctx.ts, static_cast<double>(minKhz));
+  onCounter(CounterTrack{CounterKind::CpuFrequencyMaxKhz, cpu}, ctx.ts, static_cast<double>(maxKhz));
+}
+
+void SchedBuilder::onCpuIdle(EventContext ctx, int32_t cpu, int64_t state) {
+  if (!acceptPowerCpu(ctx, cpu)) return;
+  onCounter(CounterTrack{CounterKind::CpuIdleState, cpu}, ctx.ts, static_cast<double>(state));
+}
+
+void SchedBuilder::onPelt(EventContext ctx, CounterKind kind, int32_t cpu, int32_t tid, std::string_view comm,
+                          int64_t value) {
+  if (!acceptPowerCpu(ctx, cpu)) return;
+  if (tid < 0) {
+    onCounter(CounterTrack{kind, cpu}, ctx.ts, static_cast<double>(value));
+    return;
+  }
+  const Utid u = threadFor(tid, comm, ctx.ts);
+  onCounter(CounterTrack{kind, static_cast<int32_t>(u.value), CounterScope::Task}, ctx.ts, static_cast<double>(value));
+}
+
+uint32_t SchedBuilder::addUserSlice(int64_t ts, Utid u, std::string_view name, uint8_t depth, UserSliceKind kind) {
+  auto& us = m_model->userSlices;
+  const auto row = static_cast<uint32_t>(us.ts.size());
+  us.ts.push_back(ts);
+  us.dur.push_back(kind == UserSliceKind::Instant ? 0 : -1);
+  us.utid.push_back(u);
+  us.name.push_back(m_model->strings.intern(name));
+  us.depth.push_back(depth);
+  us.kind.push_back(kind);
+  us.flags.push_back(0);
+  return row;
+}
+
+void SchedBuilder::onUserMark(EventContext ctx, int32_t tid, std::string_view text) {
+  if (!accept(ctx)) return;
+  const int64_t ts = ctx.ts;
+  if (ctx.ctxTid >= 0) tid = ctx.ctxTid;
+  // devlib (lisa's target library) writes each CPU's frequency when tracing
+  // starts, in cpu_frequency's own print format: "cpu_frequency_devlib:" since
+  // 2019, "cpu_frequency:" before (lisa/example_rtapp).
+  static constexpr std::string_view kDevlibFrequency[] = {"cpu_frequency_devlib:", "cpu_frequency:"};
+  const auto devlib = std::find_if(std::begin(kDevlibFrequency), std::end(kDevlibFrequency),
+                                   [&](std::string_view prefix) { return text.starts_with(prefix); });
+  if (devlib != std::end(kDevlibFrequency)) {
+    const TextFields fields(text.substr(devlib->size()));
+    const auto khz = fields.number("state");
+    const auto cpu = fields.number("cpu_id");
+    if (khz && cpu && *cpu >= 0 && *cpu < kMaxCpus)
+      onCounter(CounterTrack{CounterKind::CpuFrequencyKhz, static_cast<int32_t>(*cpu)}, ts, static_cast<double>(*khz));
+    return;
+  }
+  // systrace's clock alignment between trace_marker and the app clocks; no user event.
+  if (text.substr(0, 23) == "trace_event_clock_sync:") return;
+  const AtraceMarker m = parseAtraceMarker(text);
+  if (m.type == AtraceMarker::Type::Plain && m.name.empty()) return;
+  const Utid u = threadFor(tid, {}, ts);
+  if (m.tgid > 0 && m_model->threads.tgid[u.value] <= 0) m_model->threads.tgid[u.value] = m.tgid;
+  auto& us = m_model->userSlices;
+  switch (m.type) {
+    case AtraceMarker::Type::Begin: {
+      auto& open = m_openUserSlices[u.value];
+      open.push_back(addUserSlice(ts, u, m.name, static_cast<uint8_t>(std::min<size_t>(open.size(), 255)),
+                                  UserSliceKind::Sync));
+      break;
+    }
+    case AtraceMarker::Type::End: {
+      auto it = m_openUserSlices.find(u.value);
+      if (it == m_openUserSlices.end() || it->second.empty()) {
+        m_model->diagnostics.add(DiagCode::user_slice_end_unmatched);
+        break;
+      }
+      const uint32_t row = it->second.back();
+      it->second.pop_back();
+      us.dur[row] = ts - us.ts[row];
+      break;
+    }
+    case AtraceMarker::Type::AsyncBegin: {
+      const AsyncKey key{m.tgid, m_model->strings.intern(m.name).value, m.cookie};
+      if (m_openAsyncSlices.count(key)) break;  // a second begin of the same cookie: the first stands
+      // Its lane: the first one no async slice of its process open now is in
+      // (the last lane takes the rest). Counts, not a scan of the open slices:
+      // a trace may leave thousands open.
+      auto& laneUse = m_asyncLaneUse[m.tgid];
+      uint8_t lane = 0;
+      while (lane < laneUse.size() - 1 && laneUse[lane]) ++lane;
+      ++laneUse[lane];
+      m_openAsyncSlices.emplace(key, addUserSlice(ts, u, m.name, lane, UserSliceKind::Async));
+      break;
+    }
+    case AtraceMarker::Type::AsyncEnd: {
+      const AsyncKey key{m.tgid, m_model->strings.intern(m.name).value, m.cookie};
+      auto it = m_openAsyncSlices.find(key);
+      if (it == m_openAsyncSlices.end()) {
+        m_model->diagnostics.add(DiagCode::user_slice_end_unmatched);
+        break;
+      }
+      const uint32_t row = it->second;
+      m_openAsyncSlices.erase(it);
+      us.dur[row] = ts - us.ts[row];
+      --m_asyncLaneUse[m.tgid][us.depth[row]];
+      break;
+    }
+    case AtraceMarker::Type::Counter:
+      onCounter(CounterTrack{CounterKind::User, m.tgid, CounterScope::Process, m_model->strings.intern(m.name)}, ts,
+                m.value);
+      break;
+    case AtraceMarker::Type::Instant:
+    case AtraceMarker::Type::Plain: addUserSlice(ts, u, m.name, 0, UserSliceKind::Instant); break;
+  }
 }
 
 void SchedBuilder::onIdleKind(EventContext ctx, bool forcedIdle) {
@@ -888,6 +1020,25 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     auto& w = m.wakeups;
     w.byWakee = partitionRows(
         w.ts.size(), m.threads.size(), [&](size_t i) { return w.wakee[i].value; }, w.byWakeeBegin);
+  }
+  // User slices: what is still open runs to the end; then by thread (stable: each thread's rows stay in time order).
+  {
+    auto& us = m.userSlices;
+    uint64_t openAtEnd = 0;
+    for (size_t r = 0; r < us.size(); ++r)
+      if (us.dur[r] < 0) {
+        us.dur[r] = std::max<int64_t>(0, end - us.ts[r]);
+        us.flags[r] |= kUserSliceOpenAtEnd;
+        ++openAtEnd;
+      }
+    if (openAtEnd) m.diagnostics.add(DiagCode::user_slice_open_at_end, openAtEnd);
+    // The key is read before any column moves: the scatter swaps them in at its end.
+    scatterByKey(
+        us.size(), m.threads.size(), [&](size_t i) { return us.utid[i].value; }, us.rowsBegin, us.ts, us.dur, us.utid,
+        us.name, us.depth, us.kind, us.flags);
+    m_openUserSlices.clear();
+    m_openAsyncSlices.clear();
+    m_asyncLaneUse.clear();
   }
   // Counters: contiguous rows per track.
   {

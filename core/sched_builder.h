@@ -8,10 +8,13 @@
 // diagnostics and repaired deterministically; see diagnostics.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -112,6 +115,29 @@ class SchedBuilder {
   /// Several uncounted losses stay uncounted: how the total splits is unknown.
   void settleLostCount(int32_t cpu, int64_t totalLost);
   void onCounter(CounterKind kind, int32_t index, int64_t ts, double value);
+  /// A sample of any counter track: per CPU, per task (index = utid) or a
+  /// process's named user counter (index = tgid). Not an event: no CPU is marked seen.
+  void onCounter(const CounterTrack& track, int64_t ts, double value);
+
+  // --- Power, PELT and user-space events (each an event on ctx.cpu) ---
+  // The CPU they describe is their own argument (cpu_frequency fires on the CPU
+  // that changed a whole policy's frequency); one out of range is counted
+  // (cpu_out_of_range) and dropped.
+  void onCpuFrequency(EventContext ctx, int32_t cpu, int64_t khz);
+  void onCpuFrequencyLimits(EventContext ctx, int32_t cpu, int64_t minKhz, int64_t maxKhz);
+  /// `state` is the cpuidle state entered, kIdleStateRunning when the CPU leaves idle.
+  void onCpuIdle(EventContext ctx, int32_t cpu, int64_t state);
+  /// A PELT or util_est signal (CounterKind::Utilisation, PeltLoad...) of a CPU
+  /// (tid < 0) or of a task's sched_entity.
+  void onPelt(EventContext ctx, CounterKind kind, int32_t cpu, int32_t tid, std::string_view comm, int64_t value);
+  /// Text written to trace_marker by `tid` (the event's context where known):
+  /// atrace begin/end/counter/async/instant records (core/atrace_marker.h)
+  /// become user slices and counters, other text an instant marker. Unmatched
+  /// ends are counted (user_slice_end_unmatched); slices open at the end run
+  /// to it (user_slice_open_at_end). devlib's "cpu_frequency_devlib: state=K
+  /// cpu_id=C" (or "cpu_frequency: ...", written at trace start so that tools
+  /// know the frequencies the trace began with) is a cpu_frequency sample.
+  void onUserMark(EventContext ctx, int32_t tid, std::string_view text);
   /// Replay: an idle CPU becomes forced idle (core scheduling) or stops being
   /// so without a context switch; splits its idle slice there.
   void onIdleKind(EventContext ctx, bool forcedIdle);
@@ -180,6 +206,26 @@ class SchedBuilder {
   std::unordered_map<int32_t, uint32_t> m_bigTidToUtid;
   std::vector<Utid> m_stateUtid;      // import-time column, dropped at finalize
   std::vector<uint32_t> m_counterTrackOfRow;
+  using CounterTrackKey = std::tuple<CounterKind, CounterScope, int32_t, uint32_t>;  // kind, scope, index, name
+  std::map<CounterTrackKey, uint32_t> m_counterTrackIndex;
+  // User slices being built: the open sync slices of each thread (innermost
+  // last), and the open async ones by (tgid, name, cookie).
+  std::unordered_map<uint32_t, std::vector<uint32_t>> m_openUserSlices;
+  struct AsyncKey {
+    int32_t tgid;
+    uint32_t name;
+    int64_t cookie;
+    bool operator==(const AsyncKey&) const = default;
+  };
+  struct AsyncKeyHash {
+    size_t operator()(const AsyncKey& k) const noexcept {
+      return std::hash<int64_t>{}(k.cookie) ^ (static_cast<size_t>(k.name) << 20) ^ static_cast<size_t>(k.tgid);
+    }
+  };
+  std::unordered_map<AsyncKey, uint32_t, AsyncKeyHash> m_openAsyncSlices;
+  std::unordered_map<int32_t, std::array<uint32_t, 256>> m_asyncLaneUse;  // per tgid: open async slices per lane
+  uint32_t addUserSlice(int64_t ts, Utid u, std::string_view name, uint8_t depth, UserSliceKind kind);
+  bool acceptPowerCpu(EventContext& ctx, int32_t cpu);
   std::unordered_map<std::string, uint32_t> m_eventTypeIndex;
   std::vector<std::string> m_eventTypeNames;
   std::vector<uint64_t> m_eventTypeCounts;

@@ -93,7 +93,8 @@ class TaskIdentities {
       case EventOp::Exit:
       case EventOp::Exec:
       case EventOp::Rename:
-      case EventOp::RuntimeStat: see(e.tid); return;
+      case EventOp::RuntimeStat:
+      case EventOp::Pelt: see(e.tid); return;  // a run queue's signal has no tid (see() ignores tid <= 0)
       default: return;
     }
   }

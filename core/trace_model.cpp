@@ -59,8 +59,25 @@ std::string_view toString(CounterKind kind) {
     case CounterKind::UclampMin: return "uclamp_min";
     case CounterKind::UclampMax: return "uclamp_max";
     case CounterKind::Utilisation: return "util";
+    case CounterKind::CpuIdleState: return "cpu_idle_state";
+    case CounterKind::CpuFrequencyMinKhz: return "cpu_frequency_min_khz";
+    case CounterKind::CpuFrequencyMaxKhz: return "cpu_frequency_max_khz";
+    case CounterKind::PeltLoad: return "load";
+    case CounterKind::PeltRunnable: return "runnable";
+    case CounterKind::UtilEstEnqueued: return "util_est_enqueued";
+    case CounterKind::UtilEstEwma: return "util_est_ewma";
+    case CounterKind::UtilRt: return "util_rt";
+    case CounterKind::UtilDl: return "util_dl";
+    case CounterKind::UtilIrq: return "util_irq";
+    case CounterKind::User: return "user";
   }
   return "?";
+}
+
+size_t CounterTable::find(CounterKind kind, int32_t index, CounterScope scope) const {
+  for (size_t k = 0; k < tracks.size(); ++k)
+    if (tracks[k].kind == kind && tracks[k].index == index && tracks[k].scope == scope) return k;
+  return SIZE_MAX;
 }
 
 std::span<const uint32_t> TraceModel::wakeupsOf(Utid u) const {
@@ -114,6 +131,8 @@ size_t TraceModel::memoryBytes() const {
        bytes(taskEvents.text);
   n += bytes(dataLoss.cpu) + bytes(dataLoss.tsBegin) + bytes(dataLoss.tsEnd) + bytes(dataLoss.count);
   n += bytes(counters.tracks) + bytes(counters.rowsBegin) + bytes(counters.ts) + bytes(counters.value);
+  n += bytes(userSlices.ts) + bytes(userSlices.dur) + bytes(userSlices.utid) + bytes(userSlices.name) +
+       bytes(userSlices.depth) + bytes(userSlices.kind) + bytes(userSlices.flags) + bytes(userSlices.rowsBegin);
   n += bytes(threads.tid) + bytes(threads.tgid) + bytes(threads.upid) + bytes(threads.comm) + bytes(threads.prio) +
        bytes(threads.startTs) + bytes(threads.endTs) + bytes(threads.parent) + bytes(threads.flags) +
        bytes(threads.cookie) + bytes(threads.uclampMin) + bytes(threads.uclampMax) + bytes(threads.policy) +

@@ -136,11 +136,40 @@ struct DataLossTable {
   size_t size() const { return cpu.size(); }
 };
 
-enum class CounterKind : uint8_t { CpuFrequencyKhz, NrRunning, UclampMin, UclampMax, Utilisation };
+/// What a counter measures. The power ones come from power:cpu_frequency,
+/// cpu_frequency_limits and cpu_idle; the PELT ones from the sched_pelt_* /
+/// sched_util_est_* tracepoints (and the older out-of-tree sched_load_*), per
+/// CPU (the root cfs_rq, or the rt/dl/irq signal) or per task (its sched_entity).
+enum class CounterKind : uint8_t {
+  CpuFrequencyKhz,
+  NrRunning,
+  UclampMin,
+  UclampMax,
+  Utilisation,     ///< PELT util_avg (0..1024)
+  CpuIdleState,    ///< cpuidle state entered; kIdleStateRunning when the CPU left idle
+  CpuFrequencyMinKhz,
+  CpuFrequencyMaxKhz,
+  PeltLoad,        ///< load_avg
+  PeltRunnable,    ///< runnable_avg
+  UtilEstEnqueued,
+  UtilEstEwma,
+  UtilRt,          ///< the rt_rq's util_avg
+  UtilDl,
+  UtilIrq,
+  User,            ///< a user-space counter (atrace "C|tgid|name|value"): the track has a name
+};
 std::string_view toString(CounterKind kind);
+/// power:cpu_idle's state when the CPU leaves idle (PWR_EVENT_EXIT, (u32)-1).
+inline constexpr int64_t kIdleStateRunning = -1;
+/// Whose a counter track is: `CounterTrack::index` is a CPU number, a utid or a tgid.
+enum class CounterScope : uint8_t { Cpu, Task, Process };
 struct CounterTrack {
+  CounterTrack(CounterKind k, int32_t i, CounterScope s = CounterScope::Cpu, StringId n = {})
+      : kind(k), index(i), scope(s), name(n) {}
   CounterKind kind;
-  int32_t index;  ///< CPU number, or utid for per-task counters
+  int32_t index;  ///< CPU number, utid or tgid (see scope)
+  CounterScope scope;
+  StringId name;  ///< user counters: the name the application gave it
 };
 /// Counters over time; each track's rows are contiguous after finalize.
 struct CounterTable {
@@ -148,6 +177,40 @@ struct CounterTable {
   std::vector<uint32_t> rowsBegin;  ///< per track, plus one
   std::vector<int64_t> ts;
   std::vector<double> value;
+  /// The rows of a track, [first, last).
+  std::pair<uint32_t, uint32_t> rowsOf(size_t track) const { return {rowsBegin[track], rowsBegin[track + 1]}; }
+  /// The track of (kind, scope, index), SIZE_MAX if none; not for user counters
+  /// (a process has several, told apart by name).
+  size_t find(CounterKind kind, int32_t index, CounterScope scope = CounterScope::Cpu) const;
+};
+
+/// What a user-space slice is (atrace/systrace trace_marker writes).
+enum class UserSliceKind : uint8_t {
+  Sync,     ///< "B|tgid|name" .. "E|tgid": nested per thread
+  Async,    ///< "S|tgid|name|cookie" .. "F|tgid|name|cookie": may end on another thread
+  Instant,  ///< "I|tgid|name", or any other trace_marker text: a point in time
+};
+enum UserSliceFlags : uint8_t {
+  kUserSliceOpenAtEnd = 1,  ///< no end was traced: the duration runs to the trace end
+};
+/// User-space slices, sorted by (utid, ts): the rows of utid u are
+/// [rowsBegin[u], rowsBegin[u+1]). A sync slice's depth is how many of its
+/// thread's slices were open when it began; an async slice's is its lane
+/// among the async slices of its thread open at the same time.
+struct UserSliceTable {
+  std::vector<int64_t> ts;
+  std::vector<int64_t> dur;  ///< 0 for instants
+  std::vector<Utid> utid;    ///< the thread that wrote the begin
+  std::vector<StringId> name;
+  std::vector<uint8_t> depth;
+  std::vector<UserSliceKind> kind;
+  std::vector<uint8_t> flags;
+  std::vector<uint32_t> rowsBegin;
+  size_t size() const { return ts.size(); }
+  std::pair<uint32_t, uint32_t> rowsOf(Utid u) const {
+    if (u.value + 1 >= rowsBegin.size()) return {0, 0};
+    return {rowsBegin[u.value], rowsBegin[u.value + 1]};
+  }
 };
 
 /// One row per task identity (a reused tid gets a new row).
@@ -238,6 +301,7 @@ class TraceModel {
   TaskEventTable taskEvents;
   DataLossTable dataLoss;
   CounterTable counters;
+  UserSliceTable userSlices;
 
   int cpuCount() const { return static_cast<int>(cpuSlices.size()); }
   size_t threadCount() const { return threads.size(); }

@@ -20,7 +20,8 @@ constexpr const char* kDiffHelp =
     "relative change; latency distributions are compared by the Kolmogorov-Smirnov distance\n"
     "(largest gap between the two CDFs, 0..1). --from/--to apply to both runs, each relative to its\n"
     "own start. JSON: {\"a\":{run}, \"b\":{run}, \"tasks\":[{\"comm\",\"process\",\"a\":{stats}|null,\n"
-    "\"b\":{stats}|null,\"delta\":{metric:{a,b,abs,rel}}}], \"summary\":{metric:{a,b,abs,rel}}}.\n";
+    "\"b\":{stats}|null,\"delta\":{metric:{a,b,abs,rel}}}], \"summary\":{metric:{a,b,abs,rel},\n"
+    "\"cpus\":{...}, \"frequencies\":{\"cpuN mean_freq_mhz\":{...}} where either run has frequencies}}.\n";
 
 std::string fmt(const core::analysis::MetricDelta& m) {
   char buf[160];
@@ -75,6 +76,7 @@ int diffCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
   out << buf;
   for (const auto& m : diff.summary) out << fmt(m);
   for (const auto& m : diff.cpus) out << fmt(m);
+  for (const auto& m : diff.frequencies) out << fmt(m);
   std::snprintf(buf, sizeof buf, "  KS distance: wakeup latency %.3f, scheduling delay %.3f\n\n",
                 diff.wakeupLatencyKs, diff.schedDelayKs);
   out << buf;

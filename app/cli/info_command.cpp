@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <sys/resource.h>
 
@@ -15,6 +16,27 @@
 namespace app::cli {
 
 namespace {
+// What the model holds beyond the schedule: counters by kind, user slices by kind.
+struct ModelContents {
+  struct Counter {
+    uint64_t tracks = 0;
+    uint64_t samples = 0;
+  };
+  std::map<std::string, Counter> counters;
+  uint64_t userSlices[3] = {};  // sync, async, instant
+};
+ModelContents contentsOf(const core::TraceModel& m) {
+  ModelContents c;
+  const auto& ct = m.counters;
+  for (size_t k = 0; k < ct.tracks.size(); ++k) {
+    auto& entry = c.counters[std::string(core::toString(ct.tracks[k].kind))];
+    ++entry.tracks;
+    entry.samples += ct.rowsBegin[k + 1] - ct.rowsBegin[k];
+  }
+  for (core::UserSliceKind kind : m.userSlices.kind) ++c.userSlices[static_cast<size_t>(kind)];
+  return c;
+}
+
 
 void writeTopologyJson(core::JsonWriter& j, const core::Topology& topo) {
   j.key("topology").beginObject();
@@ -147,6 +169,20 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     j.field("processes", static_cast<uint64_t>(m.processes.size()));
     j.field("slices", m.sliceCount());
     j.field("model_bytes", static_cast<uint64_t>(m.memoryBytes()));
+    const ModelContents contents = contentsOf(m);
+    j.key("counters").beginObject();
+    for (const auto& [kind, c] : contents.counters) {
+      j.key(kind).beginObject();
+      j.field("tracks", c.tracks);
+      j.field("samples", c.samples);
+      j.endObject();
+    }
+    j.endObject();
+    j.key("user_slices").beginObject();
+    j.field("sync", contents.userSlices[0]);
+    j.field("async", contents.userSlices[1]);
+    j.field("instant", contents.userSlices[2]);
+    j.endObject();
     j.key("metadata").beginObject();
     for (const auto& [k, v] : m.metadata) j.field(k, v);
     j.endObject();
@@ -183,6 +219,22 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     out << buf;
   }
   out << "Lost events: " << m.lostEvents() << " in " << m.dataLoss.size() << " ranges\n";
+  const ModelContents contents = contentsOf(m);
+  if (!contents.counters.empty()) {
+    out << "Counters:\n";
+    for (const auto& [kind, c] : contents.counters) {
+      std::snprintf(buf, sizeof buf, "  %-28s %12llu samples on %llu tracks\n", kind.c_str(),
+                    static_cast<unsigned long long>(c.samples), static_cast<unsigned long long>(c.tracks));
+      out << buf;
+    }
+  }
+  if (m.userSlices.size()) {
+    std::snprintf(buf, sizeof buf, "User slices: %llu (%llu async), %llu instant markers\n",
+                  static_cast<unsigned long long>(contents.userSlices[0] + contents.userSlices[1]),
+                  static_cast<unsigned long long>(contents.userSlices[1]),
+                  static_cast<unsigned long long>(contents.userSlices[2]));
+    out << buf;
+  }
   out << "Model:       " << m.memoryBytes() << " bytes";
   if (m.eventCount) {
     std::snprintf(buf, sizeof buf, " (%.1f B/event)", static_cast<double>(m.memoryBytes()) / static_cast<double>(m.eventCount));

@@ -26,11 +26,15 @@ namespace app::cli {
 namespace {
 constexpr const char* kRenderUsage =
     "usage: schedlab-cli render FILE -o OUT.png [--width N] [--from T] [--to T] [--highlight TEXT]\n"
-    "                          [--topology TOPO | --topology-from DIR] [--no-legend] [--bench [--frames N]] [--json]\n"
+    "                          [--topology TOPO | --topology-from DIR] [--strips] [--tasks TEXT] [--no-legend]\n"
+    "                          [--bench [--frames N]] [--json]\n"
     "                          [--group-by package,node,llc,core|none] [--collapse-groups] [--row-height PX]\n"
     "Draws the trace's timeline (one row per CPU, grouped by core, SMT siblings adjacent) as a PNG\n"
     "through the GUI's renderer. --from/--to select a time range (default: the whole trace);\n"
     "--highlight marks the slices of tasks whose comm contains TEXT (or whose tid is TEXT).\n"
+    "--strips adds each CPU's frequency and idle-state strips (where the trace has cpu_frequency /\n"
+    "cpu_idle) and the other counters as lines; --tasks adds a row for each task whose comm\n"
+    "contains TEXT (or whose tid is TEXT), with its user-space (atrace) slices below its states.\n"
     "--bench repeats the frame (draw lists + painting, default 20 times) and prints the median\n"
     "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n"
     "--group-by, --collapse-groups and --row-height lay the CPU rows out as the GUI does for big\n"
@@ -52,8 +56,8 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   std::string error;
   auto args = Args::parse(argv,
                           {"-o", "--output", "--width", "--from", "--to", "--highlight", "--frames", "--topology",
-                           "--topology-from", "--group-by", "--row-height"},
-                          {"--bench", "--json", "--help", "--no-legend", "--collapse-groups"}, error);
+                           "--topology-from", "--tasks", "--group-by", "--row-height"},
+                          {"--bench", "--json", "--help", "--no-legend", "--strips", "--collapse-groups"}, error);
   if (!args || args->flag("--help") || args->positional().size() != 1 ||
       (!args->has("-o") && !args->has("--output") && !args->flag("--bench"))) {
     const bool help = args && args->flag("--help");
@@ -108,12 +112,18 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
 
   render::ImageRun run;
   run.data = data;
-  if (groupBy || args->flag("--collapse-groups")) {
-    render::TimelineLayout layout(*model, {options.rowHeight, groupBy.value_or(render::TimelineLayout::defaultLevels(*model)),
-                                           args->flag("--collapse-groups")});
-    run.rows = layout.rows();
-  }
   if (auto h = args->value("--highlight")) run.highlight = render::HighlightSet::build(*model, QString::fromStdString(*h));
+  const bool grouped = groupBy || args->flag("--collapse-groups");
+  render::TimelineLayout layout(*model, {options.rowHeight, groupBy.value_or(render::TimelineLayout::defaultLevels(*model)),
+                                         args->flag("--collapse-groups")});
+  run.rows = grouped ? layout.rows() : render::cpuRows(*model, options.rowHeight);
+  if (auto t = args->value("--tasks")) {
+    const auto tasks = render::HighlightSet::build(*model, QString::fromStdString(*t));
+    for (size_t u = 1; u < model->threadCount(); ++u)
+      if (tasks->matches(core::Utid(static_cast<uint32_t>(u))))
+        run.rows.push_back(render::taskRow(*model, core::Utid(static_cast<uint32_t>(u)), options.rowHeight));
+  }
+  if (args->flag("--strips")) run.rows = render::withStrips(std::move(run.rows), *model, {true, true, true});
   std::vector<render::ImageRun> runs{run};
 
   if (auto f = args->value("--from")) {
@@ -137,7 +147,7 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     return kExitUsage;
   }
   const render::Viewport view = render::viewportFor(from, to, options.width - options.gutterWidth);
-  const auto rows = run.rows.empty() ? render::cpuRows(*model, options.rowHeight) : run.rows;
+  const auto& rows = runs[0].rows;
 
   QImage image;
   if (args->flag("--bench")) {

@@ -2,6 +2,7 @@
 // whole trace or a [from, to) range, as a table, JSON or CSV.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <ostream>
 
 #include "app/cli/cli.h"
@@ -54,15 +55,22 @@ constexpr const char* kStatsHelp =
     "               x_K = sum S_i / sum S*_i over the cookie's competing tasks\n"
     "  idle while runnable  (totals) wall time during which some task waited on a CPU busy with another\n"
     "               task while a CPU it could run on was idle (a placement or balancing miss)\n"
-    "  freq residency  (replays with +uclamp) time per CPU at each frequency, from its frequency counter\n"
+    "  freq residency  time per CPU at each frequency (power:cpu_frequency, or a +uclamp replay's model),\n"
+    "               each sample holding until the next; the time before a CPU's first one is unknown\n"
+    "  mean MHz     weighted by time, and by busy time (time running a task), at each frequency\n"
+    "  idle residency  time per CPU in each power:cpu_idle state (-1: not idle), as freq residency\n"
+    "  user slices  atrace B/E and S/F slices (trace_marker) by name: count and duration of the\n"
+    "               slices that began in the range and ended in the trace; open: no end traced\n"
     "Latency samples belong to the range in which the task started waiting. README \"Fairness,\n"
     "defined\" states the fairness definitions in full.\n"
     "JSON: {\"range\":{\"from_ns\",\"to_ns\",\"covered_ns\"},\"tasks\":[{\"tid\",\"tgid\",\"comm\",\"prio\" (null if\n"
     "unknown),\"sched_class\",\"runtime_ns\",\"wait_ns\",\"sleep_ns\",\"blocked_ns\",\"switches_voluntary\",\n"
     "\"switches_involuntary\",\"migrations\",\"forceidle_sum_ns\",\"wakeup_latency_ns\":{count,mean,p50,p90,\n"
     "p99,max},\"sched_delay_ns\":{...},\"competing\",\"ideal_ns\",\"gps_lag_max_ns\"}],\n"
-    "\"cpus\":[{\"cpu\",\"busy_ns\",\"idle_ns\",\"forced_idle_ns\",\"utilisation\",\"freq_residency\":{\"<kHz>\":ns}\n"
-    "when known}], \"cores\":[{\"core\",\"cpus\",\"forced_idle_ns\",\"any_sibling_forced_idle_ns\"}] (SMT\n"
+    "\"cpus\":[{\"cpu\",\"busy_ns\",\"idle_ns\",\"forced_idle_ns\",\"utilisation\",\"freq_residency\":{\"<kHz>\":ns},\n"
+    "\"freq_unknown_ns\",\"mean_freq_khz\",\"mean_busy_freq_khz\" when known, \"idle_residency\":{\"<state>\":ns},\n"
+    "\"idle_unknown_ns\" when known}], \"user_slices\" (per task and overall, with atrace slices):\n"
+    "[{\"name\",\"count\",\"total_ns\",\"p50_ns\",\"p99_ns\",\"max_ns\",\"open\"}], \"cores\":[{\"core\",\"cpus\",\"forced_idle_ns\",\"any_sibling_forced_idle_ns\"}] (SMT\n"
     "topologies), \"cookies\":[{\"cookie\",\"name\",\"tasks\",\"runtime_ns\",\"forced_idle_caused_ns\",\n"
     "\"service_ratio\"}] (with cookies; service_ratio is x_K, null when none of its tasks competed),\n"
     "\"fairness\":{\"jain\",\"jain_cookies\" (with cookies),\"gps_lag_max_ns\",\"gps_lag_mean_ns\",\n"
@@ -103,6 +111,63 @@ void printTaskTable(std::ostream& out, const std::vector<core::analysis::TaskSta
   if (rows.size() > top) out << "  ... " << rows.size() - top << " more (--top N)\n";
 }
 
+// "1200 MHz 61.3%, 600 MHz 38.7%": the largest shares first, at most `top`.
+std::string residencyShares(const std::map<int64_t, int64_t>& residency, bool khz, size_t top) {
+  int64_t total = 0;
+  for (const auto& [value, ns] : residency) total += ns;
+  std::vector<std::pair<int64_t, int64_t>> byTime(residency.begin(), residency.end());
+  std::stable_sort(byTime.begin(), byTime.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  char buf[64];
+  for (size_t i = 0; i < byTime.size() && i < top && total > 0; ++i) {
+    const double share = 100.0 * static_cast<double>(byTime[i].second) / static_cast<double>(total);
+    if (khz) std::snprintf(buf, sizeof buf, "%s%lld MHz %.1f%%", i ? ", " : "", static_cast<long long>(byTime[i].first / 1000), share);
+    else if (byTime[i].first == core::kIdleStateRunning) std::snprintf(buf, sizeof buf, "%srunning %.1f%%", i ? ", " : "", share);
+    else std::snprintf(buf, sizeof buf, "%sstate %lld %.1f%%", i ? ", " : "", static_cast<long long>(byTime[i].first), share);
+    out += buf;
+  }
+  if (byTime.size() > top) out += ", ...";
+  return out;
+}
+
+void printPowerTables(std::ostream& out, const core::analysis::RunStats& stats, size_t top) {
+  char buf[512];
+  bool header = false;
+  for (const auto& c : stats.cpus) {
+    if (c.freqResidencyNs.empty() && c.idleResidencyNs.empty()) continue;
+    if (!header) {
+      out << "\n";
+      std::snprintf(buf, sizeof buf, "%5s %9s %9s  %s\n", "CPU", "MEAN MHz", "BUSY MHz", "RESIDENCY");
+      out << buf;
+      header = true;
+    }
+    if (!c.freqResidencyNs.empty()) {
+      std::snprintf(buf, sizeof buf, "%5d %9.0f %9.0f  freq: %s (unknown %s ms)\n", c.cpu, c.meanFreqKhz / 1000,
+                    c.meanBusyFreqKhz / 1000, residencyShares(c.freqResidencyNs, true, 6).c_str(),
+                    ms(c.freqUnknownNs).c_str());
+      out << buf;
+    }
+    if (!c.idleResidencyNs.empty()) {
+      std::snprintf(buf, sizeof buf, "%5d %9s %9s  idle: %s (unknown %s ms)\n", c.cpu, "", "",
+                    residencyShares(c.idleResidencyNs, false, 6).c_str(), ms(c.idleUnknownNs).c_str());
+      out << buf;
+    }
+  }
+  if (stats.userSlices.empty()) return;
+  out << "\n";
+  std::snprintf(buf, sizeof buf, "%-32s %8s %12s %11s %11s %11s %6s\n", "USER SLICE", "COUNT", "TOTAL ms", "P50 us",
+                "P99 us", "MAX us", "OPEN");
+  out << buf;
+  for (size_t i = 0; i < stats.userSlices.size() && i < top; ++i) {
+    const auto& u = stats.userSlices[i];
+    std::snprintf(buf, sizeof buf, "%-32.32s %8llu %12s %11s %11s %11s %6llu\n", u.name.c_str(),
+                  static_cast<unsigned long long>(u.count), ms(u.totalNs).c_str(), us(u.p50Ns).c_str(),
+                  us(u.p99Ns).c_str(), us(u.maxNs).c_str(), static_cast<unsigned long long>(u.open));
+    out << buf;
+  }
+  if (stats.userSlices.size() > top) out << "  ... " << stats.userSlices.size() - top << " more (--top N)\n";
+}
+
 }  // namespace
 
 void printRunStatsTables(std::ostream& out, const core::analysis::RunStats& stats,
@@ -134,6 +199,7 @@ void printRunStatsTables(std::ostream& out, const core::analysis::RunStats& stat
                   static_cast<unsigned long long>(c.switches));
     out << buf;
   }
+  printPowerTables(out, stats, top);
   out << "\n";
   std::snprintf(buf, sizeof buf,
                 "Fairness: Jain %.4f over %zu competing tasks; GPS lag max %s ms, mean %s ms\n"

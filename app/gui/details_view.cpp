@@ -82,7 +82,29 @@ QString sliceDetailsHtml(const Run& run, const SliceRef& ref) {
   const int64_t origin = run.render ? run.render->origin : m.firstTs;
   QString rows;
   QString heading;
-  if (ref.type == render::RowType::Cpu) {
+  if (ref.userSlice) {
+    const core::UserSliceTable& us = m.userSlices;
+    if (ref.row >= us.size()) return {};
+    const uint32_t i = ref.row;
+    const core::Utid u = us.utid[i];
+    heading = QStringLiteral("%1 <span style='color:#666'>user-space slice</span>").arg(esc(m.strings.get(us.name[i])));
+    rows += row(QObject::tr("name"), esc(m.strings.get(us.name[i])));
+    rows += row(QObject::tr("task"), taskLink(m, u));
+    const QString kind = us.kind[i] == core::UserSliceKind::Sync    ? QObject::tr("begin/end (atrace B/E)")
+                         : us.kind[i] == core::UserSliceKind::Async ? QObject::tr("async (atrace S/F)")
+                                                                    : QObject::tr("instant marker");
+    rows += row(QObject::tr("kind"), kind);
+    rows += row(QObject::tr("start"), dur(us.ts[i] - origin));
+    if (us.kind[i] != core::UserSliceKind::Instant) {
+      rows += row(QObject::tr("duration"), QStringLiteral("<b>%1</b>").arg(dur(us.dur[i])) +
+                                               ((us.flags[i] & core::kUserSliceOpenAtEnd)
+                                                    ? QObject::tr(" (at least: no end traced, runs to the trace end)")
+                                                    : QString()));
+      rows += row(QObject::tr("depth"), us.kind[i] == core::UserSliceKind::Sync
+                                            ? QObject::tr("%1 (slices of this thread open around it)").arg(us.depth[i])
+                                            : QObject::tr("lane %1").arg(us.depth[i]));
+    }
+  } else if (ref.type == render::RowType::Cpu) {
     if (ref.cpu < 0 || ref.cpu >= m.cpuCount() || ref.row >= m.cpuSlices[static_cast<size_t>(ref.cpu)].size()) return {};
     const auto& s = m.cpuSlices[static_cast<size_t>(ref.cpu)];
     const uint32_t i = ref.row;

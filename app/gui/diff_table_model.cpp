@@ -305,15 +305,23 @@ void DiffSummaryModel::setDiff(std::shared_ptr<const core::analysis::RunDiff> di
       r.significant = isSignificant(r.kind, r.a, r.b, range, r.samplesA, r.samplesB);
       m_rows.push_back(r);
     }
-    for (const auto& c : diff->cpus) {
+    const auto cpuRow = [&](const core::analysis::MetricDelta& c, MetricKind kind, const QString& label) {
       Row r;
-      r.label = QString::fromStdString(c.name).replace(QStringLiteral("cpu"), QStringLiteral("CPU "));
-      r.kind = MetricKind::Share;
+      r.label = label;
+      r.kind = kind;
       r.a = c.a;
       r.b = c.b;
       r.significant = isSignificant(r.kind, r.a, r.b, range);
       m_rows.push_back(r);
-    }
+    };
+    for (const auto& c : diff->cpus)
+      cpuRow(c, MetricKind::Share, QString::fromStdString(c.name).replace(QStringLiteral("cpu"), QStringLiteral("CPU ")));
+    // MHz are counted like counts: significant past 20% and 10 MHz.
+    for (const auto& c : diff->frequencies)
+      cpuRow(c, MetricKind::Count,
+             QString::fromStdString(c.name)
+                 .replace(QStringLiteral("cpu"), QStringLiteral("CPU "))
+                 .replace(QStringLiteral(" mean_freq_mhz"), QStringLiteral(" mean MHz")));
     auto ks = [&](const QString& label, double d, uint64_t n, uint64_t m) {
       Row r;
       r.label = label;

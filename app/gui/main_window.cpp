@@ -368,6 +368,17 @@ void MainWindow::buildActions() {
   });
   addAction(toggleAlign);
   view->addSeparator();
+  // What the recording says beside the schedule: power:cpu_frequency, cpu_idle and the other counters.
+  auto* freqStrips = view->addAction(tr("CPU &Frequency Strips"));
+  auto* idleStrips = view->addAction(tr("CPU &Idle-State Strips"));
+  auto* counterLines = view->addAction(tr("C&ounter Tracks"));
+  for (QAction* a : {freqStrips, idleStrips, counterLines}) {
+    a->setCheckable(true);
+    connect(a, &QAction::toggled, this, [this, freqStrips, idleStrips, counterLines] {
+      m_area->setStrips({freqStrips->isChecked(), idleStrips->isChecked(), counterLines->isChecked()});
+    });
+  }
+  view->addSeparator();
   m_why = new WhyController(m_runs, m_area, m_view, m_tabs, view, this);
   view->addSeparator();
   auto* find = view->addAction(tr("&Find Task\u2026"), this, [this] {

@@ -102,6 +102,36 @@ std::vector<QChart*> StatsView::charts() const {
 
 QString StatsView::summaryHtml() const { return m_summary->text(); }
 
+// Time in each atrace slice name, per run that has them: the names with the most time.
+QString StatsView::userSlicesHtml(const std::vector<const RunEntry*>& ready) const {
+  constexpr size_t kShown = 10;
+  QString html;
+  for (size_t i = 0; i < ready.size(); ++i) {
+    const auto& slices = ready[i]->stats->userSlices;
+    if (slices.empty()) continue;
+    html += tr("<p style='margin:8px 0 2px 0'><span style='color:%1'>\u25a0</span> %2: user-space slices, %3 of %4 "
+               "names by time</p>")
+                .arg(render::runColor(static_cast<int>(i)).name(), ready[i]->title.toHtmlEscaped())
+                .arg(std::min(kShown, slices.size()))
+                .arg(slices.size());
+    html += QStringLiteral("<table cellspacing='0' cellpadding='3'><tr style='background:#e8ecf1'>");
+    for (const QString& h : {tr("slice"), tr("count"), tr("total"), tr("p50"), tr("p99"), tr("max"), tr("open")})
+      html += QStringLiteral("<th align='left'>%1</th>").arg(h);
+    html += QStringLiteral("</tr>");
+    for (size_t k = 0; k < slices.size() && k < kShown; ++k) {
+      const auto& u = slices[k];
+      html += QStringLiteral("<tr><td>%1</td><td>%L2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%L7</td></tr>")
+                  .arg(QString::fromStdString(u.name).toHtmlEscaped())
+                  .arg(u.count)
+                  .arg(render::formatDuration(u.totalNs), render::formatDuration(u.p50Ns),
+                       render::formatDuration(u.p99Ns), render::formatDuration(u.maxNs))
+                  .arg(u.open);
+    }
+    html += QStringLiteral("</table>");
+  }
+  return html;
+}
+
 void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeText) {
   std::vector<const RunEntry*> ready;
   for (const auto& r : runs)
@@ -135,6 +165,7 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
       html += QStringLiteral("<td>%1</td></tr>").arg(render::formatDuration(s.forcedIdleNs));
     }
     html += QStringLiteral("</table>");
+    html += userSlicesHtml(ready);
   }
   m_summary->setText(html);
 
@@ -285,21 +316,15 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
                                                 : tr("Forced idle per SMT sibling (none in these runs)"),
                                       tr("ms"), [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; },
                                       0.001));
-  // Replays with +uclamp: the time-weighted mean frequency schedutil chose per CPU.
+  // The time-weighted mean frequency per CPU: recorded (power:cpu_frequency) beside
+  // what schedutil chose in +uclamp replays.
   bool anyFrequency = false;
   for (const auto* r : ready)
     for (const auto& c : r->stats->cpus) anyFrequency = anyFrequency || !c.freqResidencyNs.empty();
   replaceChart(m_frequency,
-               cpuChart(anyFrequency ? tr("Mean CPU frequency (GHz, schedutil in +uclamp replays)")
+               cpuChart(anyFrequency ? tr("Mean CPU frequency (GHz: cpu_frequency recorded, schedutil in +uclamp replays)")
                                      : tr("Mean CPU frequency (no frequency data in these runs)"),
-                        tr("GHz"),
-                        [](const core::analysis::CpuStats& c) {
-                          double khzNs = 0, ns = 0;
-                          for (const auto& [khz, t] : c.freqResidencyNs)
-                            khzNs += static_cast<double>(khz) * static_cast<double>(t), ns += static_cast<double>(t);
-                          return ns > 0 ? khzNs / ns / 1e6 : 0.0;
-                        },
-                        0.001));
+                        tr("GHz"), [](const core::analysis::CpuStats& c) { return c.meanFreqKhz / 1e6; }, 0.001));
 
   // Fairness per run.
   {

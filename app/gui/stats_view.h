@@ -34,6 +34,7 @@ class StatsView : public QWidget {
 
  private:
   void replaceChart(QChartView* view, QChart* chart);
+  QString userSlicesHtml(const std::vector<const RunEntry*>& ready) const;
   QLabel* m_summary;
   QChartView* m_latency;
   QChartView* m_share;

@@ -123,6 +123,20 @@ void paintOverlays(QPainter& p, const QRect& area, const TimelineViewState& stat
 QString html(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())).toHtmlEscaped(); }
 }  // namespace
 
+std::pair<int64_t, int64_t> sliceSpan(const core::TraceModel& m, const SliceRef& s) {
+  if (s.userSlice) {
+    if (s.row >= m.userSlices.size()) return {0, 0};
+    return {m.userSlices.ts[s.row], m.userSlices.ts[s.row] + m.userSlices.dur[s.row]};
+  }
+  if (s.type == RowType::Cpu) {
+    if (s.cpu < 0 || s.cpu >= m.cpuCount() || s.row >= m.cpuSlices[static_cast<size_t>(s.cpu)].size()) return {0, 0};
+    const auto& sl = m.cpuSlices[static_cast<size_t>(s.cpu)];
+    return {sl.ts[s.row], sl.end(s.row)};
+  }
+  if (s.row >= m.threadStates.size()) return {0, 0};
+  return {m.threadStates.ts[s.row], m.stateEnd(s.row)};
+}
+
 // ---------------------------------------------------------------- ruler
 
 TimeRuler::TimeRuler(TimelineViewState* view, QWidget* parent) : QWidget(parent), m_view(view) {
@@ -229,7 +243,7 @@ void TimelinePane::updateHeight() {
 }
 
 void TimelinePane::relayoutRows() {
-  m_rows = m_layout.rows();
+  m_rows = render::withStrips(m_layout.rows(), m_run.render->model(), m_strips);
   ++m_version;
   updateHeight();
   ensureDrawList();
@@ -247,6 +261,11 @@ void TimelinePane::addTaskRow(core::Utid utid) {
 void TimelinePane::removeTaskRow(core::Utid utid) {
   if (!hasTaskRow(utid)) return;
   m_layout.removeTask(utid);
+  relayoutRows();
+}
+
+void TimelinePane::setStrips(const render::StripOptions& strips) {
+  m_strips = strips;
   relayoutRows();
 }
 
@@ -450,15 +469,7 @@ void TimelinePane::paintEvent(QPaintEvent* e) {
       if (m_selected->type == RowType::Cpu && r.type == RowType::Cpu && r.cpu == m_selected->cpu) rowIndex = static_cast<int>(i);
       if (m_selected->type == RowType::Task && r.type == RowType::Task && r.utid == m_selected->utid) rowIndex = static_cast<int>(i);
     }
-    if (m_selected->type == RowType::Cpu && m_selected->cpu < m.cpuCount() &&
-        m_selected->row < m.cpuSlices[static_cast<size_t>(m_selected->cpu)].size()) {
-      const auto& s = m.cpuSlices[static_cast<size_t>(m_selected->cpu)];
-      ts = s.ts[m_selected->row];
-      end = s.end(m_selected->row);
-    } else if (m_selected->type == RowType::Task && m_selected->row < m.threadStates.size()) {
-      ts = m.threadStates.ts[m_selected->row];
-      end = m.stateEnd(m_selected->row);
-    }
+    std::tie(ts, end) = sliceSpan(m, *m_selected);
     if (rowIndex >= 0) {
       const render::Viewport& v = m_view->viewport();
       const double x0 = area.left() + v.xOf(ts - m_run.render->origin);
@@ -505,7 +516,7 @@ std::optional<uint32_t> TimelinePane::trackRowAt(int row, double x, const core::
                                                  std::shared_ptr<const core::TimelineTrack>* hold) const {
   if (row < 0 || row >= static_cast<int>(m_rows.size()) || x < kGutterWidth) return std::nullopt;
   const TimelineRow& r = m_rows[static_cast<size_t>(row)];
-  if (r.type == RowType::Group || r.type == RowType::Summary) return std::nullopt;
+  if (r.type != RowType::Cpu && r.type != RowType::Task) return std::nullopt;  // counter strips, group headers and summaries have no slices
   if (r.type == RowType::Cpu) {
     *track = &m_run.render->index->cpuTrack(r.cpu);
   } else {
@@ -516,8 +527,21 @@ std::optional<uint32_t> TimelinePane::trackRowAt(int row, double x, const core::
   return (*track)->rowNear(absTimeAtX(x), slack);
 }
 
+std::optional<uint32_t> TimelinePane::userSliceAt(const QPoint& pos) const {
+  const int row = rowAtY(pos.y());
+  if (row < 0 || pos.x() < kGutterWidth) return std::nullopt;
+  const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+  const double y = static_cast<double>(pos.y() - rowTop(row)) / std::max(1, r.height);
+  const auto slack = static_cast<int64_t>(std::llround(2.0 * m_view->viewport().nsPerPx));
+  return render::userSliceAt(*m_run.render, r, y, absTimeAtX(pos.x()), slack);
+}
+
 std::optional<SliceRef> TimelinePane::sliceAt(const QPoint& pos) const {
   const int row = rowAtY(pos.y());
+  if (const auto u = userSliceAt(pos)) {
+    const TimelineRow& r = m_rows[static_cast<size_t>(row)];
+    return SliceRef{m_runId, r.type, -1, r.utid, *u, true};
+  }
   const core::TimelineTrack* track = nullptr;
   std::shared_ptr<const core::TimelineTrack> hold;
   const auto i = trackRowAt(row, pos.x(), &track, &hold);
@@ -561,9 +585,21 @@ QString TimelinePane::toolTipAt(const QPoint& pos) const {
       }
       return s;
     }
+    if (r.type != RowType::Task) return tr("<b>%1</b> %2").arg(r.label.trimmed().toHtmlEscaped(), r.sublabel.toHtmlEscaped());
     return tr("<b>%1</b> (tid %2): task states<br>running \u00b7 runnable \u00b7 blocked \u00b7 sleeping")
         .arg(r.label.toHtmlEscaped())
         .arg(m.threads.tid[r.utid.value]);
+  }
+  if (r.counter >= 0) return counterToolTip(r, absTimeAtX(pos.x()));
+  if (const auto u = userSliceAt(pos)) {
+    const core::UserSliceTable& us = m.userSlices;
+    const auto name = m.strings.get(us.name[*u]);
+    if (us.kind[*u] == core::UserSliceKind::Instant)
+      return tr("<b>%1</b><br>marker at %2").arg(html(name), render::formatDuration(us.ts[*u] - m_run.render->origin));
+    return tr("<b>%1</b><br>start %2, duration %3%4, depth %5")
+        .arg(html(name), render::formatDuration(us.ts[*u] - m_run.render->origin), render::formatDuration(us.dur[*u]),
+             (us.flags[*u] & core::kUserSliceOpenAtEnd) ? tr(" (no end traced)") : QString())
+        .arg(us.depth[*u]);
   }
   const core::TimelineTrack* track = nullptr;
   std::shared_ptr<const core::TimelineTrack> hold;
@@ -626,6 +662,26 @@ QString TimelinePane::toolTipAt(const QPoint& pos) const {
       .arg(QString::fromUtf8(core::toString(state).data()))
       .arg(m.threadStates.cpu[src])
       .arg(render::formatDuration(m.threadStates.ts[src] - m_run.render->origin), render::formatDuration(m.stateEnd(src) - m.threadStates.ts[src]));
+}
+
+QString TimelinePane::counterToolTip(const TimelineRow& r, int64_t absTs) const {
+  const core::TraceModel& m = m_run.render->model();
+  const auto [b, e] = m.counters.rowsOf(static_cast<size_t>(r.counter));
+  const auto at = std::upper_bound(m.counters.ts.begin() + b, m.counters.ts.begin() + e, absTs) - m.counters.ts.begin();
+  if (at == b) return tr("%1: no sample yet").arg(render::counterName(m, static_cast<size_t>(r.counter)).toHtmlEscaped());
+  const double v = m.counters.value[static_cast<size_t>(at - 1)];
+  const QString since = render::formatDuration(m.counters.ts[static_cast<size_t>(at - 1)] - m_run.render->origin);
+  switch (r.type) {
+    case RowType::CpuFrequency: return tr("CPU %1 at <b>%2 MHz</b> since %3").arg(r.cpu).arg(std::llround(v / 1000)).arg(since);
+    case RowType::CpuIdle:
+      return v < 0 ? tr("CPU %1 <b>not idle</b> since %2").arg(r.cpu).arg(since)
+                   : tr("CPU %1 in idle state <b>%2</b> since %3").arg(r.cpu).arg(std::llround(v)).arg(since);
+    default:
+      return tr("%1 %2 = <b>%3</b> since %4")
+          .arg(render::counterName(m, static_cast<size_t>(r.counter)).toHtmlEscaped(), r.sublabel.toHtmlEscaped())
+          .arg(v)
+          .arg(since);
+  }
 }
 
 bool TimelinePane::event(QEvent* e) {
@@ -730,16 +786,7 @@ void TimelinePane::mouseDoubleClickEvent(QMouseEvent* e) {
 }
 
 void TimelinePane::zoomToSlice(const SliceRef& s) {
-  const core::TraceModel& m = m_run.render->model();
-  int64_t ts = 0, end = 0;
-  if (s.type == RowType::Cpu) {
-    const auto& sl = m.cpuSlices[static_cast<size_t>(s.cpu)];
-    ts = sl.ts[s.row];
-    end = sl.end(s.row);
-  } else {
-    ts = m.threadStates.ts[s.row];
-    end = m.stateEnd(s.row);
-  }
+  const auto [ts, end] = sliceSpan(m_run.render->model(), s);
   m_view->showRange(ts - m_run.render->origin, end - m_run.render->origin, 0.25);
 }
 
@@ -903,6 +950,7 @@ void TimelineArea::onRunAdded(int id) {
   if (!run || !run->render) return;
   auto* pane = new TimelinePane(*run, m_view, m_pool, m_container);
   m_panes[id] = pane;
+  if (m_strips.any()) pane->setStrips(m_strips);
   connect(pane, &TimelinePane::sliceClicked, this, &TimelineArea::sliceClicked);
   connect(pane, &TimelinePane::drawListUpdated, this, &TimelineArea::drawListsUpdated);
   connect(pane, &TimelinePane::taskRowRequested, this, [this](int runId, core::Utid u) { showTaskRow(runId, u); });
@@ -938,6 +986,12 @@ void TimelineArea::onRunAdded(int id) {
   if (first) m_view->fitAll();
   if (!m_search.isEmpty()) setSearch(m_search);
   pane->show();
+}
+
+void TimelineArea::setStrips(const render::StripOptions& strips) {
+  m_strips = strips;
+  for (auto& [id, p] : m_panes) p->setStrips(strips);
+  relayout();
 }
 
 void TimelineArea::onRunRemoved(int id) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "app/gui/run_set.h"
@@ -29,15 +30,19 @@ inline constexpr int kGutterWidth = 190;
 inline constexpr int kRowHeight = 22;
 inline constexpr int kHeatmapHeight = 112;
 
-/// A slice the user clicked: a CPU run slice or a task state interval.
+/// A slice the user clicked: a CPU run slice, a task state interval or a
+/// task's user-space (atrace) slice.
 struct SliceRef {
   int runId = -1;
   render::RowType type = render::RowType::Cpu;
   int cpu = -1;
   core::Utid utid;
-  uint32_t row = 0;  ///< cpuSlices[cpu] row, or threadStates row
+  uint32_t row = 0;        ///< cpuSlices[cpu] row, threadStates row, or userSlices row
+  bool userSlice = false;  ///< a task row's user-space slice: row is a userSlices row
   bool operator==(const SliceRef&) const = default;
 };
+/// When a slice begins and ends (absolute ns).
+std::pair<int64_t, int64_t> sliceSpan(const core::TraceModel& model, const SliceRef& slice);
 
 /// What every pane shows: the viewport in relative time, the selected range and
 /// the time under the mouse. Panes, the ruler and the status bar observe it.
@@ -116,6 +121,8 @@ class TimelinePane : public QWidget {
   bool hasTaskRow(core::Utid utid) const;
   void addTaskRow(core::Utid utid);
   void removeTaskRow(core::Utid utid);
+  /// Which frequency / idle / counter strips the pane shows (View menu).
+  void setStrips(const render::StripOptions& strips);
   void setHighlight(std::shared_ptr<const render::HighlightSet> highlight);
   void setSelectedSlice(std::optional<SliceRef> slice);
   /// Wakeup arrows and the critical path of the selected task (why_overlay.h); null for none.
@@ -185,6 +192,8 @@ class TimelinePane : public QWidget {
   void ensureDrawList();
   void onDrawListDone();
   int64_t absTimeAtX(double x) const;
+  std::optional<uint32_t> userSliceAt(const QPoint& pos) const;
+  QString counterToolTip(const render::TimelineRow& row, int64_t absTs) const;
   std::optional<uint32_t> trackRowAt(int row, double x, const core::TimelineTrack** track,
                                      std::shared_ptr<const core::TimelineTrack>* hold) const;
 
@@ -198,6 +207,7 @@ class TimelinePane : public QWidget {
   std::shared_ptr<const TimelineOverlay> m_overlay;
   bool m_collapsed = false;
   int m_rowHeight = kRowHeight;
+  render::StripOptions m_strips;
   render::TimelineLayout m_layout;
   std::optional<render::HeatMetric> m_heatMetric;
   QImage m_heatImage;
@@ -240,6 +250,8 @@ class TimelineArea : public QWidget {
   /// Shows `overlay` over run `runId`'s pane and clears the others'.
   void setOverlay(int runId, std::shared_ptr<const TimelineOverlay> overlay);
   void showTaskRow(int runId, core::Utid utid);
+  /// The strips every pane shows, now and when runs are added.
+  void setStrips(const render::StripOptions& strips);
   QThreadPool* pool() const { return m_pool; }
   /// The run whose pane the mouse was last over (-1: none yet).
   int hoveredRun() const { return m_hoveredRun; }
@@ -267,6 +279,7 @@ class TimelineArea : public QWidget {
   TimelineViewState* m_view;
   QThreadPool* m_pool;
   TimeRuler* m_ruler;
+  render::StripOptions m_strips;
   QScrollArea* m_scroll;
   QWidget* m_container;
   QVBoxLayout* m_layout;

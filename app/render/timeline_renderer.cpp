@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <tuple>
 
 #include "app/render/colors.h"
 
@@ -22,7 +23,7 @@ QString taskLabel(const core::TraceModel& m, core::Utid u) {
 
 struct RowBuilder {
   const RunRenderData& run;
-  const core::TimelineTrack& track;
+  const core::TimelineTrack* track;  // null for counter rows
   const Viewport& view;
   int64_t origin;  // absolute ts of relative 0
   RowDrawList& out;
@@ -46,7 +47,7 @@ void buildCpuRow(RowBuilder& b, int cpu, const HighlightSet* hl) {
   const int64_t t0 = b.origin + b.view.start;
   const int64_t t1 = b.origin + b.view.end();
   std::vector<core::DrawItem> items;
-  b.track.query(t0, t1, b.view.nsPerPx, items);
+  b.track->query(t0, t1, b.view.nsPerPx, items);
   b.out.drawItems += items.size();
   const bool dim = hl && hl->active();
   const Palette& pal = palette();
@@ -55,7 +56,7 @@ void buildCpuRow(RowBuilder& b, int cpu, const HighlightSet* hl) {
     const float x1 = b.px(it.end);
     switch (it.kind) {
       case core::DrawKind::Running: {
-        const uint32_t row = b.track.sourceRow(it.firstIdx);
+        const uint32_t row = b.track->sourceRow(it.firstIdx);
         const core::Utid u = slices.utid[row];
         QRgb c = b.taskRgb(u);
         if (dim) c = withAlpha(c, 70);
@@ -74,7 +75,7 @@ void buildCpuRow(RowBuilder& b, int cpu, const HighlightSet* hl) {
         if (run > 0) {
           const float h = std::max(run, 0.12f);
           QRgb c = it.dominantIdx != core::TimelineTrack::kNoRow
-                       ? b.taskRgb(slices.utid[b.track.sourceRow(it.dominantIdx)])
+                       ? b.taskRgb(slices.utid[b.track->sourceRow(it.dominantIdx)])
                        : qRgb(0x90, 0x90, 0x90);
           if (dim) c = withAlpha(c, 70);
           // Two to seven pixels cannot show a share as a height: show it as opacity.
@@ -121,12 +122,67 @@ void buildCpuRow(RowBuilder& b, int cpu, const HighlightSet* hl) {
   }
 }
 
-void buildTaskRow(RowBuilder& b) {
+// The lane of a user-space slice on its task row: sync slices by depth, async
+// ones from row.asyncLane; the deepest go in the last lane.
+int userLaneOf(const TimelineRow& row, const core::UserSliceTable& us, uint32_t r) {
+  const bool async = us.kind[r] == core::UserSliceKind::Async;
+  return std::min(row.userLanes - 1, (async ? row.asyncLane : 0) + us.depth[r]);
+}
+
+// The first of a task's user-space slice rows that may still run at `t`.
+uint32_t firstUserSliceReaching(const RunRenderData& run, const TimelineRow& row, int64_t t) {
+  const core::UserSliceTable& us = run.model().userSlices;
+  const auto [rb, re] = us.rowsOf(row.utid);
+  const int64_t reach = row.utid.value < run.userSliceMaxDur.size() ? run.userSliceMaxDur[row.utid.value] : 0;
+  return static_cast<uint32_t>(std::lower_bound(us.ts.begin() + rb, us.ts.begin() + re, t - reach) - us.ts.begin());
+}
+
+// The user-space slices of a task in lanes from `top` (a fraction of the row)
+// down. Slices narrower than a pixel merge with the previous one of their
+// lane; names go on the wide ones.
+void buildUserSlices(RowBuilder& b, const TimelineRow& row, float top) {
+  const core::TraceModel& m = b.run.model();
+  const core::UserSliceTable& us = m.userSlices;
+  const auto [rb, re] = us.rowsOf(row.utid);
+  if (rb == re || row.userLanes == 0) return;
+  const int64_t t0 = b.origin + b.view.start;
+  const int64_t t1 = b.origin + b.view.end();
+  const float lane = (1.0f - top) / static_cast<float>(row.userLanes);
+  std::vector<int> lastPrim(static_cast<size_t>(row.userLanes), -1);
+  for (uint32_t r = firstUserSliceReaching(b.run, row, t0); r < re && us.ts[r] < t1; ++r) {
+    if (us.ts[r] + us.dur[r] < t0) continue;
+    const bool async = us.kind[r] == core::UserSliceKind::Async;
+    const int l = userLaneOf(row, us, r);
+    const float y0 = top + lane * static_cast<float>(l);
+    const float y1 = y0 + lane * 0.9f;
+    const float x0 = b.px(us.ts[r]);
+    const float x1 = b.px(us.ts[r] + us.dur[r]);
+    if (us.kind[r] == core::UserSliceKind::Instant) {
+      b.add(x0 - 1.0f, x0 + 1.0f, top, 1.0f, qRgb(0x30, 0x30, 0x30), PrimStyle::Solid, 2.0f);
+      continue;
+    }
+    int& last = lastPrim[static_cast<size_t>(l)];
+    if (last >= 0 && x1 - x0 < 1.0f && x0 <= b.out.prims[static_cast<size_t>(last)].x1 + 1.0f) {
+      b.out.prims[static_cast<size_t>(last)].x1 = std::max(b.out.prims[static_cast<size_t>(last)].x1, x1);
+      continue;
+    }
+    const std::string_view name = m.strings.get(us.name[r]);
+    const QRgb c = taskColor(name, 0).rgb();
+    b.add(x0, x1, y0, y1, c, async ? PrimStyle::Frame : PrimStyle::Solid);
+    last = static_cast<int>(b.out.prims.size()) - 1;
+    if (x1 - x0 >= kLabelMinPx)
+      b.out.labels.push_back(PrimLabel{x0, x1, textColorOn(QColor::fromRgb(c)).rgba(),
+                                       QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())), y0, y1});
+  }
+}
+
+void buildTaskRow(RowBuilder& b, const TimelineRow& row) {
   const int64_t t0 = b.origin + b.view.start;
   const int64_t t1 = b.origin + b.view.end();
   std::vector<core::DrawItem> items;
-  b.track.query(t0, t1, b.view.nsPerPx, items);
+  b.track->query(t0, t1, b.view.nsPerPx, items);
   b.out.drawItems += items.size();
+  const size_t stateBegin = b.out.prims.size();
   using core::TrackKind;
   auto full = [&](TrackKind k, float x0, float x1) {
     if (k == TrackKind::Sleeping)
@@ -157,12 +213,102 @@ void buildTaskRow(RowBuilder& b) {
       default: break;
     }
     if (it.kind == core::DrawKind::Running && x1 - x0 >= kLabelMinPx) {
-      const uint32_t row = b.track.sourceRow(it.firstIdx);
+      const uint32_t stateRow = b.track->sourceRow(it.firstIdx);
       b.out.labels.push_back(PrimLabel{x0, x1, qRgb(0xff, 0xff, 0xff),
-                                       QStringLiteral("CPU ") + QString::number(b.run.model().threadStates.cpu[row])});
+                                       QStringLiteral("CPU ") + QString::number(b.run.model().threadStates.cpu[stateRow])});
     }
   }
+  if (row.userLanes == 0) return;
+  // The state bar keeps the row's top; user-space slices take the lanes below.
+  const float stateShare = userLanesTop(row);
+  for (size_t i = stateBegin; i < b.out.prims.size(); ++i) b.out.prims[i].y0 *= stateShare, b.out.prims[i].y1 *= stateShare;
+  for (PrimLabel& l : b.out.labels) l.y1 = stateShare;
+  buildUserSlices(b, row, stateShare);
 }
+
+// Calls step(x0, x1, lo, hi) over a counter track's samples in the view: a
+// sample holds until the next (the last until the trace ends); samples that
+// fall within one pixel come as one call with their values' range, and so do
+// repeats of one value (devlib's start frequency, then the same from the kernel).
+template <typename Step>
+void forEachStep(const RowBuilder& b, size_t track, Step&& step) {
+  const core::TraceModel& m = b.run.model();
+  const core::CounterTable& ct = m.counters;
+  const auto [rb, re] = ct.rowsOf(track);
+  const int64_t t0 = b.origin + b.view.start;
+  const int64_t t1 = b.origin + b.view.end();
+  auto first = std::upper_bound(ct.ts.begin() + rb, ct.ts.begin() + re, t0) - ct.ts.begin();
+  if (first > rb) --first;
+  bool pending = false;
+  float px0 = 0, px1 = 0;
+  double lo = 0, hi = 0;
+  for (auto r = static_cast<uint32_t>(first); r < re && ct.ts[r] < t1; ++r) {
+    const int64_t until = r + 1 < re ? ct.ts[r + 1] : std::max(m.lastTs, ct.ts[r]);
+    if (until <= t0) continue;
+    const float x0 = b.px(std::max(ct.ts[r], t0));
+    const float x1 = b.px(std::min(until, t1));
+    const double v = ct.value[r];
+    if (pending && (x1 - px0 < 1.0f || (v == lo && v == hi))) {
+      px1 = std::max(px1, x1);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      continue;
+    }
+    if (pending) step(px0, px1, lo, hi);
+    pending = true;
+    px0 = x0, px1 = x1, lo = hi = v;
+  }
+  if (pending) step(px0, px1, lo, hi);
+}
+
+double normalised(const RunRenderData& run, size_t track, double v) {
+  if (track >= run.counterRange.size()) return 0;
+  const auto [lo, hi] = run.counterRange[track];
+  return hi > lo ? std::clamp((v - lo) / (hi - lo), 0.0, 1.0) : 1.0;
+}
+
+// Frequency: the bar's height and hue (blue slow, red fast) scaled to the CPU's own range.
+void buildFrequencyRow(RowBuilder& b, size_t track) {
+  forEachStep(b, track, [&](float x0, float x1, double, double hi) {
+    const double f = normalised(b.run, track, hi);
+    const QColor c = QColor::fromHsvF(0.66 * (1.0 - f), 0.7, 0.9);
+    b.add(x0, x1, static_cast<float>(1.0 - (0.3 + 0.7 * f)), 1.0f, c.rgb(), PrimStyle::Solid);
+    if (x1 - x0 >= kLabelMinPx * 2)
+      b.out.labels.push_back(PrimLabel{x0, x1, qRgb(0x10, 0x10, 0x10), QStringLiteral("%1 MHz").arg(std::llround(hi / 1000))});
+  });
+}
+
+// Idle state: nothing while the CPU runs, greys darker with the state's depth.
+void buildIdleRow(RowBuilder& b, size_t track) {
+  const double deepest = track < b.run.counterRange.size() ? std::max(0.0, b.run.counterRange[track].second) : 0;
+  forEachStep(b, track, [&](float x0, float x1, double lo, double hi) {
+    if (hi < 0) {
+      b.add(x0, x1, 0.8f, 1.0f, qRgb(0x4c, 0xaf, 0x50), PrimStyle::Solid);  // left idle: running
+      return;
+    }
+    const int grey = 200 - static_cast<int>(140.0 * (hi + 1) / (deepest + 1));
+    b.add(x0, x1, lo < 0 ? 0.3f : 0.0f, 1.0f, qRgb(grey, grey, grey + 10), PrimStyle::Solid);
+    if (x1 - x0 >= kLabelMinPx)
+      b.out.labels.push_back(PrimLabel{x0, x1, textColorOn(QColor(grey, grey, grey + 10)).rgba(),
+                                       QStringLiteral("C%1").arg(std::llround(hi))});
+  });
+}
+
+// Any other counter: a step line scaled to the track's range.
+void buildCounterRow(RowBuilder& b, size_t track) {
+  const QRgb c = qRgb(0x1f, 0x5f, 0xa8);
+  float lastY = -1;
+  forEachStep(b, track, [&](float x0, float x1, double lo, double hi) {
+    const auto y = [&](double v) { return static_cast<float>(0.9 - 0.8 * normalised(b.run, track, v)); };
+    const float yHi = y(hi), yLo = y(lo);
+    b.add(x0, x1, yHi - 0.06f, yLo + 0.06f, c, PrimStyle::Solid);
+    if (lastY >= 0) b.add(x0, x0 + 1.0f, std::min(lastY, yHi), std::max(lastY, yLo), c, PrimStyle::Solid);
+    lastY = y((lo + hi) / 2);
+  });
+}
+
+bool isStrip(RowType t) { return t == RowType::CpuFrequency || t == RowType::CpuIdle; }
+
 constexpr double kSummaryBinPx = 2.0;
 
 // Bin edges over the viewport at kSummaryBinPx, aligned to absolute multiples
@@ -270,6 +416,18 @@ std::shared_ptr<RunRenderData> RunRenderData::create(std::shared_ptr<const core:
   data->taskColors.resize(m.threadCount());
   for (size_t u = 0; u < m.threadCount(); ++u)
     data->taskColors[u] = taskColor(m.comm(core::Utid(static_cast<uint32_t>(u))), m.threads.tid[u]).rgb();
+  const core::UserSliceTable& us = m.userSlices;
+  if (us.size()) {
+    data->userSliceMaxDur.assign(m.threadCount(), 0);
+    for (size_t r = 0; r < us.size(); ++r)
+      data->userSliceMaxDur[us.utid[r].value] = std::max(data->userSliceMaxDur[us.utid[r].value], us.dur[r]);
+  }
+  const core::CounterTable& ct = m.counters;
+  for (size_t k = 0; k < ct.tracks.size(); ++k) {
+    const auto [b, e] = ct.rowsOf(k);
+    const auto [lo, hi] = std::minmax_element(ct.value.begin() + b, ct.value.begin() + e);
+    data->counterRange.emplace_back(b < e ? *lo : 0.0, b < e ? *hi : 0.0);
+  }
   return data;
 }
 
@@ -315,8 +473,102 @@ TimelineRow taskRow(const core::TraceModel& model, core::Utid utid, int rowHeigh
   const auto comm = model.comm(utid);
   r.label = QString::fromUtf8(comm.data(), static_cast<qsizetype>(comm.size()));
   r.sublabel = QStringLiteral("tid %1").arg(model.threads.tid[utid.value]);
-  r.height = rowHeight;
+  int syncLanes = 0, asyncLanes = 0;
+  const core::UserSliceTable& us = model.userSlices;
+  const auto [b, e] = us.rowsOf(utid);
+  for (uint32_t i = b; i < e; ++i) {
+    int& lanes = us.kind[i] == core::UserSliceKind::Async ? asyncLanes : syncLanes;
+    lanes = std::max(lanes, us.depth[i] + 1);
+  }
+  r.asyncLane = std::min(syncLanes, kMaxUserLanes);
+  r.userLanes = std::min(syncLanes + asyncLanes, kMaxUserLanes);
+  r.height = rowHeight + r.userLanes * kUserLaneHeight;
   return r;
+}
+
+QString counterName(const core::TraceModel& model, size_t track) {
+  const core::CounterTrack& t = model.counters.tracks[track];
+  if (t.kind == core::CounterKind::User) {
+    const auto name = model.strings.get(t.name);
+    return QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
+  }
+  const auto kind = core::toString(t.kind);
+  return QString::fromUtf8(kind.data(), static_cast<qsizetype>(kind.size()));
+}
+
+float userLanesTop(const TimelineRow& row) {
+  return row.height > 0 ? static_cast<float>(row.height - row.userLanes * kUserLaneHeight) / static_cast<float>(row.height)
+                        : 1.0f;
+}
+
+std::optional<uint32_t> userSliceAt(const RunRenderData& run, const TimelineRow& row, double yFraction, int64_t absTs,
+                                    int64_t slackNs) {
+  if (row.type != RowType::Task || row.userLanes == 0) return std::nullopt;
+  const double top = userLanesTop(row);
+  if (yFraction < top || yFraction >= 1.0) return std::nullopt;
+  const int lane = std::min(row.userLanes - 1, static_cast<int>((yFraction - top) / ((1.0 - top) / row.userLanes)));
+  const core::UserSliceTable& us = run.model().userSlices;
+  const auto [rb, re] = us.rowsOf(row.utid);
+  std::optional<uint32_t> hit;
+  // The latest-begun slice of the lane under the point: the innermost where they nest.
+  for (uint32_t r = firstUserSliceReaching(run, row, absTs - slackNs); r < re && us.ts[r] <= absTs + slackNs; ++r) {
+    const bool instant = us.kind[r] == core::UserSliceKind::Instant;
+    if (us.ts[r] + us.dur[r] + slackNs < absTs || (!instant && userLaneOf(row, us, r) != lane)) continue;
+    hit = r;
+  }
+  return hit;
+}
+
+std::vector<TimelineRow> withStrips(std::vector<TimelineRow> rows, const core::TraceModel& model,
+                                    const StripOptions& options) {
+  if (!options.any()) return rows;
+  const core::CounterTable& ct = model.counters;
+  std::vector<TimelineRow> out;
+  const auto strip = [&](RowType type, int cpu, size_t track, QString label) {
+    TimelineRow s;
+    s.type = type;
+    s.cpu = cpu;
+    s.counter = static_cast<int>(track);
+    s.label = std::move(label);
+    s.height = kStripHeight;
+    return s;
+  };
+  size_t afterLastCpu = 0;
+  for (TimelineRow& r : rows) {
+    const bool cpu = r.type == RowType::Cpu;
+    const int c = r.cpu;
+    out.push_back(std::move(r));
+    if (!cpu) continue;
+    if (const size_t k = ct.find(core::CounterKind::CpuFrequencyKhz, c); options.frequency && k != SIZE_MAX)
+      out.push_back(strip(RowType::CpuFrequency, c, k, QStringLiteral("  freq")));
+    if (const size_t k = ct.find(core::CounterKind::CpuIdleState, c); options.idle && k != SIZE_MAX)
+      out.push_back(strip(RowType::CpuIdle, c, k, QStringLiteral("  idle")));
+    afterLastCpu = out.size();
+  }
+  if (options.counters) {
+    // Per-task signals belong to their tasks: they are not shown as rows of their own.
+    std::vector<TimelineRow> lines;
+    for (size_t k = 0; k < ct.tracks.size(); ++k) {
+      const core::CounterTrack& t = ct.tracks[k];
+      if (t.scope == core::CounterScope::Task || t.kind == core::CounterKind::CpuFrequencyKhz ||
+          t.kind == core::CounterKind::CpuIdleState)
+        continue;
+      TimelineRow line = strip(RowType::Counter, t.scope == core::CounterScope::Cpu ? t.index : -1, k,
+                               counterName(model, k));
+      line.sublabel = t.scope == core::CounterScope::Cpu ? QStringLiteral("CPU %1").arg(t.index)
+                                                         : QStringLiteral("tgid %1").arg(t.index);
+      line.height = kStripHeight + 4;
+      lines.push_back(std::move(line));
+    }
+    // CPU by CPU, then the processes' counters: tracks come in the order the trace first sampled them.
+    std::stable_sort(lines.begin(), lines.end(), [&](const TimelineRow& a, const TimelineRow& b) {
+      const core::CounterTrack& x = ct.tracks[static_cast<size_t>(a.counter)];
+      const core::CounterTrack& y = ct.tracks[static_cast<size_t>(b.counter)];
+      return std::tie(x.scope, x.index, x.kind) < std::tie(y.scope, y.index, y.kind);
+    });
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(afterLastCpu), lines.begin(), lines.end());
+  }
+  return out;
 }
 
 int rowsHeight(const std::vector<TimelineRow>& rows) {
@@ -365,18 +617,29 @@ RowDrawList computeRow(const RunRenderData& run, const TimelineRow& row, const V
   switch (row.type) {
     case RowType::Cpu: {
       if (row.cpu < 0 || row.cpu >= m.cpuCount()) return out;
-      RowBuilder b{run, run.index->cpuTrack(row.cpu), view, run.origin, out, compact};
+      RowBuilder b{run, &run.index->cpuTrack(row.cpu), view, run.origin, out, compact};
       buildCpuRow(b, row.cpu, highlight);
       break;
     }
     case RowType::Task: {
       const auto track = run.index->threadTrack(row.utid);
-      RowBuilder b{run, *track, view, run.origin, out, compact};
-      buildTaskRow(b);
+      RowBuilder b{run, track.get(), view, run.origin, out, compact};
+      buildTaskRow(b, row);
+      break;
+    }
+    case RowType::CpuFrequency:
+    case RowType::CpuIdle:
+    case RowType::Counter: {
+      if (row.counter < 0 || static_cast<size_t>(row.counter) >= m.counters.tracks.size()) return out;
+      RowBuilder b{run, nullptr, view, run.origin, out, compact};
+      const auto track = static_cast<size_t>(row.counter);
+      if (row.type == RowType::CpuFrequency) buildFrequencyRow(b, track);
+      else if (row.type == RowType::CpuIdle) buildIdleRow(b, track);
+      else buildCounterRow(b, track);
       break;
     }
     case RowType::Summary: {
-      RowBuilder b{run, run.index->cpuTrack(-1), view, run.origin, out, compact};
+      RowBuilder b{run, &run.index->cpuTrack(-1), view, run.origin, out, compact};
       buildSummaryRow(b, row);
       break;
     }
@@ -407,16 +670,19 @@ void paintRowBackgrounds(QPainter& p, const QRect& area, const std::vector<Timel
   const Palette& pal = palette();
   int y = area.top();
   int coreParity = 0;
+  const TimelineRow* previous = nullptr;  // the last row that is not a CPU's strip: strips share their CPU's band
   for (size_t i = 0; i < rows.size(); ++i) {
     const TimelineRow& r = rows[i];
-    if (i > 0 && (r.type != rows[i - 1].type || r.firstOfCore)) coreParity ^= 1;
+    if (!isStrip(r.type)) {
+      if (previous && (r.type != previous->type || r.firstOfCore)) coreParity ^= 1;
+      previous = &r;
+    }
     const int top = y;
     y += r.height;
     if (!exposedRow(exposed, top, r.height)) continue;
     QColor back = coreParity ? pal.coreBandA : pal.coreBandB;
-    if (r.type == RowType::Task) back = pal.background;
+    if (r.type == RowType::Task || r.type == RowType::Counter || r.type == RowType::Summary) back = pal.background;
     if (r.type == RowType::Group) back = pal.groupHeader;
-    if (r.type == RowType::Summary) back = pal.background;
     p.fillRect(QRect(area.left(), top, area.width(), r.height), back);
     if (r.height < kCompactRowHeight && r.type == RowType::Cpu) continue;  // no room for separators
     const bool coreEdge = i + 1 < rows.size() && rows[i + 1].firstOfCore && rows[i + 1].type == RowType::Cpu;
@@ -483,7 +749,9 @@ void paintPane(QPainter& p, const QRect& area, const std::vector<TimelineRow>& r
       const QString text = fm.elidedText(l.text, Qt::ElideRight, static_cast<int>(x1 - x0) - 6);
       if (text.size() < 2) continue;
       p.setPen(QColor::fromRgba(l.color));
-      p.drawText(QRectF(x0 + 3, top, x1 - x0 - 6, h), Qt::AlignVCenter | Qt::AlignLeft, text);
+      const double ly = top + static_cast<double>(l.y0) * h;
+      p.drawText(QRectF(x0 + 3, ly, x1 - x0 - 6, static_cast<double>(l.y1 - l.y0) * h), Qt::AlignVCenter | Qt::AlignLeft,
+                 text);
     }
   }
   p.restore();
@@ -530,7 +798,9 @@ void paintGutter(QPainter& p, const QRect& gutter, const std::vector<TimelineRow
   for (size_t i = 0; i < rows.size(); ++i) {
     const TimelineRow& r = rows[i];
     const int indent = 8 * r.depth;
-    const QRect cell(gutter.left() + 6 + indent, y, gutter.width() - 10 - indent, r.height);
+    // A task's label stays beside its state bar, above its user-space lanes.
+    const int labelHeight = r.type == RowType::Task ? r.height - r.userLanes * kUserLaneHeight : r.height;
+    const QRect cell(gutter.left() + 6 + indent, y, gutter.width() - 10 - indent, labelHeight);
     if (!exposedRow(exposed, y, r.height)) {
       y += r.height;
       continue;
@@ -552,8 +822,9 @@ void paintGutter(QPainter& p, const QRect& gutter, const std::vector<TimelineRow
       p.setPen(QPen(pal.coreSeparator, 2));
       p.drawLine(gutter.left() + 2, y + 3, gutter.left() + 2, y + span - 3);
     }
-    p.setFont(f);
-    p.setPen(r.type == RowType::Task ? QColor(0x1a, 0x4f, 0x8a) : pal.gutterText);
+    const bool counterRow = isStrip(r.type) || r.type == RowType::Counter;
+    p.setFont(counterRow ? small : f);
+    p.setPen(r.type == RowType::Task ? QColor(0x1a, 0x4f, 0x8a) : counterRow ? pal.gutterSubText : pal.gutterText);
     const int labelW = std::min(cell.width() / 2 + 10, fm.horizontalAdvance(r.label) + 8);
     const QString main = fm.elidedText(r.label, Qt::ElideRight, r.sublabel.isEmpty() ? cell.width() : labelW);
     p.drawText(cell, Qt::AlignVCenter | Qt::AlignLeft, main);

@@ -24,6 +24,11 @@ namespace app::render {
 struct RunRenderData {
   std::shared_ptr<const core::TimelineIndex> index;
   std::vector<QRgb> taskColors;  ///< per utid
+  /// Per utid, the longest user-space slice: how far before a viewport one can
+  /// begin and still reach into it (empty without user slices).
+  std::vector<int64_t> userSliceMaxDur;
+  /// Per counter track, the smallest and largest value: what its strip or line is scaled to.
+  std::vector<std::pair<double, double>> counterRange;
   /// Absolute time of relative 0: the model's first timestamp, or for a replay
   /// its recording's, so that replays line up with what they replay.
   int64_t origin = 0;
@@ -32,20 +37,26 @@ struct RunRenderData {
                                                std::optional<int64_t> origin = std::nullopt);
 };
 
-/// Cpu and Task rows show one CPU or task; Group is the header of an expanded
-/// group (timeline_layout.h), Summary one of a collapsed group's summary rows.
-enum class RowType : uint8_t { Cpu, Task, Group, Summary };
+/// Cpu: a CPU's run slices; Task: a task's states, with its user-space slices
+/// in lanes below them; CpuFrequency / CpuIdle: a CPU's strip of its
+/// cpu_frequency / cpu_idle counter; Counter: any other counter as a line;
+/// Group: the header of an expanded group (timeline_layout.h); Summary: one of
+/// a collapsed group's summary rows.
+enum class RowType : uint8_t { Cpu, Task, CpuFrequency, CpuIdle, Counter, Group, Summary };
 /// What a Summary row plots per time bin over its group's members: the busy
 /// share (CPUs busy / CPUs, or threads running / threads), or the runnable
 /// tasks waiting (full height: one per CPU, or every thread).
 enum class SummaryKind : uint8_t { Busy, Waiting };
 
-/// A row of a pane: a CPU (grouped by core, SMT siblings adjacent), a task, or
-/// a group's header or summary.
+/// A row of a pane: a CPU (grouped by core, SMT siblings adjacent), a task, a
+/// counter strip, or a group's header or summary.
 struct TimelineRow {
   RowType type = RowType::Cpu;
   int cpu = -1;
   core::Utid utid;
+  int counter = -1;   ///< CpuFrequency, CpuIdle, Counter: the track in model.counters
+  int userLanes = 0;  ///< Task: lanes of user-space slices below the state bar (sync lanes, then async)
+  int asyncLane = 0;  ///< Task: the first async lane
   int core = -1;
   int thread = 0;
   bool smt = false;
@@ -62,7 +73,33 @@ struct TimelineRow {
 
 /// CPU rows in topology order: core by core, siblings adjacent and labelled.
 std::vector<TimelineRow> cpuRows(const core::TraceModel& model, int rowHeight = 20);
+/// A task's row; `rowHeight` is its state bar's, user-space slices add lanes below.
 TimelineRow taskRow(const core::TraceModel& model, core::Utid utid, int rowHeight = 20);
+inline constexpr int kUserLaneHeight = 15;
+inline constexpr int kMaxUserLanes = 8;  ///< deeper slices are drawn in the last lane
+
+/// Where a task row's user-space lanes begin, as a fraction of its height from the top.
+float userLanesTop(const TimelineRow& row);
+/// The user-space slice (a model.userSlices row) under a point of a task row:
+/// `yFraction` of the row's height from its top, at `absTs` give or take
+/// `slackNs`; the innermost where several are. Instants span every lane.
+std::optional<uint32_t> userSliceAt(const RunRenderData& run, const TimelineRow& row, double yFraction, int64_t absTs,
+                                    int64_t slackNs);
+
+/// Which counter rows a pane shows (View menu; `render --strips`).
+struct StripOptions {
+  bool frequency = false;  ///< a frequency strip under each CPU with cpu_frequency samples
+  bool idle = false;       ///< an idle-state strip under each CPU with cpu_idle samples
+  bool counters = false;   ///< the other per-CPU and user-space counters, as lines after the CPUs
+  bool any() const { return frequency || idle || counters; }
+};
+inline constexpr int kStripHeight = 14;
+/// `rows` (CPU rows, task rows...) with the strips `options` asks for: a CPU's
+/// strips right under its row, counter lines after the last CPU row.
+std::vector<TimelineRow> withStrips(std::vector<TimelineRow> rows, const core::TraceModel& model,
+                                    const StripOptions& options);
+/// What a counter track is called in a row label ("util", "VSYNC (tgid 124)").
+QString counterName(const core::TraceModel& model, size_t track);
 int rowsHeight(const std::vector<TimelineRow>& rows);
 
 /// Tasks matching a search, per run: an LOD track per CPU with only their slices.
@@ -88,6 +125,7 @@ struct PrimLabel {
   float x0, x1;
   QRgb color;
   QString text;
+  float y0 = 0, y1 = 1;  ///< as Prim's
 };
 struct RowDrawList {
   std::vector<Prim> prims;

@@ -195,6 +195,7 @@ class Builder {
     latency();
     whySection();
     utilisationSection();
+    userSlicesSection();
     smt();
     timelines();
     if (m_d.diff) diffSection();
@@ -626,6 +627,38 @@ class Builder {
     m_doc.table(std::move(t));
   }
 
+  // The atrace equivalent of a latency table: time in each user-space slice
+  // name, per recording that has them (replays do not replay trace_marker writes).
+  void userSlicesSection() {
+    bool any = false;
+    for (const auto& r : m_d.runs) any |= !r.stats.userSlices.empty();
+    if (!any) return;
+    m_doc.heading(QStringLiteral("User-space slices"));
+    constexpr size_t kShown = 20;
+    for (const auto& r : m_d.runs) {
+      if (r.stats.userSlices.empty()) continue;
+      Table t;
+      t.dense = true;
+      t.columns = {{QStringLiteral("Slice"), 3.0},      {QStringLiteral("count"), 0.9, true},
+                   {QStringLiteral("total"), 1.1, true}, {QStringLiteral("p50"), 1.0, true},
+                   {QStringLiteral("p99"), 1.0, true},   {QStringLiteral("max"), 1.0, true},
+                   {QStringLiteral("open"), 0.7, true}};
+      for (size_t i = 0; i < r.stats.userSlices.size() && i < kShown; ++i) {
+        const auto& u = r.stats.userSlices[i];
+        t.rows.push_back({QString::fromStdString(u.name), count(u.count), dur(u.totalNs), dur(u.p50Ns), dur(u.p99Ns),
+                          dur(u.maxNs), count(u.open)});
+      }
+      t.note = QStringLiteral(
+                   "Run %1: %2 slice names, the %3 with the most time shown. atrace B/E and S/F slices that began in "
+                   "the range, by name over all tasks; open: no end traced (not in the durations).")
+                   .arg(r.tag)
+                   .arg(r.stats.userSlices.size())
+                   .arg(std::min(kShown, r.stats.userSlices.size()));
+      m_doc.subheading(QStringLiteral("%1: %2").arg(r.tag, r.label));
+      m_doc.table(std::move(t));
+    }
+  }
+
   void smt() {
     bool applies = false;
     for (const auto& r : m_d.runs) applies |= r.model->topology.hasSmt() || r.stats.forcedIdleNs > 0;
@@ -737,6 +770,9 @@ class Builder {
     for (const auto& m : df.cpus)
       s.rows.push_back({QString::fromStdString(m.name), pct(m.a), pct(m.b), num(100 * m.delta(), 1) + QStringLiteral(" pt"),
                         signedPct(m.relative())});
+    for (const auto& m : df.frequencies)
+      s.rows.push_back({QString::fromStdString(m.name).replace(QStringLiteral(" mean_freq_mhz"), QStringLiteral(" mean MHz")),
+                        num(m.a, 0), num(m.b, 0), num(m.delta(), 0), signedPct(m.relative())});
     m_doc.subheading(QStringLiteral("Run metrics"));
     m_doc.table(std::move(s));
     m_doc.paragraph(QStringLiteral("Kolmogorov–Smirnov distance between the two runs' distributions (largest gap "
@@ -814,6 +850,45 @@ class Builder {
     m_doc.table(std::move(t));
   }
 
+  // "2.00 GHz 61.3%, 1.20 GHz 38.7%": a CPU's time at each frequency, fastest first.
+  static QString frequencyShares(const core::analysis::CpuStats& c) {
+    int64_t total = 0;
+    for (const auto& [khz, ns] : c.freqResidencyNs) total += ns;
+    QStringList parts;
+    for (auto f = c.freqResidencyNs.rbegin(); f != c.freqResidencyNs.rend(); ++f)
+      if (f->second > 0 && total > 0)
+        parts << QStringLiteral("%1 GHz %2%").arg(static_cast<double>(f->first) / 1e6, 0, 'f', 2)
+                     .arg(100.0 * static_cast<double>(f->second) / static_cast<double>(total), 0, 'f', 1);
+    return parts.join(QStringLiteral(", "));
+  }
+
+  // A replay's frequency residency (+uclamp) beside the recording's own
+  // (power:cpu_frequency): which frequencies the tasks drove each CPU to, modelled and recorded.
+  void frequencyTable(const RunEntry& r, const RunEntry& rec) {
+    const auto recorded = [&](int cpu) -> const core::analysis::CpuStats* {
+      for (const auto& c : rec.stats.cpus)
+        if (c.cpu == cpu && !c.freqResidencyNs.empty()) return &c;
+      return nullptr;
+    };
+    Table t;
+    t.columns = {{QStringLiteral("CPU"), 0.5},
+                 {QStringLiteral("Replay (%1)").arg(r.tag), 3.0, false, true},
+                 {QStringLiteral("Recorded (%1)").arg(rec.label), 3.0, false, true}};
+    for (const auto& c : r.stats.cpus) {
+      const core::analysis::CpuStats* other = recorded(c.cpu);
+      if (c.freqResidencyNs.empty() && !other) continue;
+      t.rows.push_back({QString::number(c.cpu), c.freqResidencyNs.empty() ? QStringLiteral("—") : frequencyShares(c),
+                        other ? frequencyShares(*other) : QStringLiteral("not traced")});
+    }
+    if (t.rows.empty()) return;
+    t.note = QStringLiteral(
+        "Time at each frequency over the covered range: the replay's from its +uclamp frequency model, the "
+        "recording's from its power:cpu_frequency events (each holds until the next; the time before a CPU's "
+        "first event is left out).");
+    m_doc.subheading(QStringLiteral("CPU frequencies"));
+    m_doc.table(std::move(t));
+  }
+
   void replaySection(size_t index) {
     const RunEntry& r = run(index);
     const RunEntry& rec = run(r.recording);
@@ -839,18 +914,8 @@ class Builder {
       setup.rows.push_back({Cell(QStringLiteral("Energy (estimate)"), Tone::Muted),
                             QStringLiteral("%1 J over the replay (OPP power table in the parameters)")
                                 .arg(QString::fromStdString(it->second))});
-    for (const auto& c : r.stats.cpus) {
-      if (c.freqResidencyNs.empty()) continue;
-      int64_t total = 0;
-      for (const auto& [khz, ns] : c.freqResidencyNs) total += ns;
-      QStringList parts;
-      for (auto f = c.freqResidencyNs.rbegin(); f != c.freqResidencyNs.rend(); ++f)
-        if (f->second > 0 && total > 0)
-          parts << QStringLiteral("%1 GHz %2%").arg(static_cast<double>(f->first) / 1e6, 0, 'f', 2)
-                       .arg(100.0 * static_cast<double>(f->second) / static_cast<double>(total), 0, 'f', 1);
-      setup.rows.push_back({Cell(QStringLiteral("CPU %1 frequencies").arg(c.cpu), Tone::Muted), parts.join(QStringLiteral(", "))});
-    }
     m_doc.table(std::move(setup));
+    frequencyTable(r, rec);
 
     m_doc.subheading(QStringLiteral("Validation"));
     if (const auto& v = r.replay->validation) {

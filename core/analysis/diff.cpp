@@ -156,6 +156,11 @@ RunDiff diffRuns(const TraceModel& ma, const RunStats& sa, std::string labelA, c
     const double ua = c < sa.cpus.size() ? sa.cpus[c].utilisation : 0.0;
     const double ub = c < sb.cpus.size() ? sb.cpus[c].utilisation : 0.0;
     out.cpus.push_back({"cpu" + std::to_string(c) + " utilisation", ua, ub});
+    const bool knownA = c < sa.cpus.size() && !sa.cpus[c].freqResidencyNs.empty();
+    const bool knownB = c < sb.cpus.size() && !sb.cpus[c].freqResidencyNs.empty();
+    if (knownA || knownB)
+      out.frequencies.push_back({"cpu" + std::to_string(c) + " mean_freq_mhz", knownA ? sa.cpus[c].meanFreqKhz / 1000 : 0.0,
+                                 knownB ? sb.cpus[c].meanFreqKhz / 1000 : 0.0});
   }
   out.wakeupLatencyKs = ksDistance(sa.wakeupLatency.sorted, sb.wakeupLatency.sorted);
   out.schedDelayKs = ksDistance(sa.schedDelay.sorted, sb.schedDelay.sorted);

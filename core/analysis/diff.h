@@ -49,6 +49,9 @@ struct RunDiff {
   std::vector<TaskDiff> tasks;        ///< sorted by |runtime change|, largest first
   std::vector<MetricDelta> summary;   ///< run-level metrics
   std::vector<MetricDelta> cpus;      ///< per-CPU utilisation ("cpu3 utilisation") and switches
+  /// Per-CPU time-weighted mean frequency ("cpu3 mean_freq_mhz") where either
+  /// run knows it: a recording's cpu_frequency beside a +uclamp replay's.
+  std::vector<MetricDelta> frequencies;
   double wakeupLatencyKs = 0;
   double schedDelayKs = 0;
 };

@@ -34,19 +34,97 @@ int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
 }
 
-// Each cpu_frequency sample holds until the next one (the last until the range ends).
-void addFreqResidency(const TraceModel& m, CpuStats& c, TimeRange range) {
+// Each sample of a CPU's counter holds until the next one (the last until the
+// covered range ends); before the first the value is unknown.
+void addResidency(const TraceModel& m, CounterKind kind, int cpu, int64_t lo, int64_t hi,
+                  std::map<int64_t, int64_t>& residency, int64_t& unknown) {
   const CounterTable& ct = m.counters;
-  for (size_t k = 0; k < ct.tracks.size(); ++k) {
-    if (ct.tracks[k].kind != CounterKind::CpuFrequencyKhz || ct.tracks[k].index != c.cpu) continue;
-    const uint32_t end = ct.rowsBegin[k + 1];
-    for (uint32_t r = ct.rowsBegin[k]; r < end; ++r) {
-      const int64_t until = r + 1 < end ? ct.ts[r + 1] : std::max(range.to, ct.ts[r]);
-      const int64_t o = overlap(ct.ts[r], until, range.from, range.to);
-      if (o > 0) c.freqResidencyNs[std::llround(ct.value[r])] += o;
-    }
+  const size_t k = ct.find(kind, cpu);
+  if (k == SIZE_MAX || lo >= hi) return;
+  const auto [b, e] = ct.rowsOf(k);
+  if (b == e) return;
+  unknown = overlap(lo, std::min(hi, ct.ts[b]), lo, hi);
+  for (uint32_t r = b; r < e; ++r) {
+    const int64_t until = r + 1 < e ? ct.ts[r + 1] : std::max(hi, ct.ts[r]);
+    const int64_t o = overlap(ct.ts[r], until, lo, hi);
+    if (o > 0) residency[std::llround(ct.value[r])] += o;
   }
 }
+
+// The mean frequency over the CPU's task slices: one merge of the sorted
+// slices with the frequency samples.
+double meanBusyFrequency(const TraceModel& m, int cpu, int64_t lo, int64_t hi) {
+  const CounterTable& ct = m.counters;
+  const size_t k = ct.find(CounterKind::CpuFrequencyKhz, cpu);
+  if (k == SIZE_MAX || static_cast<size_t>(cpu) >= m.cpuSlices.size()) return 0;
+  const auto [b, e] = ct.rowsOf(k);
+  const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+  double weighted = 0;
+  int64_t busy = 0;
+  uint32_t r = b;
+  for (size_t i = 0; i < s.size() && s.ts[i] < hi; ++i) {
+    if (s.kind[i] != SliceKind::Task || s.end(i) <= lo) continue;
+    const int64_t s0 = std::max(lo, s.ts[i]);
+    const int64_t s1 = std::min(hi, s.end(i));
+    while (r + 1 < e && ct.ts[r + 1] <= s0) ++r;
+    for (uint32_t q = r; q < e && ct.ts[q] < s1; ++q) {
+      const int64_t until = q + 1 < e ? ct.ts[q + 1] : std::max(hi, ct.ts[q]);
+      const int64_t o = overlap(ct.ts[q], until, s0, s1);
+      weighted += static_cast<double>(o) * ct.value[q];
+      busy += o;
+    }
+  }
+  return busy > 0 ? weighted / static_cast<double>(busy) : 0;
+}
+
+void addPowerStats(const TraceModel& m, CpuStats& c, TimeRange range) {
+  const int64_t lo = std::max(range.from, m.firstTs);
+  const int64_t hi = std::min(range.to, m.lastTs);
+  addResidency(m, CounterKind::CpuFrequencyKhz, c.cpu, lo, hi, c.freqResidencyNs, c.freqUnknownNs);
+  addResidency(m, CounterKind::CpuIdleState, c.cpu, lo, hi, c.idleResidencyNs, c.idleUnknownNs);
+  double weighted = 0;
+  int64_t known = 0;
+  for (const auto& [khz, ns] : c.freqResidencyNs) {
+    weighted += static_cast<double>(khz) * static_cast<double>(ns);
+    known += ns;
+  }
+  c.meanFreqKhz = known > 0 ? weighted / static_cast<double>(known) : 0;
+  c.meanBusyFreqKhz = meanBusyFrequency(m, c.cpu, lo, hi);
+}
+
+// Durations of completed slices per name (and the unfinished ones' count) -> table rows.
+struct SliceDurations {
+  std::map<StringId, std::pair<std::vector<int64_t>, uint64_t>> byName;
+  void add(const UserSliceTable& us, uint32_t r) {
+    auto& [durations, open] = byName[us.name[r]];
+    if (us.flags[r] & kUserSliceOpenAtEnd) ++open;
+    else durations.push_back(us.dur[r]);
+  }
+  void merge(const SliceDurations& o) {
+    for (const auto& [name, v] : o.byName) {
+      auto& [durations, open] = byName[name];
+      durations.insert(durations.end(), v.first.begin(), v.first.end());
+      open += v.second;
+    }
+  }
+  std::vector<UserSliceStats> table(const StringPool& strings) const {
+    std::vector<UserSliceStats> out;
+    for (const auto& [name, v] : byName) {
+      const Distribution d = Distribution::of(v.first);
+      UserSliceStats u;
+      u.name = std::string(strings.get(name));
+      u.count = d.count;
+      u.open = v.second;
+      u.totalNs = std::accumulate(v.first.begin(), v.first.end(), int64_t{0});
+      u.p50Ns = d.p50, u.p99Ns = d.p99, u.maxNs = d.max;
+      out.push_back(std::move(u));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const UserSliceStats& a, const UserSliceStats& b) {
+      return a.totalNs != b.totalNs ? a.totalNs > b.totalNs : a.count > b.count;
+    });
+    return out;
+  }
+};
 
 }  // namespace
 
@@ -159,7 +237,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     c.utilisation = share(c.busyNs);
     out.busyNs += c.busyNs;
     out.forcedIdleNs += c.forcedIdleNs;
-    addFreqResidency(m, c, range);
+    addPowerStats(m, c, range);
     out.cpus.push_back(c);
   }
 
@@ -257,6 +335,22 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
       }
       out.cores.push_back(std::move(cs));
     }
+  }
+
+  // User-space slices (instants have no duration: they are markers, not time in state).
+  {
+    const UserSliceTable& us = m.userSlices;
+    SliceDurations all;
+    for (TaskStats& t : out.tasks) {
+      const auto [b, e] = us.rowsOf(t.utid);
+      SliceDurations mine;
+      for (uint32_t r = b; r < e && us.ts[r] < range.to; ++r)
+        if (us.kind[r] != UserSliceKind::Instant && us.ts[r] >= range.from) mine.add(us, r);
+      if (mine.byName.empty()) continue;
+      t.userSlices = mine.table(m.strings);
+      all.merge(mine);
+    }
+    out.userSlices = all.table(m.strings);
   }
 
   // Per-task summaries, run totals, fairness.

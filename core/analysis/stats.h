@@ -33,7 +33,13 @@
 //   of S_i / sum of S*_i of their competing tasks (cookie 0 included);
 // - CPU utilisation: busy (non-idle) time / covered length;
 // - idle while runnable: wall time during which some task waited on a CPU
-//   running another task while a CPU it was allowed on was idle (why.h).
+//   running another task while a CPU it was allowed on was idle (why.h);
+// - frequency and idle-state residency (per CPU): covered time at each
+//   cpu_frequency / cpu_idle value, each sample holding until the next; before
+//   the CPU's first sample the value is unknown (counted apart). Mean frequency
+//   weighted by time, and by busy time (time running a task);
+// - user-space slices (atrace B/E, S/F): per task and per name, count and
+//   duration distribution of the slices that began in the range.
 // Ranges are half-open, [from, to): an interval counts for its overlap with the
 // range, an instantaneous event (a switch, a wakeup, a migration, the start of
 // the wait a latency sample measures) iff from <= its time < to. The whole trace
@@ -72,6 +78,17 @@ struct Distribution {
   int64_t percentile(double p) const;
 };
 
+/// Time in one user-space slice name (atrace's time in state): the slices that
+/// began in the range, with their whole durations. Slices without a traced end
+/// are only counted in `open`.
+struct UserSliceStats {
+  std::string name;
+  uint64_t count = 0;
+  uint64_t open = 0;
+  int64_t totalNs = 0;
+  int64_t p50Ns = 0, p99Ns = 0, maxNs = 0;
+};
+
 struct TaskStats {
   Utid utid;
   int32_t tid = 0;
@@ -98,6 +115,7 @@ struct TaskStats {
   bool competing = false;   ///< counted in Jain's index and the GPS lag
   int64_t idealNs = 0;      ///< S*: the ideal weighted-fair service
   int64_t gpsLagMaxNs = 0;  ///< max over the range of |S*(t) - S(t)|
+  std::vector<UserSliceStats> userSlices;  ///< by total time, longest first
 };
 
 struct ProcessStats {
@@ -115,10 +133,19 @@ struct CpuStats {
   int64_t lostNs = 0;
   double utilisation = 0;
   uint64_t switches = 0;
-  /// Time at each frequency (kHz -> ns) within the range, from the model's
-  /// cpu_frequency counter of this CPU (time_in_state: busy and idle alike;
-  /// before the first sample it is unknown and not counted). Empty without such a counter.
+  /// Time at each frequency (kHz -> ns) within the covered range, from the
+  /// model's cpu_frequency counter of this CPU (time_in_state: busy and idle
+  /// alike); a sample holds until the next. Empty without such a counter.
   std::map<int64_t, int64_t> freqResidencyNs;
+  /// Covered time before the CPU's first frequency sample: the frequency is not
+  /// known there. freqResidencyNs + freqUnknownNs = the covered length.
+  int64_t freqUnknownNs = 0;
+  double meanFreqKhz = 0;      ///< weighted by time at each frequency (0 without samples)
+  double meanBusyFreqKhz = 0;  ///< weighted by the busy (task) time at each frequency
+  /// Time in each cpuidle state (state -> ns; kIdleStateRunning: not idle),
+  /// from power:cpu_idle, as freqResidencyNs from cpu_frequency.
+  std::map<int64_t, int64_t> idleResidencyNs;
+  int64_t idleUnknownNs = 0;
 };
 
 struct Fairness {
@@ -167,6 +194,7 @@ struct RunStats {
   int64_t idleWhileRunnableNs = 0;  ///< see idleWhileRunnableNs() in why.h
   std::vector<CookieStats> cookies;  ///< empty when no task has a cookie
   std::vector<CoreStats> cores;      ///< empty without SMT
+  std::vector<UserSliceStats> userSlices;  ///< every task's, by name, longest total first
 };
 
 /// Kernel sched_prio_to_weight for a prio (100..139 -> nice -20..19); RT prios get nice 0's weight.

@@ -15,6 +15,22 @@ void writeDistributionJson(JsonWriter& j, const Distribution& d) {
   j.endObject();
 }
 
+void writeUserSlicesJson(JsonWriter& j, const std::vector<UserSliceStats>& slices) {
+  j.beginArray();
+  for (const UserSliceStats& u : slices) {
+    j.beginObject();
+    j.field("name", u.name);
+    j.field("count", u.count);
+    j.field("total_ns", u.totalNs);
+    j.field("p50_ns", u.p50Ns);
+    j.field("p99_ns", u.p99Ns);
+    j.field("max_ns", u.maxNs);
+    j.field("open", u.open);
+    j.endObject();
+  }
+  j.endArray();
+}
+
 void writeTaskFieldsJson(JsonWriter& j, const TaskStats& t) {
   j.field("runtime_ns", t.runtimeNs);
   j.field("wait_ns", t.waitNs);
@@ -59,6 +75,10 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
       j.field("competing", t.competing);
       j.field("ideal_ns", t.idealNs);
       j.field("gps_lag_max_ns", t.gpsLagMaxNs);
+      if (!t.userSlices.empty()) {
+        j.key("user_slices");
+        writeUserSlicesJson(j, t.userSlices);
+      }
       j.endObject();
     }
     j.endArray();
@@ -88,6 +108,15 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
       j.key("freq_residency").beginObject();
       for (const auto& [khz, ns] : c.freqResidencyNs) j.field(std::to_string(khz), ns);
       j.endObject();
+      j.field("freq_unknown_ns", c.freqUnknownNs);
+      j.field("mean_freq_khz", c.meanFreqKhz);
+      j.field("mean_busy_freq_khz", c.meanBusyFreqKhz);
+    }
+    if (!c.idleResidencyNs.empty()) {
+      j.key("idle_residency").beginObject();
+      for (const auto& [state, ns] : c.idleResidencyNs) j.field(std::to_string(state), ns);
+      j.endObject();
+      j.field("idle_unknown_ns", c.idleUnknownNs);
     }
     j.endObject();
   }
@@ -140,6 +169,10 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
   j.key("sched_delay_ns");
   writeDistributionJson(j, stats.schedDelay);
   j.endObject();
+  if (!stats.userSlices.empty()) {
+    j.key("user_slices");
+    writeUserSlicesJson(j, stats.userSlices);
+  }
 }
 
 void writeMetricDeltaJson(JsonWriter& j, const MetricDelta& m) {
@@ -204,6 +237,11 @@ void writeRunDiffJson(JsonWriter& j, const RunDiff& diff) {
   j.key("cpus").beginObject();
   for (const MetricDelta& m : diff.cpus) writeMetricDeltaJson(j, m);
   j.endObject();
+  if (!diff.frequencies.empty()) {
+    j.key("frequencies").beginObject();
+    for (const MetricDelta& m : diff.frequencies) writeMetricDeltaJson(j, m);
+    j.endObject();
+  }
   j.endObject();
 }
 

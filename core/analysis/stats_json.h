@@ -14,6 +14,8 @@ namespace core::analysis {
 enum class StatsGrouping { Task, Process, Cpu };
 
 void writeDistributionJson(JsonWriter& j, const Distribution& d);
+/// `[{"name", "count", "total_ns", "p50_ns", "p99_ns", "max_ns", "open"}...]`
+void writeUserSlicesJson(JsonWriter& j, const std::vector<UserSliceStats>& slices);
 /// Fields of one task or process (inside an object the caller opened).
 void writeTaskFieldsJson(JsonWriter& j, const TaskStats& t);
 /// "tasks" (or "processes"), "cpus", "fairness", "range", "totals" keys into an open object.

@@ -20,6 +20,7 @@
 
 #include "core/decoded_event.h"
 #include "core/event_feed.h"
+#include "core/power_events.h"
 #include "core/task_state.h"
 #include "core/topology.h"
 #include "importers/ctf/ctf_crash_guard.h"
@@ -234,6 +235,7 @@ enum class Kind : uint8_t {
   IrqExit,
   SoftIrqEntry,
   SoftIrqExit,
+  Power,  ///< power_cpu_frequency, power_cpu_idle (LTTng), power:* and PELT (perf): core/power_events.h
 };
 
 /// "sched:sched_switch" (perf) -> "sched_switch" (what ftrace and LTTng call it).
@@ -410,6 +412,37 @@ struct ClassInfo {
   FieldSlot ctxTid;       ///< stream event context: tid (LTTng `add-context -t tid`)
   FieldSlot ctxTgid;      ///< stream event context: pid (LTTng `add-context -t pid`)
   FieldSlot ctxCpu;       ///< stream event context: cpu_id
+  core::PowerEvent power = core::PowerEvent::None;  ///< Kind::Power: which
+};
+
+/// A power event's payload fields by name, for core::decodePowerEvent (rare
+/// events: a lookup by name per field is cheap enough).
+class PayloadFields final : public core::EventFields {
+ public:
+  explicit PayloadFields(const bt_field* payload) : m_payload(payload) {}
+  std::optional<int64_t> number(std::string_view name) const override {
+    const bt_field* f = member(name);
+    if (!f) return std::nullopt;
+    const bt_field_class_type t = bt_field_get_class_type(f);
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+      return static_cast<int64_t>(bt_field_integer_unsigned_get_value(f));
+    if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) return bt_field_integer_signed_get_value(f);
+    return std::nullopt;
+  }
+  std::optional<std::string_view> text(std::string_view name) const override {
+    const bt_field* f = member(name);
+    if (!f || bt_field_get_class_type(f) != BT_FIELD_CLASS_TYPE_STRING) return std::nullopt;
+    const char* t = bt_field_string_get_value(f);
+    return t ? std::optional<std::string_view>(t) : std::nullopt;
+  }
+
+ private:
+  const bt_field* member(std::string_view name) const {
+    if (!m_payload) return nullptr;
+    const std::string key(name);  // the library wants a NUL-terminated name
+    return bt_field_structure_borrow_member_field_by_name_const(m_payload, key.c_str());
+  }
+  const bt_field* m_payload;
 };
 
 // ftrace's TRACE_FLAG_* bits in common_flags (kernel/trace/trace.h).
@@ -502,6 +535,14 @@ class FeedWriter {
     e.tid = tid;
     e.setText(0, newComm);
     m_feed.event(e);
+  }
+  /// The events of one power record: only the first carries the record's
+  /// count, the others are more values of it.
+  void onPowerEvents(std::span<DecodedEvent> events) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      events[i].countKey = i == 0 ? m_type : DecodedEvent::kNoCount;
+      m_feed.event(events[i]);
+    }
   }
   void onTaskInfo(int32_t tid, int32_t tgid, std::string_view comm) {
     DecodedEvent e;
@@ -838,6 +879,11 @@ class EventSink {
         rawName ? std::string(plainEventName(rawName)) : "event" + std::to_string(bt_event_class_get_id(ec));
     ci.type = m_builder.eventType(name);
     ci.kind = kindOf(name);
+    if (ci.kind == Kind::Other) {
+      ci.power = core::powerEventOf(name);
+      // print/tracing_mark_write are ftrace's: LTTng records user-space text as its own UST events.
+      if (ci.power != core::PowerEvent::None && ci.power != core::PowerEvent::Print) ci.kind = Kind::Power;
+    }
     const bt_stream_class* sc = bt_event_class_borrow_stream_class_const(ec);
     ci.hasClock = bt_stream_class_borrow_default_clock_class_const(sc) != nullptr;
     ci.trace = &traceInfo(bt_stream_borrow_trace_const(bt_event_borrow_stream_const(ev)));
@@ -919,6 +965,23 @@ class EventSink {
     const auto& s = ci.slots;
     switch (ci.kind) {
       case Kind::Other: m_builder.onOtherEvent(ctx); return;
+      case Kind::Power: {
+        if (ci.ctxTid.present()) ctx.ctxTid = readI32(context, ci.ctxTid, -1);
+        else if (ci.commonPid.present()) ctx.ctxTid = readI32(payload, ci.commonPid, -1);
+        core::DecodedEvent base;
+        base.ts = ctx.ts;
+        base.cpu = ctx.cpu;
+        base.ctxTid = ctx.ctxTid;
+        std::array<core::DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+        const auto n = core::decodePowerEvent(ci.power, PayloadFields(payload), base, out);
+        if (!n || *n == 0) {
+          if (!n) m_builder.recordDiagnostic(core::DiagCode::unsupported_event, "a power event lacks a field its decoding needs");
+          m_builder.onOtherEvent(ctx);
+          return;
+        }
+        m_builder.onPowerEvents(std::span(out).first(*n));
+        return;
+      }
       case Kind::Switch: {
         core::SwitchArgs a;
         a.prevTid = readI32(payload, s[kPrevTid], 0);

@@ -440,10 +440,14 @@ const FtraceTextReader::TypeInfo& FtraceTextReader::typeFor(const LineFields& f)
       {"sched_migrate_task", Kind::Migrate}, {"sched_process_fork", Kind::Fork},
       {"sched_process_exec", Kind::Exec},   {"sched_process_exit", Kind::Exit},
       {"sched_process_free", Kind::Free},   {"task_rename", Kind::Rename},
-      {"tracing_mark_write", Kind::Marker}, {"print", Kind::Marker},
+      {"tracing_mark_write", Kind::Marker}, {"print", Kind::Print},
   };
   for (const auto& [n, k] : kKinds)
     if (n == name) info.kind = k;
+  if (info.kind == Kind::Other) {
+    info.power = core::powerEventOf(name);
+    if (info.power != core::PowerEvent::None) info.kind = Kind::Power;
+  }
   // Map nodes never move, so the cache may point into the map.
   slot.info = &m_types.emplace(std::string(name), info).first->second;
   return *slot.info;
@@ -552,10 +556,23 @@ bool FtraceTextReader::decodeSchedEvent(Kind kind, const LineFields& f, core::De
       return true;
     }
     case Kind::Marker:
+    case Kind::Print:
+      e = core::userMarkEvent(e, f.tid, kind == Kind::Print ? core::printedMarkerText(f.payload) : f.payload);
+      return true;
+    case Kind::Power:
     case Kind::Free:
     case Kind::Other: e.op = core::EventOp::Other; return true;
   }
   return false;
+}
+
+bool FtraceTextReader::pushPowerEvent(core::PowerEvent kind, const LineFields& f, const core::DecodedEvent& base) {
+  std::array<core::DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+  const auto n = core::decodePowerEvent(kind, core::TextFields(f.payload), base, out);
+  if (!n) return false;
+  if (*n == 0) m_sorter.push(base);  // not modelled (a task group's signal): its time still counts
+  for (size_t i = 0; i < *n; ++i) m_sorter.push(out[i]);
+  return true;
 }
 
 void FtraceTextReader::handleEvent(const LineFields& f) {
@@ -565,7 +582,8 @@ void FtraceTextReader::handleEvent(const LineFields& f) {
   if (m_anyPendingLoss) flushLoss(f.cpu, f.ts);
   m_lastTs = std::max(m_lastTs, f.ts);
 
-  if (info.kind == Kind::Marker && f.ts == 0 && startsWith(f.payload, "trace_event_clock_sync:")) {
+  if ((info.kind == Kind::Marker || info.kind == Kind::Print) && f.ts == 0 &&
+      startsWith(info.kind == Kind::Print ? core::printedMarkerText(f.payload) : f.payload, "trace_event_clock_sync:")) {
     // systrace's clock-sync marker carries no trace time: counted, not placed on the timeline.
     m_builder.setMetadata("clock_sync", std::string(trimLeft(f.payload.substr(23))));
     return;
@@ -576,12 +594,19 @@ void FtraceTextReader::handleEvent(const LineFields& f) {
   e.cpu = f.cpu;
   e.ctxTid = f.tid;
   e.irq = f.irq;
-  if (!decodeSchedEvent(info.kind, f, e)) {
-    // A sched event whose fields did not read: count it and keep its time.
-    noteUnsupported(f);
-    e.op = core::EventOp::Other;
+  if (info.kind == Kind::Power) {
+    if (!pushPowerEvent(info.power, f, e)) {
+      noteUnsupported(f);
+      m_sorter.push(e);
+    }
+  } else {
+    if (!decodeSchedEvent(info.kind, f, e)) {
+      // A sched event whose fields did not read: count it and keep its time.
+      noteUnsupported(f);
+      e.op = core::EventOp::Other;
+    }
+    m_sorter.push(e);
   }
-  m_sorter.push(e);
 
   if (f.tgid > 0 && f.tid > 0 && f.tid < kDenseTidLimit) {
     const auto tid = static_cast<size_t>(f.tid);

@@ -13,6 +13,7 @@
 
 #include "core/decoded_event.h"
 #include "core/event_sorter.h"
+#include "core/power_events.h"
 #include "core/result.h"
 #include "core/sched_builder.h"
 #include "core/task_state.h"
@@ -41,10 +42,15 @@ class FtraceTextReader {
   uint64_t malformedCount() const { return m_malformed; }
 
  private:
-  enum class Kind : uint8_t { Other, Switch, Waking, Wakeup, WakeupNew, Migrate, Fork, Exec, Exit, Free, Rename, Marker };
+  // Marker: tracefs prints a trace_marker write as "tracing_mark_write: TEXT";
+  // Print: trace-cmd report as "print: tracing_mark_write: TEXT".
+  enum class Kind : uint8_t {
+    Other, Switch, Waking, Wakeup, WakeupNew, Migrate, Fork, Exec, Exit, Free, Rename, Marker, Print, Power
+  };
   struct TypeInfo {
     uint32_t type = 0;
     Kind kind = Kind::Other;
+    core::PowerEvent power = core::PowerEvent::None;
   };
   struct NameHash {
     using is_transparent = void;
@@ -58,6 +64,8 @@ class FtraceTextReader {
   void handleEvent(const LineFields& f);
   /// false when the payload of a sched event did not parse.
   bool decodeSchedEvent(Kind kind, const LineFields& f, core::DecodedEvent& e);
+  /// Power and PELT events; false when their fields did not read.
+  bool pushPowerEvent(core::PowerEvent kind, const LineFields& f, const core::DecodedEvent& base);
   const TypeInfo& typeFor(const LineFields& f);
   core::TaskState decodeState(const SwitchFields& sw);
   void noteHeaderCpus(int cpus);

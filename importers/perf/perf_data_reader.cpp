@@ -19,6 +19,7 @@
 #include "core/event_feed.h"
 #include "core/event_sorter.h"
 #include "core/mapped_file.h"
+#include "core/power_events.h"
 #include "core/task_identities.h"
 #include "core/task_state.h"
 #include "core/topology.h"
@@ -235,7 +236,7 @@ Field resolve(const TracepointFormat& f, std::string_view name) {
   return out;
 }
 
-enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec, StatRuntime };
+enum class SchedKind : uint8_t { Other, Switch, Wakeup, Waking, WakeupNew, Migrate, Fork, Exit, Exec, StatRuntime, Power };
 
 struct Decoder {
   SchedKind kind = SchedKind::Other;
@@ -247,6 +248,9 @@ struct Decoder {
   core::PrevStateEncoding encoding = core::PrevStateEncoding::Report414;
   std::array<core::TaskState, 512> stateOf{};  // prev_state values below 512, decoded once
   std::string name;
+  // Power: the event and every field by name (core::decodePowerEvent asks by name).
+  core::PowerEvent power = core::PowerEvent::None;
+  std::vector<std::pair<std::string, Field>> named;
 };
 
 // Fields per kind, in the order the decoder's f[] holds them.
@@ -295,6 +299,11 @@ Decoder makeDecoder(const TracepointFormat& f) {
       }
       d.kind = ok ? spec.kind : SchedKind::Other;
       break;
+    }
+    if (d.kind == SchedKind::Other && (d.power = core::powerEventOf(f.name)) != core::PowerEvent::None &&
+        d.power != core::PowerEvent::Print) {
+      d.kind = SchedKind::Power;
+      for (const auto& field : f.fields) d.named.emplace_back(field.name, resolve(f, field.name));
     }
     if (d.kind == SchedKind::Switch) {
       d.encoding = encodingFromPrintFmt(f.printFmt);
@@ -419,6 +428,20 @@ class Reader final : public core::EventSink {
     std::memcpy(&v, p, 4);
     return m_swap ? byteSwap(v) : v;
   }
+  // A power sample's fields by name, for core::decodePowerEvent.
+  class SampleFields final : public core::EventFields {
+   public:
+    SampleFields(const Reader& r, const Decoder& d, const uint8_t* raw, uint32_t rawLen)
+        : m_reader(r), m_decoder(d), m_raw(raw), m_rawLen(rawLen) {}
+    std::optional<int64_t> number(std::string_view name) const override;
+    std::optional<std::string_view> text(std::string_view name) const override;
+
+   private:
+    const Reader& m_reader;
+    const Decoder& m_decoder;
+    const uint8_t* m_raw;
+    uint32_t m_rawLen;
+  };
   [[gnu::always_inline]] int64_t field(const uint8_t* raw, const Field& f) const;
   [[gnu::always_inline]] std::string_view string(const uint8_t* raw, uint32_t len, const Field& f) const;
   std::string m_path;
@@ -1368,9 +1391,37 @@ void Reader::decodeSample(uint64_t off, const uint8_t* rec, uint32_t size, const
       e.tid = i32(0, 0);
       e.aux = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(field(raw, d.f[1])), INT64_MAX));
       break;
+    case SchedKind::Power: {
+      const SampleFields fields(*this, d, raw, rawLen);
+      std::array<DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+      const auto n = core::decodePowerEvent(d.power, fields, e, out);
+      if (!n) {
+        skip(core::DiagCode::unsupported_event, d.name + " lacks a field its decoding needs");
+        return;
+      }
+      if (*n == 0) break;  // a signal the model does not keep: the sample only marks its CPU
+      // Only the first carries the sample's count; the others are more values of it.
+      for (size_t i = 0; i < *n; ++i) {
+        if (i > 0) out[i].countKey = DecodedEvent::kNoCount;
+        queue(out[i]);
+      }
+      return;
+    }
     case SchedKind::Other: break;
   }
   queue(e);
+}
+
+std::optional<int64_t> Reader::SampleFields::number(std::string_view name) const {
+  for (const auto& [n, f] : m_decoder.named)
+    if (n == name) return f.isInt() ? std::optional<int64_t>(m_reader.field(m_raw, f)) : std::nullopt;
+  return std::nullopt;
+}
+
+std::optional<std::string_view> Reader::SampleFields::text(std::string_view name) const {
+  for (const auto& [n, f] : m_decoder.named)
+    if (n == name) return m_reader.string(m_raw, m_rawLen, f);
+  return std::nullopt;
 }
 
 void Reader::decodeOther(uint64_t off, const uint8_t* rec, uint32_t size, uint32_t type, const Attr& a) {

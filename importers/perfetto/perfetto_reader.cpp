@@ -18,6 +18,7 @@
 #include "core/event_feed.h"
 #include "core/event_sorter.h"
 #include "core/mapped_file.h"
+#include "core/power_events.h"
 #include "core/task_identities.h"
 #include "core/task_state.h"
 #include "core/topology.h"
@@ -136,16 +137,28 @@ std::string_view clockName(uint64_t v) {
   }
 }
 
+// cpu_frequency and cpu_idle (CpuFrequencyFtraceEvent, CpuIdleFtraceEvent:
+// state = 1, cpu_id = 2) by the names core::decodePowerEvent asks for.
+struct PowerPayloadFields final : core::EventFields {
+  std::optional<int64_t> state, cpuId;
+  std::optional<int64_t> number(std::string_view field) const override {
+    if (field == "state") return state;
+    if (field == "cpu_id") return cpuId;
+    return std::nullopt;
+  }
+  std::optional<std::string_view> text(std::string_view) const override { return std::nullopt; }
+};
+
 // One bundle's events, sorted, as the sorter merges them in place.
 struct Block {
   std::vector<DecodedEvent> events;
-  std::string strings;          // exec file names, for events whose data is decompressed and reused
-  std::vector<uint32_t> execs;  // events whose file name is in `strings`
+  std::string strings;  // exec file names and print markers, for events whose data is decompressed and reused
+  std::vector<uint32_t> outsideTexts;  // events whose text 0 is in `strings`
   int64_t maxTs = INT64_MIN;
   void clear() {
     events.clear();
     strings.clear();
-    execs.clear();
+    outsideTexts.clear();
     maxTs = INT64_MIN;
   }
 };
@@ -739,7 +752,7 @@ bool Reader::decodeBundle(const Field& bundle, const Region& r, uint64_t sequenc
   if (ok && !m.ok()) ok = failReader(r, m, "malformed FtraceEventBundle");
 
   auto& ev = block->events;
-  for (uint32_t i : block->execs) {
+  for (uint32_t i : block->outsideTexts) {
     DecodedEvent& e = ev[i];
     e.setText(0, std::string_view(block->strings).substr(static_cast<size_t>(e.cpuA), static_cast<size_t>(e.cpuB)));
     e.cpuA = e.cpuB = -1;
@@ -903,7 +916,7 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
       e.cpuA = static_cast<int32_t>(block.strings.size());
       e.cpuB = static_cast<int32_t>(std::min<size_t>(filename.size(), 4096));
       block.strings.append(filename.substr(0, 4096));
-      block.execs.push_back(static_cast<uint32_t>(block.events.size() - 1));
+      block.outsideTexts.push_back(static_cast<uint32_t>(block.events.size() - 1));
       break;
     }
     case kTaskRename:
@@ -914,17 +927,37 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
       }
       break;
     case kCpuFrequency:
-    case kCpuIdle:
-      // Decoded for the frequency and idle tracks to come: state, cpu_id.
+    case kCpuIdle: {
+      PowerPayloadFields fields;
       while (p.next(x)) {
-        if (x.id == 1) e.aux = static_cast<int64_t>(x.value);
-        if (x.id == 2) e.cpuA = x.asInt32();
+        if (x.id == 1) fields.state = x.asInt64();
+        if (x.id == 2) fields.cpuId = x.asInt64();
+      }
+      if (!p.ok()) break;
+      const auto kind = payload.id == kCpuFrequency ? core::PowerEvent::CpuFrequency : core::PowerEvent::CpuIdle;
+      std::array<DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+      const auto n = core::decodePowerEvent(kind, fields, e, out);
+      if (n && *n == 1) {
+        e = out[0];
+      } else {
+        diag(core::DiagCode::unsupported_event, e.position,
+             std::string(ftraceEventName(payload.id)) + " without its state or cpu_id", cpu, ts);
       }
       break;
-    case kPrint:
+    }
+    case kPrint: {
+      std::string_view text;
       while (p.next(x))
-        if (x.id == 2) e.cpuB = static_cast<int32_t>(std::min<size_t>(x.size, INT32_MAX));  // the marker's length
+        if (x.id == 2) text = x.text();
+      if (!p.ok()) break;
+      // Kept with the block, like exec file names: the marker is often longer than an inline text.
+      e = core::userMarkEvent(e, pid, {});
+      e.cpuA = static_cast<int32_t>(block.strings.size());
+      e.cpuB = static_cast<int32_t>(std::min<size_t>(text.size(), 4096));
+      block.strings.append(text.substr(0, 4096));
+      block.outsideTexts.push_back(static_cast<uint32_t>(block.events.size() - 1));
       break;
+    }
     default: break;  // counted, marks its CPU busy
   }
   if (!p.ok()) {

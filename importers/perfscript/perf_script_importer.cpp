@@ -4,11 +4,13 @@
 // order only what perf's own sorting put in order (a perf.data without
 // FINISHED_ROUND records, or read while recording, comes out with CPUs
 // interleaved). Registered by importers/builtin.cpp.
+#include <array>
 #include <vector>
 
 #include "core/decoded_event.h"
 #include "core/event_sorter.h"
 #include "core/mapped_file.h"
+#include "core/power_events.h"
 #include "importers/importer.h"
 #include "importers/perfscript/perf_script_tokenizer.h"
 #include "importers/registered.h"
@@ -33,6 +35,7 @@ struct EventKind {
   std::string name;  // system-less
   uint32_t type = 0;
   Kind kind = Kind::Other;
+  core::PowerEvent power = core::PowerEvent::None;  // power:* and the PELT tracepoints
 };
 
 Kind kindOf(std::string_view system, std::string_view event) {
@@ -122,6 +125,12 @@ class ScriptReader {
     k.name = std::string(sl.event);
     k.type = m_b.eventType(k.name);
     k.kind = kindOf(sl.system, sl.event);
+    if (k.kind == Kind::Other) {
+      k.power = core::powerEventOf(sl.event);
+      // ftrace:print is no perf tracepoint (perf cannot enable the ftrace
+      // system): trace_marker text never reaches perf script.
+      if (k.power == core::PowerEvent::Print) k.power = core::PowerEvent::None;
+    }
     m_kinds.push_back(std::move(k));
     m_last = nullptr;
     return m_kinds.back();
@@ -142,8 +151,18 @@ class ScriptReader {
     e.position = lineNo;
     e.cpu = sl.cpu;
     e.ctxTid = sl.tid;
+    if (k.power != core::PowerEvent::None) return pushPower(k, sl.args, e, lineNo);
     if (!decode(k, sl.args, e)) return bad(k, lineNo);
     m_sorter.push(e);
+    return true;
+  }
+
+  bool pushPower(const EventKind& k, std::string_view args, const core::DecodedEvent& base, uint64_t lineNo) {
+    std::array<core::DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+    const auto n = core::decodePowerEvent(k.power, core::TextFields(args), base, out);
+    if (!n) return bad(k, lineNo);
+    if (*n == 0) m_sorter.push(base);
+    for (size_t i = 0; i < *n; ++i) m_sorter.push(out[i]);
     return true;
   }
 

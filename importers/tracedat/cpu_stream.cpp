@@ -190,8 +190,8 @@ void CpuStreamDecoder::decodeCurrentPage(EventBlock& block) {
     e.position = compressed ? base : base + off;
     e.cpu = cpu;
     maxTs = std::max(maxTs, e.ts);
-    if (e.op == EventOp::Exec) [[unlikely]]
-      block.execs.push_back(static_cast<uint32_t>(block.count - 1));
+    if (e.op == EventOp::Exec || (e.op == EventOp::Private && e.cpuA == kPowerRecord)) [[unlikely]]
+      block.outsideTexts.push_back(static_cast<uint32_t>(block.count - 1));
   });
   block.maxTs = maxTs;
   if (!r.ok) {
@@ -208,7 +208,7 @@ void CpuStreamDecoder::decodeCurrentPage(EventBlock& block) {
 void CpuStreamDecoder::fill(EventBlock& block, size_t maxEvents) {
   block.count = 0;
   block.strings.clear();
-  block.execs.clear();
+  block.outsideTexts.clear();
   block.maxTs = INT64_MIN;
   block.cpu = m_ref.cpu;
   block.last = false;
@@ -227,10 +227,11 @@ void CpuStreamDecoder::fill(EventBlock& block, size_t maxEvents) {
     // Nothing here throws by design; a worker thread must still never terminate the process.
     fail(block, m_pageOffset, "internal error while decoding");
   }
-  for (uint32_t i : block.execs) {
+  for (uint32_t i : block.outsideTexts) {
     DecodedEvent& e = block.storage[i];
-    e.setText(0, std::string_view(block.strings).substr(static_cast<size_t>(e.cpuA), static_cast<size_t>(e.cpuB)));
-    e.cpuA = e.cpuB = -1;
+    e.setText(0, std::string_view(block.strings).substr(static_cast<size_t>(e.aux), static_cast<size_t>(e.cpuB)));
+    e.aux = -1;
+    e.cpuB = -1;
   }
 }
 

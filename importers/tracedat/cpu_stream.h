@@ -36,8 +36,9 @@ struct EventBlock {
   size_t count = 0;
   std::span<DecodedEvent> events() { return {storage.data(), count}; }
   DecodedEvent& append() { return storage[count++]; }  // room ensured by CpuStreamDecoder::fill()
-  std::string strings;  ///< exec filenames the events point into
-  std::vector<uint32_t> execs;  ///< which events are execs (their filenames are set once `strings` stops growing)
+  std::string strings;  ///< exec filenames and power records the events point into
+  /// Which events have their text 0 in `strings` (set once `strings` stops growing).
+  std::vector<uint32_t> outsideTexts;
   int64_t maxTs = INT64_MIN;    ///< the latest timestamp of the block's events
   int cpu = 0;
   bool last = false;    ///< the stream ends after this block

@@ -367,6 +367,8 @@ bool EventDecoderTable::build(const std::vector<EventFormatText>& formats, std::
     EventOp kind = EventOp::Other;
     for (const auto& h : kHotEvents)
       if (identity->name == h.name && (text.system == "sched" || text.system == "task")) kind = h.kind;
+    const core::PowerEvent power = kind == EventOp::Other ? core::powerEventOf(identity->name) : core::PowerEvent::None;
+    if (power != core::PowerEvent::None) kind = EventOp::Private;
     if (kind == EventOp::Other && haveCommon) continue;
     auto format = parseEventFormat(text.text, text.system);
     if (!format) continue;
@@ -436,6 +438,10 @@ bool EventDecoderTable::build(const std::vector<EventFormatText>& formats, std::
         d.tid = intRef(f.field("pid"));
         d.comm = commRef(f.field("newcomm"));
         if (!d.tid.size || !d.comm.size) d.kind = EventOp::Other;
+        break;
+      case EventOp::Private:
+        d.power = power;
+        d.fields = f.fields;
         break;
       default:
         break;
@@ -581,7 +587,7 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
     case EventOp::Exec: {
       out.tid = clampTid(readInt(rec, d->tid));
       out.otherTid = d->otherTid.size ? clampTid(readInt(rec, d->otherTid)) : out.tid;
-      out.cpuA = static_cast<int32_t>(strings.size());
+      out.aux = static_cast<int64_t>(strings.size());
       out.cpuB = 0;
       if (d->filename.size) {
         // __data_loc: (length << 16) | offset, both within the record.
@@ -601,9 +607,77 @@ void EventDecoderTable::decode(const uint8_t* rec, uint32_t length, uint64_t raw
       out.tid = clampTid(readInt(rec, d->tid));
       out.textLen[0] = copyComm(rec, d->comm, out.text[0]);
       break;
+    case EventOp::Private:
+      // Rare events with fields the merger reads by name: keep the whole record.
+      out.cpuA = kPowerRecord;
+      out.aux = static_cast<int64_t>(strings.size());
+      out.cpuB = static_cast<int32_t>(length);
+      strings.append(reinterpret_cast<const char*>(rec), length);
+      break;
     default:
       break;
   }
+}
+
+const FormatField* RecordFields::find(std::string_view field) const {
+  for (const FormatField& f : m_decoder.fields)
+    if (f.name == field) return &f;
+  return nullptr;
+}
+
+std::optional<int64_t> RecordFields::number(std::string_view field) const {
+  const FormatField* f = find(field);
+  if (!f || f->isArray || f->isDataLoc || f->offset + f->size > m_record.size()) return std::nullopt;
+  if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8) return std::nullopt;
+  const char* p = m_record.data() + f->offset;
+  uint64_t v = 0;
+  switch (f->size) {
+    case 1: v = static_cast<uint8_t>(*p); break;
+    case 2: {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      v = m_table.swapped() ? __builtin_bswap16(x) : x;
+      break;
+    }
+    case 4: {
+      uint32_t x;
+      std::memcpy(&x, p, 4);
+      v = m_table.swapped() ? __builtin_bswap32(x) : x;
+      break;
+    }
+    default: {
+      std::memcpy(&v, p, 8);
+      if (m_table.swapped()) v = __builtin_bswap64(v);
+      break;
+    }
+  }
+  if (f->isSigned && f->size < 8) {
+    const uint64_t sign = uint64_t{1} << (8 * f->size - 1);
+    v = (v ^ sign) - sign;
+  }
+  return static_cast<int64_t>(v);
+}
+
+std::optional<std::string_view> RecordFields::text(std::string_view field) const {
+  const FormatField* f = find(field);
+  if (!f || f->offset > m_record.size()) return std::nullopt;
+  std::string_view s;
+  if (f->isDataLoc) {
+    if (f->size != 4 || f->offset + 4 > m_record.size()) return std::nullopt;
+    uint32_t loc;
+    std::memcpy(&loc, m_record.data() + f->offset, 4);
+    if (m_table.swapped()) loc = __builtin_bswap32(loc);
+    const uint32_t off = loc & 0xffff;
+    const uint32_t len = loc >> 16;
+    if (off > m_record.size() || len > m_record.size() - off) return std::nullopt;
+    s = m_record.substr(off, len);
+  } else if (f->size == 0) {
+    s = m_record.substr(f->offset);  // char buf[]: the rest of the record
+  } else {
+    if (f->offset + f->size > m_record.size()) return std::nullopt;
+    s = m_record.substr(f->offset, f->size);
+  }
+  return s.substr(0, s.find('\0'));
 }
 
 }  // namespace importers::tracedat

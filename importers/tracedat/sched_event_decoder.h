@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/decoded_event.h"
+#include "core/power_events.h"
 #include "core/task_state.h"
 #include "core/trace_model.h"
 #include "importers/tracedat/event_format.h"
@@ -26,6 +27,9 @@ using core::EventOp;
 /// Records the importer reports rather than applies (op Private): too short
 /// for their format, or of an event id no format declares.
 inline constexpr int32_t kMalformedRecord = 0;
+/// A power, PELT or print record (core/power_events.h), op Private: text 0 is
+/// the whole record, whose fields the merger reads by name (RecordFields).
+inline constexpr int32_t kPowerRecord = 1;
 
 /// prev_state decoded the way the traced kernel prints it: the sched_switch print
 /// fmt carries the kernel's own flag table (letters per bit, the mask, and the
@@ -68,6 +72,24 @@ struct EventDecoder {
   uint32_t minLength = 0;  ///< hot fields lie below this; shorter records are malformed
   FieldRef tid, otherTid, prio, otherPrio, cpuA, cpuB, prevState, filename;
   FieldRef comm, otherComm;  ///< char arrays
+  core::PowerEvent power = core::PowerEvent::None;
+  std::vector<FormatField> fields;  ///< Power: the format's fields, read by name off the hot path
+};
+
+class EventDecoderTable;
+/// The fields of one Power record, by name, for core::decodePowerEvent.
+class RecordFields final : public core::EventFields {
+ public:
+  RecordFields(const EventDecoderTable& table, const EventDecoder& decoder, std::string_view record)
+      : m_table(table), m_decoder(decoder), m_record(record) {}
+  std::optional<int64_t> number(std::string_view field) const override;
+  std::optional<std::string_view> text(std::string_view field) const override;
+
+ private:
+  const FormatField* find(std::string_view field) const;
+  const EventDecoderTable& m_table;
+  const EventDecoder& m_decoder;
+  std::string_view m_record;
 };
 
 struct DecodeConfig {
@@ -93,10 +115,11 @@ class EventDecoderTable {
     return id < m_index.size() && m_index[id] >= 0 ? &m_decoders[static_cast<size_t>(m_index[id])] : nullptr;
   }
   int64_t convertTs(uint64_t raw) const;
+  bool swapped() const { return m_config.swap; }
 
   /// Decodes one record into `out` (a reused slot: every field the event's op
-  /// reads is written). `strings` receives exec filenames; `out` keeps their
-  /// offset and length in cpuA/cpuB until the block points at them.
+  /// reads is written). `strings` receives exec filenames and power records;
+  /// `out` keeps their offset and length in aux/cpuB until the block points at them.
   void decode(const uint8_t* rec, uint32_t length, uint64_t rawTs, DecodedEvent& out, std::string& strings) const;
 
  private:

@@ -17,14 +17,17 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "core/decoded_event.h"
 #include "core/event_feed.h"
 #include "core/event_sorter.h"
+#include "core/power_events.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
 #include "importers/tracedat/cpu_stream.h"
@@ -80,6 +83,7 @@ class Merger final : public core::EventSink {
     bool broken = false;  // the data ended early (corrupt or cut)
   };
   void handOver(size_t s, EventBlock* block);
+  void takePower(const DecodedEvent& e);
   void noteTid(int32_t tid, uint8_t bits) {
     if (tid <= 0 || tid >= (1 << 22)) return;
     const auto i = static_cast<size_t>(tid);
@@ -132,6 +136,10 @@ void Merger::handOver(size_t s, EventBlock* block) {
 void Merger::take(DecodedEvent& e) {
   switch (e.op) {
     case EventOp::Private: {
+      if (e.cpuA == kPowerRecord) {
+        takePower(e);
+        return;
+      }
       if (!m_feed.keepsRecord(core::DiagCode::malformed_record)) return;
       const std::string_view name = m_table.name(e.countKey);
       m_feed.diagnostic(core::DiagCode::malformed_record, e.position,
@@ -156,6 +164,37 @@ void Merger::take(DecodedEvent& e) {
   ++m_counts[e.countKey];
   e.countKey = DecodedEvent::kNoCount;
   m_feed.event(e);
+}
+
+void Merger::takePower(const DecodedEvent& e) {
+  const EventDecoder* d = m_table.decoder(e.countKey);
+  ++m_counts[e.countKey];
+  DecodedEvent base = e;
+  base.op = EventOp::Other;
+  base.countKey = DecodedEvent::kNoCount;
+  base.cpuA = -1;
+  base.externalText = 0;
+  base.textLen[0] = 0;
+  if (!d) {
+    m_feed.event(base);
+    return;
+  }
+  const RecordFields fields(m_table, *d, e.textAt(0));
+  if (d->power == core::PowerEvent::Print) {
+    m_feed.event(core::userMarkEvent(base, e.ctxTid, fields.text("buf").value_or("")));
+    return;
+  }
+  std::array<DecodedEvent, core::kMaxPowerEventsPerRecord> out;
+  const auto n = core::decodePowerEvent(d->power, fields, base, out);
+  if (!n || *n == 0) {
+    // Fields missing from the format (counted as unsupported), or a signal the model does not keep.
+    if (!n && m_feed.keepsRecord(core::DiagCode::unsupported_event))
+      m_feed.diagnostic(core::DiagCode::unsupported_event, e.position,
+                        std::string(m_table.name(e.countKey)) + " lacks a field its decoding needs", e.cpu, e.ts);
+    m_feed.event(base);
+    return;
+  }
+  for (size_t i = 0; i < *n; ++i) m_feed.event(out[i]);
 }
 
 // saved_cmdlines is the tracer's tid -> comm cache at extract time. It only

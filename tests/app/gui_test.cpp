@@ -286,6 +286,71 @@ TEST(GuiWindow, OpenZoomSelectSearchClickReplayClose) {
   EXPECT_EQ(w.runs()->count(), 0);
 }
 
+TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
+  // apptest::powerAndMarksModel(): CPU 0 at 1 GHz then 2 GHz from 500 us; t10
+  // writes "outer" over [100, 600) us with "inner" in it over [200, 300) us.
+  ensureApp();
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  const int rec = w.addModel(withFile(apptest::powerAndMarksModel(), "/synthetic/marks.trace"));
+  ASSERT_TRUE(waitIdle(w));
+  TimelinePane* pane = w.timeline()->pane(rec);
+  ASSERT_NE(pane, nullptr);
+  ASSERT_EQ(pane->rows().size(), 1u);
+  QAction* freq = nullptr;
+  for (QAction* a : w.findChildren<QAction*>())
+    if (a->text() == QStringLiteral("CPU &Frequency Strips")) freq = a;
+  ASSERT_NE(freq, nullptr);
+  freq->trigger();
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(pane->rows().size(), 2u);
+  EXPECT_EQ(pane->rows()[1].type, app::render::RowType::CpuFrequency);
+
+  const auto* m = w.runs()->run(rec)->model.get();
+  const auto& vp = w.viewState()->viewport();
+  const auto xAt = [&](int64_t us) { return kGutterWidth + static_cast<int>(vp.xOf(us * 1000 - m->firstTs)); };
+  const int stripY = app::render::kPaneHeaderHeight + pane->rows()[0].height + pane->rows()[1].height / 2;
+  EXPECT_FALSE(pane->sliceAt(QPoint(xAt(700), stripY)));  // a strip has no slices
+  EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(700), stripY)).contains(QStringLiteral("2000 MHz")));
+  EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(200), stripY)).contains(QStringLiteral("1000 MHz")));
+
+  core::Utid t10;
+  for (size_t u = 0; u < m->threadCount(); ++u)
+    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  w.timeline()->showTaskRow(rec, t10);
+  ASSERT_TRUE(waitIdle(w));
+  // CPU 0, its strip, then t10's process group: its header and t10's row.
+  ASSERT_EQ(pane->rows().size(), 4u);
+  EXPECT_EQ(pane->rows()[2].type, app::render::RowType::Group);
+  const auto& task = pane->rows()[3];
+  ASSERT_EQ(task.type, app::render::RowType::Task);
+  const int taskTop = pane->rowTop(3);
+  // The second user lane (depth 1), in its middle.
+  const int innerY = taskTop + task.height - app::render::kUserLaneHeight / 2;
+  const auto hit = pane->sliceAt(QPoint(xAt(250), innerY));
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_TRUE(hit->userSlice);
+  QTest::mouseClick(pane, Qt::LeftButton, Qt::NoModifier, QPoint(xAt(250), innerY));
+  EXPECT_EQ(w.tabs()->currentWidget(), w.detailsView());
+  const QString details = w.detailsView()->toPlainText();
+  EXPECT_TRUE(details.contains(QStringLiteral("inner"))) << details.toStdString();
+  EXPECT_TRUE(details.contains(QStringLiteral("100.0 \u00b5s"))) << details.toStdString();  // 200 -> 300 us
+  EXPECT_TRUE(details.contains(QStringLiteral("depth"))) << details.toStdString();
+  EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(250), innerY)).contains(QStringLiteral("inner")));
+  // The Statistics tab's time-in-state table: outer (500 us) before inner (100 us).
+  const QString summary = w.statsView()->summaryHtml();
+  const auto outerAt = summary.indexOf(QStringLiteral("<td>outer</td>"));
+  EXPECT_GE(outerAt, 0) << summary.toStdString();
+  EXPECT_GT(summary.indexOf(QStringLiteral("<td>inner</td>")), outerAt);
+  // Turning the strip off keeps the task row.
+  freq->trigger();
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(pane->rows().size(), 3u);
+  EXPECT_EQ(pane->rows()[2].type, app::render::RowType::Task);
+}
+
 // A 32-CPU machine (bigMachineModel, "2s:8c:2t:4l") opens grouped by package
 // and LLC; a click on a group's label collapses it into its summary rows; a
 // click on the heat map centres the view at its time and scrolls to its CPU.

@@ -374,3 +374,77 @@ TEST(RenderHeatmap, BusyShareAndWaitingPerCpuAndBin) {
 }
 
 }  // namespace
+
+TEST(RenderPane, UserSlicesNestInLanesBelowTheTaskStates) {
+  ensureApp();
+  const auto m = apptest::powerAndMarksModel();
+  const auto data = RunRenderData::create(m);
+  core::Utid t10;
+  for (size_t u = 0; u < m->threadCount(); ++u)
+    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  const TimelineRow row = taskRow(*m, t10, 20);
+  ASSERT_EQ(row.userLanes, 2);  // outer at depth 0, inner at depth 1
+  EXPECT_EQ(row.height, 20 + 2 * kUserLaneHeight);
+  const Viewport view{0, 1000.0, 1000};  // 1 us per px
+  const RowDrawList list = computeRow(*data, row, view);
+  const float top = userLanesTop(row);
+  const float lane = (1.0f - top) / 2;
+  auto labelled = [&](const QString& name) {
+    return std::find_if(list.labels.begin(), list.labels.end(), [&](const PrimLabel& l) { return l.text == name; });
+  };
+  const auto outer = labelled(QStringLiteral("outer"));
+  ASSERT_NE(outer, list.labels.end());
+  EXPECT_NEAR(outer->x0, 100, 0.01);
+  EXPECT_NEAR(outer->x1, 600, 0.01);
+  EXPECT_NEAR(outer->y0, top, 1e-6);
+  const auto inner = labelled(QStringLiteral("inner"));
+  ASSERT_NE(inner, list.labels.end());
+  EXPECT_NEAR(inner->x0, 200, 0.01);
+  EXPECT_NEAR(inner->x1, 300, 0.01);
+  EXPECT_NEAR(inner->y0, top + lane, 1e-6);
+  // The task's state bar keeps to the rows above the lanes.
+  for (const Prim& p : list.prims)
+    if (p.y0 < top) EXPECT_LE(p.y1, top + 1e-6);
+
+  // What a click finds: the slice of the lane under the point.
+  const auto& us = m->userSlices;
+  const double inLane0 = top + lane / 2, inLane1 = top + 1.5 * lane;
+  const auto hitOuter = userSliceAt(*data, row, inLane0, 250000, 0);
+  ASSERT_TRUE(hitOuter);
+  EXPECT_EQ(m->strings.get(us.name[*hitOuter]), "outer");
+  const auto hitInner = userSliceAt(*data, row, inLane1, 250000, 0);
+  ASSERT_TRUE(hitInner);
+  EXPECT_EQ(m->strings.get(us.name[*hitInner]), "inner");
+  EXPECT_FALSE(userSliceAt(*data, row, inLane1, 400000, 0));  // inner ended at 300 us
+  EXPECT_FALSE(userSliceAt(*data, row, inLane0, 700000, 0));
+  EXPECT_FALSE(userSliceAt(*data, row, top / 2, 250000, 0));  // the state bar
+}
+
+TEST(RenderPane, FrequencyAndIdleStripsSitUnderTheirCpu) {
+  ensureApp();
+  const auto m = apptest::powerAndMarksModel();
+  const auto data = RunRenderData::create(m);
+  EXPECT_EQ(withStrips(cpuRows(*m, 20), *m, {}).size(), 1u);  // nothing asked: the CPU row alone
+  const auto rows = withStrips(cpuRows(*m, 20), *m, {true, true, false});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].type, RowType::Cpu);
+  EXPECT_EQ(rows[1].type, RowType::CpuFrequency);
+  EXPECT_EQ(rows[2].type, RowType::CpuIdle);
+  const Viewport view{0, 1000.0, 1000};
+  // Frequency: a step at 500 us (the repeat at 700 us is none), the faster one
+  // drawn taller (scaled to the CPU's 1..2 GHz).
+  const RowDrawList freq = computeRow(*data, rows[1], view);
+  ASSERT_EQ(freq.prims.size(), 2u);
+  EXPECT_NEAR(freq.prims[0].x0, 0, 0.01);
+  EXPECT_NEAR(freq.prims[0].x1, 500, 0.01);
+  EXPECT_NEAR(freq.prims[1].x0, 500, 0.01);
+  EXPECT_NEAR(freq.prims[1].x1, 1000, 0.01);
+  EXPECT_LT(freq.prims[1].y0, freq.prims[0].y0);
+  // Idle: running until 800 us (a low bar), state 1 after (full height, labelled C1 when wide enough).
+  const RowDrawList idle = computeRow(*data, rows[2], view);
+  ASSERT_EQ(idle.prims.size(), 2u);
+  EXPECT_NEAR(idle.prims[0].x1, 800, 0.01);
+  EXPECT_GT(idle.prims[0].y0, 0.5f);
+  EXPECT_NEAR(idle.prims[1].x0, 800, 0.01);
+  EXPECT_EQ(idle.prims[1].y0, 0.0f);
+}

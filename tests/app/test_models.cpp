@@ -42,6 +42,25 @@ std::shared_ptr<core::TraceModel> smtModel() {
   return tb.build();
 }
 
+std::shared_ptr<core::TraceModel> powerAndMarksModel() {
+  TraceBuilder tb;
+  tb.builder().setFormat("synthetic");
+  tb.builder().addSourceFile("/synthetic/marks.trace");
+  core::SchedBuilder& b = tb.builder();
+  tb.sw(0, 0, 0, "R", 10);
+  b.onCpuFrequency({0, 0, 10, 0}, 0, 1'000'000);
+  b.onCpuIdle({0, 0, 10, 0}, 0, core::kIdleStateRunning);
+  b.onUserMark({100000, 0, 10, 0}, 10, "B|10|outer");
+  b.onUserMark({200000, 0, 10, 0}, 10, "B|10|inner");
+  b.onUserMark({300000, 0, 10, 0}, 10, "E|10");
+  b.onCpuFrequency({500000, 0, 10, 0}, 0, 2'000'000);
+  b.onUserMark({600000, 0, 10, 0}, 10, "E|10");
+  b.onCpuFrequency({700000, 0, 10, 0}, 0, 2'000'000);  // a repeat: no new step
+  b.onCpuIdle({800000, 0, 10, 0}, 0, 1);
+  tb.other(1000000, 0, 10);
+  return tb.build();
+}
+
 std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus) {
   TraceBuilder tb;
   tb.builder().setFormat("synthetic");

@@ -18,6 +18,11 @@ std::shared_ptr<core::TraceModel> smtModel();
 /// idle every 7th slice and a 2 ms slice every 5000th) on each of `cpus` CPUs.
 std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus = 2);
 
+/// One CPU, t10 running over [0, 1000 us]. t10 writes atrace "outer" over
+/// [100, 600) us with "inner" nested in it over [200, 300) us. CPU 0 is at
+/// 1 GHz from 0 and 2 GHz from 500 us (told again at 700 us); it leaves idle (cpu_idle -1) at 0 and
+/// enters state 1 at 800 us.
+std::shared_ptr<core::TraceModel> powerAndMarksModel();
 /// 2 sockets x 8 cores x 2 threads with 4 LLCs ("2s:8c:2t:4l": CPUs 0-7,
 /// 8-15, 16-23, 24-31 share an LLC; 0-15 are package and node 0). From 0 to
 /// 1000 us (relative; absolute ts = 1000 + relative): CPUs 0-7 run t1000+c

@@ -114,3 +114,23 @@ TEST(Diff, SignificanceRuleSharedByTheDiffTabAndReports) {
   t.metrics = {{"runtime_ns", 100e6, 0}, {"switches_voluntary", 10, 0}};
   EXPECT_TRUE(core::analysis::taskSignificant(t, 1'000'000'000));
 }
+
+TEST(Diff, MeanFrequencyPerCpuWhereEitherRunKnowsIt) {
+  // A: CPU 0 at 1 GHz over [0, 500) and 2 GHz over [500, 1000] -> 1500 MHz;
+  // CPU 1 untraced. B: no frequencies at all (a replay without +uclamp).
+  TraceBuilder ta;
+  ta.sw(0, 0, 0, "R", 5).sw(0, 1, 0, "R", 6);
+  ta.builder().onCpuFrequency({0, 0, 5, 0}, 0, 1'000'000);
+  ta.builder().onCpuFrequency({500, 0, 5, 0}, 0, 2'000'000);
+  ta.other(1000, 0, 5).other(1000, 1, 6);
+  TraceBuilder tb;
+  tb.sw(0, 0, 0, "R", 5).sw(0, 1, 0, "R", 6).other(1000, 0, 5).other(1000, 1, 6);
+  const auto a = ta.build(), b = tb.build();
+  const auto d = diffRuns(*a, core::analysis::computeStats(*a), "A", *b, core::analysis::computeStats(*b), "B");
+  ASSERT_EQ(d.frequencies.size(), 1u);
+  EXPECT_EQ(d.frequencies[0].name, "cpu0 mean_freq_mhz");
+  EXPECT_NEAR(d.frequencies[0].a, 1500, 1e-9);
+  EXPECT_EQ(d.frequencies[0].b, 0);
+  const auto none = diffRuns(*b, core::analysis::computeStats(*b), "B", *b, core::analysis::computeStats(*b), "B");
+  EXPECT_TRUE(none.frequencies.empty());
+}

@@ -393,6 +393,34 @@ TEST_F(ReportTest, ErrorsNameTheProblem) {
   EXPECT_NE(err.find("/nonexistent/trace.txt"), std::string::npos) << err;
 }
 
+TEST_F(ReportTest, UclampReplayFrequenciesBesideTheRecordings) {
+  // freq-steps.txt (hand-written, tests/data/report/README.md): CPU 0 is at
+  // 1 GHz for the first quarter of the covered second and at 2 GHz after; CPU 1
+  // at 1 GHz throughout; the task writes two atrace slices.
+  const std::string html = file(QStringLiteral("f.html")).toStdString();
+  std::string err;
+  ASSERT_EQ(runCli({"report", dataPath("freq-steps.txt"), "--replay", "cfs+uclamp", "-o", html}, nullptr, &err), 0)
+      << err;
+  const std::string h = readFile(html);
+  const size_t table = h.find("CPU frequencies");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_NE(h.find("freq-steps.txt)</th>", h.find("<th>Recorded (", table)), std::string::npos);
+  const size_t cpu0 = h.find("2.00 GHz 75.0%, 1.00 GHz 25.0%", table);
+  EXPECT_NE(cpu0, std::string::npos);
+  EXPECT_NE(h.find("1.00 GHz 100.0%", cpu0), std::string::npos);
+  // The replay's own column (its +uclamp frequency model) is filled too.
+  EXPECT_EQ(h.find("<td>—</td>", table), std::string::npos);
+  // The recording's atrace slices: two "frame"s, 300 ms in all, the longest 200 ms.
+  const size_t slices = h.find("User-space slices");
+  ASSERT_NE(slices, std::string::npos);
+  const size_t frame = h.find("<td>frame</td>", slices);
+  ASSERT_NE(frame, std::string::npos);
+  const std::string row = h.substr(frame, h.find("</tr>", frame) - frame);
+  EXPECT_NE(row.find(">2<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">" + app::render::formatDuration(300'000'000).toStdString() + "<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">" + app::render::formatDuration(200'000'000).toStdString() + "<"), std::string::npos) << row;
+}
+
 TEST_F(ReportTest, ScopedParametersReachOnlyTheirModel) {
   auto rec = load(demoPath());
   ASSERT_TRUE(rec);

@@ -6,6 +6,11 @@ per-task CPUs, an enumeration prev_state, a discarded-events counter, a
 big-endian byte order and a clock offset. The expected model is worked out by
 hand in tests/importers/ctf/ctf_synthetic_test.cpp.
 
+Also writes tests/data/ctf/synthetic-power/: the same kind of kernel trace
+with power_cpu_frequency and power_cpu_idle (tracecompass-test-traces/bug446190
+declares them but records none), its expected counters and residencies worked
+out by hand in ctf_synthetic_test.cpp too.
+
 Also writes tests/data/ctf/lttng-session/: the same kernel trace as the
 `kernel/` folder of an LTTng 2.13 session, beside the session's user-space
 trace in `ust/uid/1000/64-bit/` (three app:tick events), each with its own
@@ -18,8 +23,10 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "synthetic-lttng")
+POWER_OUT = os.path.join(HERE, "synthetic-power")
 SESSION_OUT = os.path.join(HERE, "lttng-session")
 UUID = bytes(range(0x10, 0x20))
+POWER_UUID = bytes(range(0x70, 0x80))
 SESSION_KERNEL_UUID = bytes(range(0x30, 0x40))
 SESSION_UST_UUID = bytes(range(0x50, 0x60))
 BE = ">"
@@ -187,6 +194,21 @@ event {
 \tfields := struct { utf8_t _comm[16]; int32_t _tid; int32_t _prio; int32_t _target_cpu; };
 };
 """
+POWER_EVENTS = """
+event {
+\tname = "power_cpu_idle";
+\tid = 8;
+\tstream_id = 0;
+\tfields := struct { uint32_t _state; uint32_t _cpu_id; };
+};
+
+event {
+\tname = "power_cpu_frequency";
+\tid = 9;
+\tstream_id = 0;
+\tfields := struct { uint32_t _state; uint32_t _cpu_id; };
+};
+"""
 UST_EVENTS = """
 event {
 \tname = "app:tick";
@@ -234,6 +256,14 @@ def topology(cpu, package, core):
 
 def fork(pcomm, ptid, ppid, ccomm, ctid, cpid):
     return 4, comm(pcomm) + i32(ptid) + i32(ppid) + comm(ccomm) + i32(ctid) + i32(cpid)
+
+
+def cpu_idle(state, cpu):
+    return 8, struct.pack(BE + "II", state & 0xFFFFFFFF, cpu)  # leaving idle is (u32)-1
+
+
+def cpu_frequency(khz, cpu):
+    return 9, struct.pack(BE + "II", khz, cpu)
 
 
 def metadata(uuid, env, events):
@@ -285,6 +315,28 @@ CPU1 = [
         (7000, sched_switch("app-worker", 102, 20, 16, "swapper/1", 0, 20)),      # X
     ]),
 ]
+# The power trace, worked through in ctf_synthetic_test.cpp (CtfSyntheticPower):
+# CPU 0 sets its policy's frequency (CPUs 0 and 1) twice; each CPU enters and leaves idle.
+POWER_CPU0 = [
+    (0, 0, [
+        (1000, cpu_frequency(1200000, 0)),
+        (1010, cpu_frequency(1200000, 1)),
+        (1900, cpu_idle(-1, 0)),
+        (2000, sched_switch("swapper/0", 0, 20, 0, "app", 100, 20)),
+        (5000, sched_switch("app", 100, 20, 1, "swapper/0", 0, 20)),     # S
+        (5050, cpu_idle(2, 0)),
+        (9000, cpu_frequency(600000, 0)),
+        (12000, sched_switch("swapper/0", 0, 20, 0, "app", 100, 20)),
+    ]),
+]
+POWER_CPU1 = [
+    (0, 0, [
+        (1500, cpu_idle(1, 1)),
+        (8000, cpu_idle(-1, 1)),
+        (8010, sched_switch("swapper/1", 0, 20, 0, "daemon", 200, 20)),
+        (12000, sched_switch("daemon", 200, 20, 1, "swapper/1", 0, 20)),  # S
+    ]),
+]
 # The session's user-space trace: app (tid 100) ticks on CPU 0 while it runs.
 UST_CPU0 = [
     (0, 0, [(2200, (0, i32(1))), (3000, (0, i32(2))), (4000, (0, i32(3)))]),
@@ -301,6 +353,8 @@ def write_trace(folder, meta, streams, uuid):
 
 
 write_trace(OUT, metadata(UUID, KERNEL_ENV, KERNEL_EVENTS), {"chan_0": (0, CPU0), "chan_1": (1, CPU1)}, UUID)
+write_trace(POWER_OUT, metadata(POWER_UUID, KERNEL_ENV, KERNEL_EVENTS + POWER_EVENTS),
+            {"chan_0": (0, POWER_CPU0), "chan_1": (1, POWER_CPU1)}, POWER_UUID)
 write_trace(os.path.join(SESSION_OUT, "kernel"), metadata(SESSION_KERNEL_UUID, KERNEL_ENV + SESSION_ENV, KERNEL_EVENTS),
             {"channel0_0": (0, CPU0), "channel0_1": (1, CPU1)}, SESSION_KERNEL_UUID)
 write_trace(os.path.join(SESSION_OUT, "ust", "uid", "1000", "64-bit"), metadata(SESSION_UST_UUID, UST_ENV, UST_EVENTS),

@@ -2,13 +2,15 @@
 // make_synthetic_lttng.py): the LTTng features the real traces lack — CPU
 // topology statedump, statedump state seeds, enumeration prev_state in the
 // TASK_REPORT encoding, discarded events between packets, big-endian data, a
-// clock offset, a wakeup inside an irq handler. Every expectation below is
-// worked out by hand from the timeline in the generator.
+// clock offset, a wakeup inside an irq handler; and synthetic-power's power
+// events. Every expectation below is worked out by hand from the timeline in
+// the generator.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
+#include "core/analysis/stats.h"
 #include "importers/importer.h"
 #include "importers/ctf/ctf_test_support.h"
 
@@ -147,3 +149,38 @@ TEST_F(CtfSynthetic, WakeupInsideIrqHasNoWaker) {
 }
 
 }  // namespace
+
+// tests/data/ctf/synthetic-power (make_synthetic_lttng.py): CPU 0 sets 1.2 GHz
+// for itself (1000) and CPU 1 (1010), 600 MHz for itself at 9000; CPU 0 leaves
+// idle ((u32)-1) at 1900 and enters state 2 at 5050; CPU 1 enters state 1 at
+// 1500 and leaves at 8000. The trace covers [1000, 12000].
+TEST(CtfSyntheticPower, PowerEventsBecomeCountersAndResidencies) {
+  auto result = importers::importTrace(ctftest::dataPath("ctf/synthetic-power"));
+  ASSERT_TRUE(result.has_value()) << result.error().message();
+  const core::TraceModel& m = *result->model;
+  const auto& ct = m.counters;
+  const size_t freq1 = ct.find(core::CounterKind::CpuFrequencyKhz, 1);
+  const size_t idle0 = ct.find(core::CounterKind::CpuIdleState, 0);
+  ASSERT_NE(freq1, SIZE_MAX);
+  ASSERT_NE(idle0, SIZE_MAX);
+  EXPECT_EQ(ct.ts[ct.rowsOf(freq1).first], kOffset + 1010);
+  const auto [ib, ie] = ct.rowsOf(idle0);
+  ASSERT_EQ(ie - ib, 2u);
+  EXPECT_EQ(ct.value[ib], static_cast<double>(core::kIdleStateRunning));
+  EXPECT_EQ(ct.value[ib + 1], 2.0);
+
+  const auto stats = core::analysis::computeStats(m);
+  ASSERT_EQ(stats.coveredNs, 11000);
+  ASSERT_EQ(stats.cpus.size(), 2u);
+  const auto& c0 = stats.cpus[0];
+  const auto& c1 = stats.cpus[1];
+  EXPECT_EQ(c0.freqUnknownNs, 0);
+  EXPECT_EQ(c0.freqResidencyNs, (std::map<int64_t, int64_t>{{600000, 3000}, {1200000, 8000}}));
+  EXPECT_NEAR(c0.meanBusyFreqKhz, 1200000, 1e-6);  // app ran [2000, 5000), all at 1.2 GHz
+  EXPECT_EQ(c1.freqUnknownNs, 10);
+  EXPECT_EQ(c1.freqResidencyNs, (std::map<int64_t, int64_t>{{1200000, 10990}}));
+  EXPECT_EQ(c0.idleUnknownNs, 900);
+  EXPECT_EQ(c0.idleResidencyNs, (std::map<int64_t, int64_t>{{core::kIdleStateRunning, 3150}, {2, 6950}}));
+  EXPECT_EQ(c1.idleUnknownNs, 500);
+  EXPECT_EQ(c1.idleResidencyNs, (std::map<int64_t, int64_t>{{core::kIdleStateRunning, 4000}, {1, 6500}}));
+}

@@ -96,6 +96,37 @@ TEST_P(PublicPerfettoTrace, EventCountsRuntimesAndTheProcessTreeMatchAnIndepende
   (void)named;
 }
 
+// cpu_frequency and cpu_idle become each CPU's frequency and idle-state
+// counter tracks, sample for sample, against the walk's own reading of the
+// events (both traces have cpu_idle on every CPU, test_trace cpu_frequency on 7).
+TEST_P(PublicPerfettoTrace, FrequencyAndIdleSamplesBecomeEachCpusCounterTracks) {
+  const std::string path = sharedTrace(GetParam().file);
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared trace missing: " << path;
+  Census census;
+  censusOfTrace(readFile(path), census);
+  ASSERT_FALSE(census.idleByCpu.empty()) << "the trace was expected to carry cpu_idle";
+  auto result = importers::importTrace(path);
+  ASSERT_TRUE(result) << result.error().message();
+  const core::TraceModel& m = *result->model;
+  EXPECT_EQ(m.diagnostics.count(core::DiagCode::unsupported_event), 0u);
+  const auto expectTracks = [&](core::CounterKind kind, const auto& byCpu) {
+    size_t tracks = 0;
+    for (size_t k = 0; k < m.counters.tracks.size(); ++k) tracks += m.counters.tracks[k].kind == kind;
+    EXPECT_EQ(tracks, byCpu.size());
+    for (const auto& [cpu, expected] : byCpu) {
+      const size_t k = m.counters.find(kind, static_cast<int32_t>(cpu));
+      ASSERT_NE(k, SIZE_MAX) << "cpu " << cpu;
+      std::multiset<std::pair<uint64_t, int64_t>> actual;
+      const auto [b, e] = m.counters.rowsOf(k);
+      for (uint32_t r = b; r < e; ++r)
+        actual.emplace(static_cast<uint64_t>(m.counters.ts[r]), static_cast<int64_t>(m.counters.value[r]));
+      EXPECT_EQ(actual, expected) << "cpu " << cpu;
+    }
+  };
+  expectTracks(core::CounterKind::CpuFrequencyKhz, census.frequencyByCpu);
+  expectTracks(core::CounterKind::CpuIdleState, census.idleByCpu);
+}
+
 INSTANTIATE_TEST_SUITE_P(Android, PublicPerfettoTrace, ::testing::ValuesIn(kTraces),
                          [](const auto& param) { return param.index == 0 ? std::string("cpu_sampling") : std::string("test_trace"); });
 

@@ -143,6 +143,9 @@ struct Census {
   std::map<int32_t, std::string> nameOfThread;     ///< process_tree threads
   std::map<int32_t, std::set<std::string>> commsInEvents;  ///< sched_switch/waking comms seen per tid
   std::set<uint64_t> ftraceStatsCpus;  ///< CPUs named by ftrace_stats (one ring buffer each)
+  /// cpu_frequency (11) and cpu_idle (13) samples by cpu_id: (ts, state), the
+  /// idle state as the kernel's u32 read signed ((u32)-1 leaves idle).
+  std::map<uint32_t, std::multiset<std::pair<uint64_t, int64_t>>> frequencyByCpu, idleByCpu;
 };
 
 inline void censusOfBundle(const Bytes& bundle, Census& c) {
@@ -168,6 +171,16 @@ inline void censusOfBundle(const Bytes& bundle, Census& c) {
     for (const auto& x : parse(f.bytes)) {
       if (x.wire != 2 || x.num < 3) continue;
       ++c.events[x.num];
+      if (x.num == 11 || x.num == 13) {  // state 1, cpu_id 2
+        uint64_t state = 0, cpuId = 0;
+        for (const auto& y : parse(x.bytes)) {
+          if (y.num == 1) state = y.v;
+          if (y.num == 2) cpuId = y.v;
+        }
+        auto& samples = x.num == 11 ? c.frequencyByCpu : c.idleByCpu;
+        const int64_t value = x.num == 13 ? static_cast<int32_t>(static_cast<uint32_t>(state)) : static_cast<int64_t>(state);
+        samples[static_cast<uint32_t>(cpuId)].emplace(ts, value);
+      }
       if (x.num == 4) {  // sched_switch: prev_comm 1, prev_pid 2, next_comm 5, next_pid 6
         SwitchRecord s{ts, 0, 0};
         std::string prevComm, nextComm;

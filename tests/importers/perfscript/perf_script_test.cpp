@@ -1,11 +1,12 @@
 // The perf-script text importer: the line tokenizer on the layouts perf script
 // prints, two real excerpts (a task renamed to "Web Content" and then to the
 // adversarial "x [001] 1.0: y", in default and -F pid,tid --ns layouts), and bad
-// input that must fail with the file and line.
+// input that must fail with the file and line; power events from a hand-written excerpt.
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "core/analysis/stats.h"
 #include "importers/importer.h"
 #include "importers/perfscript/perf_script_tokenizer.h"
 #include "../perf/perf_test_support.h"
@@ -224,3 +225,21 @@ TEST(PerfScriptBadInputLines, TruncatedAndCorruptedAnywhere) {
 }
 
 }  // namespace
+
+// power-steps.txt (hand-written, tests/data/perfscript/README.md): CPU 0 at
+// 1 GHz over [100.0, 100.25) s and 2 GHz to 101.0 s; out of idle over
+// [100.0, 100.5) s (hog runs), in state 1 after; one cpu_idle line unreadable.
+TEST(PerfScriptPower, PowerEventsBecomeCountersAndResidencies) {
+  auto m = importOk(testData("perfscript/power-steps.txt"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::malformed_record), 1u);
+  ASSERT_NE(m->counters.find(core::CounterKind::CpuFrequencyKhz, 1), SIZE_MAX);  // set from CPU 0
+  const auto stats = core::analysis::computeStats(*m);
+  ASSERT_EQ(stats.coveredNs, 1'000'000'000);
+  const auto& c = stats.cpus.at(0);
+  EXPECT_EQ(c.freqUnknownNs, 0);
+  EXPECT_EQ(c.freqResidencyNs, (std::map<int64_t, int64_t>{{1'000'000, 250'000'000}, {2'000'000, 750'000'000}}));
+  EXPECT_NEAR(c.meanBusyFreqKhz, 1'500'000, 1e-6);  // hog ran half at each
+  EXPECT_EQ(c.idleResidencyNs,
+            (std::map<int64_t, int64_t>{{core::kIdleStateRunning, 500'000'000}, {1, 500'000'000}}));
+}
