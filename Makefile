@@ -27,12 +27,14 @@ OUT ?= demo-output
 # which qt6-base-dev only recommends. The tests compare against trace-cmd, perf
 # (linux-perf), babeltrace2, pdftotext (poppler-utils) and lscpu (util-linux),
 # and say "skipped" with the reason where one is missing; make bench runs
-# hackbench (rt-tests) and KernelShark's loader (libkshark-dev).
+# hackbench (rt-tests) and KernelShark's loader (libkshark-dev). The sanitizers
+# need llvm-symbolizer (llvm) to name frames: the leak suppressions inside
+# babeltrace2 (tests/sanitizers/lsan.supp) match by function name.
 PACKAGES := cmake ninja-build g++ clang libclang-rt-14-dev pkg-config \
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libgl-dev \
   libtraceevent-dev libtracecmd-dev libtracefs-dev libbabeltrace2-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libkshark-dev libzstd-dev zlib1g-dev \
-  trace-cmd linux-perf babeltrace2 poppler-utils util-linux fonts-dejavu-core rt-tests
+  trace-cmd linux-perf babeltrace2 poppler-utils util-linux fonts-dejavu-core rt-tests llvm
 
 .PHONY: setup build test test-plain test-asan test-fuzz run bench clean
 

@@ -43,6 +43,7 @@ export LSAN_OPTIONS="suppressions=$here/tests/sanitizers/lsan.supp:print_suppres
 #   perfdata: the pipe fixture's header, attrs and tracing data (event formats)
 #     take ~20 KB before the first sample.
 #   tracedat: the zstd fixture, whole (16 KB).
+#   perfetto: the tiny fixture, whole (30 KB).
 #   ctf: a selector byte and one 4 KB packet.
 #   rtapp: a workload of a few tasks; replay_text: a model, a topology, a few parameters.
 max_len_of() {
@@ -50,6 +51,7 @@ max_len_of() {
     ftrace | perfscript) echo 2048 ;;
     perfdata) echo 24576 ;;
     tracedat) echo 16384 ;;
+    perfetto) echo 32768 ;;
     ctf) echo 4097 ;;
     rtapp) echo 2048 ;;
     replay_text) echo 512 ;;
