@@ -47,18 +47,27 @@ ReportPower readReport(const std::string& path) {
   char buf[8192];
   while (pipe && fgets(buf, sizeof buf, pipe.get())) {
     std::string_view line(buf);
-    // "  comm-pid  [cpu]  SECONDS.NANOS: event: fields"
-    const size_t bracket = line.find("] ");
-    if (bracket == std::string_view::npos) continue;
+    // "  comm-pid  [cpu]  SECONDS.NANOS: event: fields", or (trace-cmd 3.1.6
+    // on a root without /sys) "  comm-pid  [cpu]NANOS: event: fields".
+    const size_t open = line.find('[');
+    const size_t bracket = line.find(']', open);
+    if (open == std::string_view::npos || bracket == std::string_view::npos) continue;
     const size_t tsBegin = line.find_first_not_of(' ', bracket + 1);
     const size_t colon = line.find(": ", tsBegin);
-    const std::string_view secs = line.substr(tsBegin, colon - tsBegin);
-    const size_t dot = secs.find('.');
-    int64_t s = 0, ns = 0;
-    std::from_chars(secs.data(), secs.data() + dot, s);
-    std::from_chars(secs.data() + dot + 1, secs.data() + secs.size(), ns);
-    EXPECT_EQ(secs.size() - dot - 1, 9u) << "trace-cmd report -t prints nanoseconds: " << line;
-    const int64_t ts = s * 1'000'000'000 + ns;
+    if (tsBegin == std::string_view::npos || colon == std::string_view::npos) continue;
+    const std::string_view stamp = line.substr(tsBegin, colon - tsBegin);
+    const size_t dot = stamp.find('.');
+    int64_t ts = 0;
+    if (dot == std::string_view::npos) {
+      const auto [end, err] = std::from_chars(stamp.data(), stamp.data() + stamp.size(), ts);
+      EXPECT_TRUE(err == std::errc() && end == stamp.data() + stamp.size()) << "a time in ns: " << line;
+    } else {
+      int64_t s = 0, ns = 0;
+      std::from_chars(stamp.data(), stamp.data() + dot, s);
+      std::from_chars(stamp.data() + dot + 1, stamp.data() + stamp.size(), ns);
+      EXPECT_EQ(stamp.size() - dot - 1, 9u) << "trace-cmd report -t prints nanoseconds: " << line;
+      ts = s * 1'000'000'000 + ns;
+    }
     r.firstTs = std::min(r.firstTs, ts);
     r.lastTs = std::max(r.lastTs, ts);
     const std::string_view rest = line.substr(colon + 2);
