@@ -78,6 +78,16 @@ core::Result<std::unique_ptr<TracedCommand>> TracedCommand::prepare(const std::v
     return core::Error("cannot start '" + argv[0] + "': " + std::strerror(e));
   }
   if (pid == 0) {
+    // Until exec the child holds copies of every descriptor of the recorder,
+    // CLOEXEC or not: the write end of `go` (then a killed recorder's EOF never
+    // comes), the guardian's pipe (then the guardian never sees the recorder
+    // go) and the instance's files (then it cannot be removed). Keep only the
+    // two pipe ends the child uses.
+    const unsigned lo = static_cast<unsigned>(std::min(go[0], errors[1]));
+    const unsigned hi = static_cast<unsigned>(std::max(go[0], errors[1]));
+    if (lo > 3) ::syscall(SYS_close_range, 3U, lo - 1, 0U);
+    if (hi > lo + 1) ::syscall(SYS_close_range, lo + 1, hi - 1, 0U);
+    ::syscall(SYS_close_range, hi + 1, ~0U, 0U);
     ::setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);

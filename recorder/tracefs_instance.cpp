@@ -121,13 +121,17 @@ core::Result<std::unique_ptr<TracefsInstance>> TracefsInstance::create(const std
   static std::atomic<int> serial{0};
   const std::string name = std::string(kNamePrefix) + std::to_string(::getpid()) + "-" + std::to_string(++serial);
   std::unique_ptr<TracefsInstance> instance(new TracefsInstance(tracefs, name));
+  // The guardian first: a recorder killed between the two would otherwise
+  // leave the instance behind with nobody to remove it (forking a large
+  // process, a sanitizer's for one, takes long enough to be hit).
+  instance->m_removed = true;  // nothing to remove until the directory exists
+  if (auto st = instance->startGuardian(); !st) return core::Error(st.message());
   if (::mkdir(instance->m_path.c_str(), 0700) != 0) {
     const int err = errno;
-    instance->m_removed = true;
     if (permissionError(err)) return core::Error(needRootMessage());
     return core::Error("cannot create the tracing instance " + instance->m_path + ": " + errnoText(err));
   }
-  if (auto st = instance->startGuardian(); !st) return core::Error(st.message());
+  instance->m_removed = false;
   // A new instance starts with tracing on; nothing is enabled yet, but keep it quiet until asked.
   if (auto st = instance->setTracing(false); !st) return core::Error(st.message());
   return instance;
