@@ -212,15 +212,18 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
   if (!result) return result.error();
   if (progress) progress(0.8);
   RecordingReplay out{std::move(*workload), recordedPending.get(), std::move(*result)};
-  ReplayResult& r = out.result;
-  if (!r.model) return out;  // discardEvents: nothing to judge
+  judgeAgainstRecording(out.result, out.recordedStats);
+  return out;
+}
+
+void judgeAgainstRecording(ReplayResult& r, const core::analysis::RunStats& recordedStats) {
+  if (!r.model) return;  // discardEvents: nothing to judge
   r.runStats = core::analysis::computeStats(*r.model);
   Validation& v = r.validation;
   v.fidelity = core::analysis::computeFidelity(
-      out.recordedStats, *r.runStats,
+      recordedStats, *r.runStats,
       {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
   if (r.model->replay) r.model->replay->fidelity = std::make_shared<core::analysis::Fidelity>(*v.fidelity);
-  return out;
 }
 
 void writeValidationJson(core::JsonWriter& j, const Validation& v) {

@@ -100,6 +100,11 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
                                               const ExtractOptions& extract = {},
                                               const std::function<void(double)>& progress = {});
 
+/// The replay's statistics (ReplayResult::runStats) and its fidelity against
+/// the recording's (Validation::fidelity, also in the model's ReplayInfo); the
+/// last step of replayRecording, for callers that run the steps themselves.
+void judgeAgainstRecording(ReplayResult& result, const core::analysis::RunStats& recordedStats);
+
 /// "validation": {makespans, work, tasks, "unmodelled", "fidelity"}: the one
 /// writer for replay --json and the JSON reports.
 void writeValidationJson(core::JsonWriter& json, const Validation& validation);

@@ -430,10 +430,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
         err << "error: " << result.error().message() << "\n";
         return kExitFailure;
       }
-      const auto repStats = core::analysis::computeStats(*result->model);
-      const auto& v = result->validation;
-      const auto fid = core::analysis::computeFidelity(
-          recStats, repStats, {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+      replay::judgeAgainstRecording(*result, recStats);
       at[kReplayStats + 1] = Stamp();
       eventsIn = recorded->eventCount;
       eventsOut = result->model->eventCount;
