@@ -3,6 +3,8 @@
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
+#include <QBoxPlotSeries>
+#include <QBoxSet>
 #include <QChart>
 #include <QChartView>
 #include <QGridLayout>
@@ -18,6 +20,7 @@
 #include <set>
 
 #include "app/render/colors.h"
+#include "app/render/cpu_categories.h"
 #include "app/render/time_axis.h"
 
 namespace app::gui {
@@ -266,37 +269,57 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
     replaceChart(m_share, chart);
   }
 
-  // Per-CPU utilisation and forced idle per sibling.
-  int maxCpus = 0;
-  for (const auto* r : ready) maxCpus = std::max(maxCpus, static_cast<int>(r->stats->cpus.size()));
+  // Per-CPU utilisation and forced idle per sibling; on a big machine, box
+  // plots of the CPUs of each topology group (render::cpuCategories).
+  int cpuLimit = 0;
+  const core::Topology* widest = nullptr;
+  for (const auto* r : ready)
+    for (const auto& cs : r->stats->cpus)
+      if (cs.cpu + 1 > cpuLimit) {
+        cpuLimit = cs.cpu + 1;
+        widest = &r->model->topology;
+      }
+  const render::CpuCategories categories = widest ? render::cpuCategories(*widest, cpuLimit) : render::CpuCategories{};
   auto cpuChart = [&](const QString& title, const QString& unit, auto value, double floorMax) {
-    QChart* chart = baseChart(title);
-    QStringList categories;
-    for (int c = 0; c < maxCpus; ++c) {
-      QString label = QStringLiteral("CPU %1").arg(c);
-      if (!ready.empty()) {
-        const core::Topology& topo = ready.front()->model->topology;
-        if (const auto* info = topo.cpu(c); info && topo.hasSmt()) label += QStringLiteral("\n%1\u00b7%2").arg(info->core).arg(info->thread);
-      }
-      categories << label;
+    QChart* chart = baseChart(categories.grouped() ? tr("%1, CPUs of each %2").arg(title, categories.level) : title);
+    QStringList labels;
+    for (size_t g = 0; g < categories.cpus.size(); ++g) {
+      // Grouped: the axis names the level, so each label is the group's number.
+      QString label = categories.grouped() ? categories.labels[g].section(QLatin1Char(' '), 1) : categories.labels[g];
+      if (const auto* info = widest->cpu(categories.cpus[g].front()); !categories.grouped() && info && widest->hasSmt())
+        label += QStringLiteral("\n%1\u00b7%2").arg(info->core).arg(info->thread);
+      labels << label;
     }
-    auto* series = new QBarSeries;
+    std::vector<QAbstractSeries*> series;
     double maxV = floorMax;
-    for (size_t i = 0; i < ready.size(); ++i) {
-      auto* set = new QBarSet(shortTitle(ready[i]->title));
-      set->setColor(render::runColor(static_cast<int>(i)));
-      for (int c = 0; c < maxCpus; ++c) {
-        double v = 0;
-        for (const auto& cs : ready[i]->stats->cpus)
-          if (cs.cpu == c) v = value(cs);
-        set->append(v);
-        maxV = std::max(maxV, v);
+    if (categories.grouped()) {
+      for (size_t i = 0; i < ready.size(); ++i) {
+        auto* boxes = new QBoxPlotSeries;
+        boxes->setName(shortTitle(ready[i]->title));
+        boxes->setBrush(render::runColor(static_cast<int>(i)));
+        for (const auto& sp : render::spreadsByCategory(categories, ready[i]->stats->cpus, value)) {
+          boxes->append(new QBoxSet(sp.min, sp.q1, sp.median, sp.q3, sp.max));
+          maxV = std::max(maxV, sp.max);
+        }
+        series.push_back(boxes);
       }
-      series->append(set);
+    } else {
+      auto* bars = new QBarSeries;
+      for (size_t i = 0; i < ready.size(); ++i) {
+        auto* set = new QBarSet(shortTitle(ready[i]->title));
+        set->setColor(render::runColor(static_cast<int>(i)));
+        for (const auto& sp : render::spreadsByCategory(categories, ready[i]->stats->cpus, value)) {
+          set->append(sp.count ? sp.median : 0.0);
+          maxV = std::max(maxV, sp.median);
+        }
+        bars->append(set);
+      }
+      series.push_back(bars);
     }
-    chart->addSeries(series);
+    for (auto* s : series) chart->addSeries(s);
     auto* x = new QBarCategoryAxis;
-    x->append(categories);
+    x->append(labels);
+    if (categories.grouped()) x->setTitleText(categories.level);
     auto* y = new QValueAxis;
     y->setRange(0, floorMax >= 100 ? 100.0 : std::max(maxV * 1.08, 1.0));
     if (floorMax < 100) y->applyNiceNumbers();
@@ -304,8 +327,10 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
     y->setLabelFormat(QStringLiteral("%.3g"));
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
-    series->attachAxis(x);
-    series->attachAxis(y);
+    for (auto* s : series) {
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
     return chart;
   };
   replaceChart(m_util, cpuChart(tr("CPU utilisation (%)"), tr("% busy"),

@@ -249,9 +249,12 @@ void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const
   double maxV = chart.maxValue;
   if (maxV <= chart.minValue) {
     double m = chart.minValue;
-    for (const auto& se : chart.series)
+    for (const auto& se : chart.series) {
       for (double v : se.values)
         if (std::isfinite(v)) m = std::max(m, v);
+      for (const Spread& sp : se.spreads)
+        if (sp.count > 0) m = std::max(m, sp.max);
+    }
     maxV = niceCeil(m > chart.minValue ? m : chart.minValue + 1);
   }
   const double step = niceStepFor(maxV - chart.minValue, 5);
@@ -296,10 +299,28 @@ void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const
     const double gx = plot.left() + groupW * static_cast<double>(g) + groupW * 0.11;
     for (size_t k = 0; k < chart.series.size(); ++k) {
       const auto& se = chart.series[k];
+      const double left = gx + barW * static_cast<double>(k);
+      const double right = gx + barW * static_cast<double>(k + 1) - 0.6 * u;
+      if (g < se.spreads.size()) {
+        const Spread& sp = se.spreads[g];
+        if (sp.count == 0) continue;
+        const double mid = (left + right) / 2;
+        p.setPen(QPen(se.color.darker(140), 0.8 * u));
+        p.drawLine(QPointF(mid, yOf(sp.max)), QPointF(mid, yOf(sp.q3)));
+        p.drawLine(QPointF(mid, yOf(sp.q1)), QPointF(mid, yOf(sp.min)));
+        p.drawLine(QPointF(left + (right - left) * 0.25, yOf(sp.max)), QPointF(right - (right - left) * 0.25, yOf(sp.max)));
+        p.drawLine(QPointF(left + (right - left) * 0.25, yOf(sp.min)), QPointF(right - (right - left) * 0.25, yOf(sp.min)));
+        // A box at least a hairline tall, so equal quartiles still show where they are.
+        const QRectF box(QPointF(left, yOf(sp.q3)), QPointF(right, std::max(yOf(sp.q1), yOf(sp.q3) + 0.8 * u)));
+        p.fillRect(box, se.color);
+        p.drawRect(box);
+        p.setPen(QPen(s.background, 1.2 * u));
+        p.drawLine(QPointF(left + 0.6 * u, yOf(sp.median)), QPointF(right - 0.6 * u, yOf(sp.median)));
+        continue;
+      }
       if (g >= se.values.size() || !std::isfinite(se.values[g])) continue;
       const double v = se.values[g];
-      const QRectF bar(QPointF(gx + barW * static_cast<double>(k), yOf(v)),
-                       QPointF(gx + barW * static_cast<double>(k + 1) - 0.6 * u, yOf(chart.minValue)));
+      const QRectF bar(QPointF(left, yOf(v)), QPointF(right, yOf(chart.minValue)));
       p.fillRect(bar, se.color);
       const QString label = format(v);
       if (chart.valueLabels && v != 0 && fm.horizontalAdvance(label) <= barW - u) {

@@ -13,6 +13,8 @@
 #include <span>
 #include <vector>
 
+#include "app/render/cpu_categories.h"
+
 class QPainter;
 
 namespace app::render {
@@ -57,6 +59,10 @@ struct BarSeries {
   QString name;
   QColor color;
   std::vector<double> values;  ///< one per category; NaN draws nothing
+  /// One per category, or empty: a box (quartiles, median) with whiskers to
+  /// the minimum and maximum instead of a bar, for categories that summarise
+  /// several values (the CPUs of an LLC). A spread of no values draws nothing.
+  std::vector<Spread> spreads;
 };
 
 struct BarChart {
@@ -70,7 +76,7 @@ struct BarChart {
   bool valueLabels = true;  ///< print each bar's value above it when there is room
 };
 
-/// Grouped vertical bars: one group per category, one bar per series.
+/// Grouped vertical bars (or boxes): one group per category, one per series.
 void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const ChartStyle& style = {});
 
 /// The legend both charts draw: coloured keys with names, left to right,

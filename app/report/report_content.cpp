@@ -13,7 +13,6 @@
 #include "app/render/timeline_image.h"
 #include "app/report/report_data.h"
 #include "core/analysis/fidelity.h"
-#include "core/analysis/fidelity.h"
 #include "app/report/report_figures.h"
 #include "replay/policies/registry.h"
 
@@ -478,7 +477,7 @@ class Builder {
     chart->title = QStringLiteral("CPU time of the busiest task names (ms, tasks of one name summed)");
     for (const auto& [comm, values] : ranked) chart->categories << QString::fromStdString(comm);
     for (size_t i = 0; i < m_d.runs.size(); ++i) {
-      render::BarSeries s{m_d.runs[i].tag, m_d.runs[i].color, {}};
+      render::BarSeries s{m_d.runs[i].tag, m_d.runs[i].color, {}, {}};
       for (const auto& [comm, values] : ranked) s.values.push_back(values[i]);
       chart->series.push_back(std::move(s));
     }
@@ -579,48 +578,86 @@ class Builder {
     }
   }
 
+  // The categories of the per-CPU figures and tables: each CPU, or on a big
+  // machine the groups of the topology of the run with the most CPUs.
+  render::CpuCategories cpuCategories() const {
+    int cpuLimit = 0;
+    const RunEntry* widest = &m_d.runs.front();
+    for (const auto& r : m_d.runs)
+      for (const auto& cs : r.stats.cpus)
+        if (cs.cpu + 1 > cpuLimit) {
+          cpuLimit = cs.cpu + 1;
+          widest = &r;
+        }
+    return render::cpuCategories(widest->model->topology, cpuLimit);
+  }
+
+  // "41.2% (12.0–88.1%)": a group's median with its range; a CPU's value alone.
+  static QString spreadText(const render::Spread& sp, const std::function<QString(double)>& format) {
+    if (sp.count == 0) return QStringLiteral("–");
+    if (sp.count == 1) return format(sp.median);
+    return QStringLiteral("%1 (%2\u2013%3)").arg(format(sp.median), format(sp.min), format(sp.max));
+  }
+
   void utilisationSection() {
     m_doc.heading(QStringLiteral("CPU utilisation"));
-    int cpus = 0;
-    for (const auto& r : m_d.runs) cpus = std::max(cpus, static_cast<int>(r.stats.cpus.size()));
+    const render::CpuCategories categories = cpuCategories();
+    auto busy = [](const core::analysis::CpuStats& c) { return 100.0 * c.utilisation; };
     auto chart = std::make_shared<render::BarChart>();
-    chart->title = QStringLiteral("Busy time per CPU (% of the analysed span)");
-    for (int c = 0; c < cpus; ++c) chart->categories << QStringLiteral("CPU %1").arg(c);
+    chart->title = categories.grouped()
+                       ? QStringLiteral("Busy time of the CPUs of each %1 (% of the analysed span)").arg(categories.level)
+                       : QStringLiteral("Busy time per CPU (% of the analysed span)");
+    for (const auto& label : categories.labels) chart->categories << label;
     for (const auto& r : m_d.runs) {
-      render::BarSeries s{r.tag, r.color, {}};
-      for (int c = 0; c < cpus; ++c) {
-        double v = std::nan("");
-        for (const auto& cs : r.stats.cpus)
-          if (cs.cpu == c) v = 100.0 * cs.utilisation;
-        s.values.push_back(v);
+      render::BarSeries s{r.tag, r.color, {}, {}};
+      auto spreads = render::spreadsByCategory(categories, r.stats.cpus, busy);
+      if (categories.grouped()) {
+        s.spreads = std::move(spreads);
+      } else {
+        for (const auto& sp : spreads) s.values.push_back(sp.count ? sp.median : std::nan(""));
       }
       chart->series.push_back(std::move(s));
     }
     chart->maxValue = 100;
     chart->formatValue = [](double v) { return QString::number(v, 'f', 0); };
-    chart->valueLabels = cpus * static_cast<int>(m_d.runs.size()) <= 24;
+    chart->valueLabels = !categories.grouped() && categories.labels.size() * m_d.runs.size() <= 24;
     Figure f;
     f.aspect = 0.34;
     f.alt = chart->title;
-    f.caption = QStringLiteral("Per-CPU utilisation: non-idle time over the analysed span.");
+    f.caption = categories.grouped()
+                    ? QStringLiteral("Per-CPU utilisation (non-idle time over the analysed span) of the CPUs of each %1: "
+                                     "the box spans the middle half of its CPUs, the line is their median, the whiskers "
+                                     "reach the least and the most busy CPU.")
+                          .arg(categories.level)
+                    : QStringLiteral("Per-CPU utilisation: non-idle time over the analysed span.");
     f.paint = [chart](QPainter& p, const QRectF& rect) { render::paintBarChart(p, rect, *chart); };
     m_doc.figure(std::move(f));
 
     Table t;
     t.dense = true;
-    t.columns = {{QStringLiteral("CPU"), 0.8}};
+    t.columns = {{categories.grouped() ? categories.level : QStringLiteral("CPU"), 0.8}};
+    if (categories.grouped()) t.columns.push_back({QStringLiteral("CPUs"), 1.4});
     for (const auto& r : m_d.runs) {
-      t.columns.push_back({r.tag + QStringLiteral(" busy"), 1.2, true});
+      t.columns.push_back({r.tag + (categories.grouped() ? QStringLiteral(" busy, median (range)") : QStringLiteral(" busy")),
+                           categories.grouped() ? 2.0 : 1.2, true});
       t.columns.push_back({r.tag + QStringLiteral(" switches"), 1.2, true});
     }
-    for (int c = 0; c < cpus; ++c) {
-      std::vector<Cell> row{QString::number(c)};
-      for (const auto& r : m_d.runs) {
-        const core::analysis::CpuStats* cs = nullptr;
-        for (const auto& x : r.stats.cpus)
-          if (x.cpu == c) cs = &x;
-        row.emplace_back(cs ? pct(cs->utilisation) : QStringLiteral("–"));
-        row.emplace_back(cs ? count(cs->switches) : QStringLiteral("–"));
+    std::vector<std::vector<render::Spread>> busyOf, switchesOf;
+    for (const auto& r : m_d.runs) {
+      busyOf.push_back(render::spreadsByCategory(categories, r.stats.cpus, busy));
+      switchesOf.push_back(render::spreadsByCategory(
+          categories, r.stats.cpus, [](const core::analysis::CpuStats& c) { return static_cast<double>(c.switches); }));
+    }
+    for (size_t g = 0; g < categories.cpus.size(); ++g) {
+      std::vector<Cell> row{categories.grouped() ? categories.labels[g].section(QLatin1Char(' '), 1)
+                                                 : QString::number(categories.cpus[g].front())};
+      if (categories.grouped()) row.emplace_back(render::cpuListText(categories.cpus[g]));
+      for (size_t i = 0; i < m_d.runs.size(); ++i) {
+        const render::Spread& b = busyOf[i][g];
+        const render::Spread& sw = switchesOf[i][g];
+        row.emplace_back(spreadText(b, [](double v) { return pct(v / 100.0); }));
+        // A group's switches are its CPUs' sum.
+        row.emplace_back(sw.count ? count(static_cast<uint64_t>(std::llround(sw.mean * sw.count))) : QStringLiteral("–"));
       }
       t.rows.push_back(std::move(row));
     }
@@ -671,18 +708,42 @@ class Builder {
       const core::Topology& topo = r.model->topology;
       Table t;
       t.dense = true;
-      t.columns = {{QStringLiteral("CPU"), 0.7},          {QStringLiteral("core"), 0.7},
-                   {QStringLiteral("siblings"), 1.2},     {QStringLiteral("busy"), 1.0, true},
-                   {QStringLiteral("forced idle"), 1.3, true}, {QStringLiteral("forced idle %"), 1.2, true}};
-      for (const auto& cs : r.stats.cpus) {
-        const auto* info = topo.cpu(cs.cpu);
-        QStringList sib;
-        for (int s : topo.siblingsOf(cs.cpu)) sib << QString::number(s);
-        const double share =
-            r.stats.coveredNs > 0 ? static_cast<double>(cs.forcedIdleNs) / static_cast<double>(r.stats.coveredNs) : 0.0;
-        t.rows.push_back({QString::number(cs.cpu), info ? QString::number(info->core) : QStringLiteral("–"),
-                          sib.isEmpty() ? QStringLiteral("–") : sib.join(QStringLiteral(", ")), pct(cs.utilisation),
-                          Cell(dur(cs.forcedIdleNs), cs.forcedIdleNs > 0 ? Tone::Strong : Tone::Normal), pct(share)});
+      int cpuLimit = 0;
+      for (const auto& cs : r.stats.cpus) cpuLimit = std::max(cpuLimit, cs.cpu + 1);
+      const render::CpuCategories categories = render::cpuCategories(topo, cpuLimit);
+      if (categories.grouped()) {
+        // A big machine: one row per group, forced idle summed over its CPUs.
+        t.columns = {{categories.level, 0.7},
+                     {QStringLiteral("CPUs"), 1.4},
+                     {QStringLiteral("busy, median (range)"), 2.0, true},
+                     {QStringLiteral("forced idle"), 1.3, true},
+                     {QStringLiteral("forced idle %"), 1.2, true}};
+        const auto busy = render::spreadsByCategory(categories, r.stats.cpus,
+                                                    [](const core::analysis::CpuStats& c) { return c.utilisation; });
+        const auto forced = render::spreadsByCategory(
+            categories, r.stats.cpus, [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs); });
+        for (size_t g = 0; g < categories.cpus.size(); ++g) {
+          const auto forcedNs = static_cast<int64_t>(std::llround(forced[g].mean * forced[g].count));
+          const double span = static_cast<double>(r.stats.coveredNs) * forced[g].count;
+          t.rows.push_back({categories.labels[g].section(QLatin1Char(' '), 1), render::cpuListText(categories.cpus[g]),
+                            spreadText(busy[g], [](double v) { return pct(v); }),
+                            Cell(dur(forcedNs), forcedNs > 0 ? Tone::Strong : Tone::Normal),
+                            pct(span > 0 ? static_cast<double>(forcedNs) / span : 0.0)});
+        }
+      } else {
+        t.columns = {{QStringLiteral("CPU"), 0.7},          {QStringLiteral("core"), 0.7},
+                     {QStringLiteral("siblings"), 1.2},     {QStringLiteral("busy"), 1.0, true},
+                     {QStringLiteral("forced idle"), 1.3, true}, {QStringLiteral("forced idle %"), 1.2, true}};
+        for (const auto& cs : r.stats.cpus) {
+          const auto* info = topo.cpu(cs.cpu);
+          QStringList sib;
+          for (int s : topo.siblingsOf(cs.cpu)) sib << QString::number(s);
+          const double share =
+              r.stats.coveredNs > 0 ? static_cast<double>(cs.forcedIdleNs) / static_cast<double>(r.stats.coveredNs) : 0.0;
+          t.rows.push_back({QString::number(cs.cpu), info ? QString::number(info->core) : QStringLiteral("–"),
+                            sib.isEmpty() ? QStringLiteral("–") : sib.join(QStringLiteral(", ")), pct(cs.utilisation),
+                            Cell(dur(cs.forcedIdleNs), cs.forcedIdleNs > 0 ? Tone::Strong : Tone::Normal), pct(share)});
+        }
       }
       m_doc.subheading(QStringLiteral("%1: %2 (%3)").arg(r.tag, r.label, QString::fromStdString(topo.describe())));
       m_doc.table(std::move(t));

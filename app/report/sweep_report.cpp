@@ -263,7 +263,7 @@ class SweepBuilder {
                            s.relative ? QStringLiteral(" (relative to each trace's reference)") : QString());
     for (const std::string& v : values) bars->categories << q(v);
     for (size_t k = 0; k < models.size(); ++k) {
-      render::BarSeries series{q(models[k]), render::runColor(static_cast<int>(k) + 1), {}};
+      render::BarSeries series{q(models[k]), render::runColor(static_cast<int>(k) + 1), {}, {}};
       for (const auto& [sum, n] : sums[models[k]]) series.values.push_back(n ? sum / static_cast<double>(n) : NAN);
       bars->series.push_back(std::move(series));
     }

@@ -9,6 +9,7 @@
 #include <QPainter>
 
 #include "app/render/colors.h"
+#include "app/render/cpu_categories.h"
 #include "app/render/time_axis.h"
 #include "app/render/timeline_image.h"
 #include "app/render/timeline_layout.h"
@@ -447,4 +448,75 @@ TEST(RenderPane, FrequencyAndIdleStripsSitUnderTheirCpu) {
   EXPECT_GT(idle.prims[0].y0, 0.5f);
   EXPECT_NEAR(idle.prims[1].x0, 800, 0.01);
   EXPECT_EQ(idle.prims[1].y0, 0.0f);
+}
+
+// Per-CPU charts and tables of a big machine summarise topology groups; the
+// expected groups follow from the spec's numbering (core by core, siblings
+// adjacent, LLCs and nodes splitting the cores evenly in order).
+TEST(RenderCpuCategories, SmallMachinesKeepOneCategoryPerCpu) {
+  const auto c = app::render::cpuCategories(core::Topology::uniform(2, 2), 4);
+  EXPECT_FALSE(c.grouped());
+  ASSERT_EQ(c.labels.size(), 4u);
+  EXPECT_EQ(c.labels[3], QStringLiteral("CPU 3"));
+  EXPECT_EQ(c.cpus[3], std::vector<int>{3});
+}
+
+TEST(RenderCpuCategories, BigMachinesGroupByTheFinestLevelWithFewEnoughGroups) {
+  // 2 x 64 cores x 2 threads: 128 cores are too many, 8 LLCs of 16 cores (32 CPUs) are not.
+  const auto topo = core::Topology::parseSpec("2s:64c:2t:8l");
+  ASSERT_TRUE(topo.has_value()) << topo.error().message();
+  const auto c = app::render::cpuCategories(topo.value(), 256);
+  EXPECT_EQ(c.level, QStringLiteral("LLC"));
+  ASSERT_EQ(c.cpus.size(), 8u);
+  EXPECT_EQ(c.labels[7], QStringLiteral("LLC 7"));
+  EXPECT_EQ(c.cpus[1].front(), 32);
+  EXPECT_EQ(c.cpus[1].back(), 63);
+  EXPECT_EQ(app::render::cpuListText(c.cpus[1]), QStringLiteral("32-63"));
+  // 16 cores x 2 threads = 32 CPUs: still one category each.
+  EXPECT_FALSE(app::render::cpuCategories(core::Topology::uniform(16, 2), 32).grouped());
+  // 24 cores x 2 threads: 24 cores (2 CPUs each) are the finest few-enough groups.
+  const auto cores = app::render::cpuCategories(core::Topology::uniform(24, 2), 48);
+  EXPECT_EQ(cores.level, QStringLiteral("core"));
+  EXPECT_EQ(cores.cpus.size(), 24u);
+  EXPECT_EQ(cores.cpus[5], (std::vector<int>{10, 11}));
+}
+
+TEST(RenderCpuCategories, OneGroupForEverythingFallsBackToRangesOfCpuNumbers) {
+  // 40 single-thread cores on one LLC, node and package: ceil(40 / 32) = 2 CPUs per range.
+  const auto c = app::render::cpuCategories(core::Topology::flat(40), 40);
+  EXPECT_EQ(c.level, QStringLiteral("CPUs"));
+  ASSERT_EQ(c.cpus.size(), 20u);
+  EXPECT_EQ(c.labels[19], QStringLiteral("CPU 38\u201339"));
+  EXPECT_EQ(c.cpus[19], (std::vector<int>{38, 39}));
+}
+
+TEST(RenderCpuCategories, SpreadIsTheFiveNumberSummaryOfTheCpusThatHaveStatistics) {
+  // Sorted 1 2 3 4: q1 at position 0.75 -> 1.75, median 2.5, q3 at 2.25 -> 3.25.
+  const auto s = app::render::spreadOf({4, 1, 3, 2});
+  EXPECT_EQ(s.count, 4);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.q1, 1.75);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.q3, 3.25);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+
+  app::render::CpuCategories groups;
+  groups.level = QStringLiteral("core");
+  groups.cpus = {{0, 1}, {2, 3}};
+  std::vector<core::analysis::CpuStats> cpus(3);
+  cpus[0].cpu = 0;
+  cpus[0].switches = 10;
+  cpus[1].cpu = 1;
+  cpus[1].switches = 30;
+  cpus[2].cpu = 3;  // CPU 2 has no statistics: the second group holds one value
+  cpus[2].switches = 7;
+  const auto spreads = app::render::spreadsByCategory(
+      groups, cpus, [](const core::analysis::CpuStats& c) { return static_cast<double>(c.switches); });
+  ASSERT_EQ(spreads.size(), 2u);
+  EXPECT_EQ(spreads[0].count, 2);
+  EXPECT_DOUBLE_EQ(spreads[0].median, 20);
+  EXPECT_EQ(spreads[1].count, 1);
+  EXPECT_DOUBLE_EQ(spreads[1].max, 7);
+  EXPECT_EQ(app::render::cpuListText({0, 1, 2, 5, 7, 8}), QStringLiteral("0-2,5,7-8"));
 }

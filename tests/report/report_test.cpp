@@ -24,6 +24,7 @@
 #include "app/report/report.h"
 #include "app/report/report_data.h"
 #include "importers/importer.h"
+#include "support/trace_builder.h"
 #include "replay/replay.h"
 
 namespace {
@@ -531,4 +532,30 @@ TEST_F(ReportTest, WhySectionNamesTheLongestWaiterAndItsAntagonists) {
   EXPECT_TRUE(first[5].text.startsWith(QStringLiteral("taskA (101) ") + app::render::formatDuration(800'000)))
       << first[5].text.toStdString();
   EXPECT_TRUE(first[5].text.contains(QStringLiteral("taskD (104) ") + app::render::formatDuration(600'000)));
+}
+
+// A 256-CPU machine (2 x 64 cores x 2 threads, 8 LLCs of 32 CPUs): the
+// utilisation table has one row per LLC, not 256. Over the span 0..1000 ns,
+// CPU 0 is busy half the time and CPU 255 all of it, every other CPU is idle;
+// so LLC 0's busy median is 0 with range 0-50%, LLC 7's 0 with range 0-100%.
+TEST_F(ReportTest, BigMachineUtilisationIsSummarisedPerLlc) {
+  testing_support::TraceBuilder tb;
+  tb.sw(0, 0, 0, "R", 1).sw(0, 255, 0, "R", 2).sw(500, 0, 1, "S", 0).sw(1000, 255, 2, "S", 0);
+  auto model = tb.build();
+  auto topo = core::Topology::parseSpec("2s:64c:2t:8l");
+  ASSERT_TRUE(topo.has_value()) << topo.error().message();
+  model->topology = topo.value();
+  ReportSpec spec;
+  spec.runs.push_back({model, {}});
+  const QString html = file(QStringLiteral("big.html"));
+  ASSERT_TRUE(app::report::writeReport(spec, html, ReportFormat::Html).isOk());
+  QFile f(html);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(f.readAll());
+  EXPECT_TRUE(text.contains(QStringLiteral("Busy time of the CPUs of each LLC")));
+  EXPECT_TRUE(text.contains(QStringLiteral("0-31"))) << "LLC 0's CPUs";
+  EXPECT_TRUE(text.contains(QStringLiteral("224-255"))) << "LLC 7's CPUs";
+  EXPECT_TRUE(text.contains(QStringLiteral("0.0% (0.0%\u201350.0%)")));
+  EXPECT_TRUE(text.contains(QStringLiteral("0.0% (0.0%\u2013100.0%)")));
+  EXPECT_FALSE(text.contains(QStringLiteral(">CPU 200<"))) << "no per-CPU rows";
 }
