@@ -44,6 +44,11 @@ void defineEngineParams(Params& params) {
                       "in the recording reaches the point of its own work where it did; counted = each wakeup of the "
                       "recording is a token for its wakee, and a block ends with the next token any of its wakers "
                       "produces (a pipe or socket written by several tasks)");
+  params.defineChoice("irq_wakeup_cpu", "sleeper", {"sleeper", "recorded"},
+                      "the CPU in whose context a wakeup from interrupt context (a timer, a device) happens, which "
+                      "select_task_rq() takes as this_cpu: sleeper = the sleeping task's own CPU; recorded = the CPU "
+                      "whose interrupt woke it in the recording (timers of idle CPUs fire on busy ones), when the "
+                      "replay's topology has it. docs/models.md §8.1");
   params.defineInt("seed", 1, 0, INT64_MAX, "seed of the draws from measured distributions (same seed, same replay)");
   params.defineText("cpu_speed", "1.0",
                     "work rate per CPU, ns of work per ns: one number for all CPUs or a comma list per CPU "
@@ -68,6 +73,7 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   for (size_t p = 0; p < kWakeupPaths; ++p) c.wakeupDelay[p].constantNs = std::max<int64_t>(0, params.getInt(delays[p]));
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
+  c.recordedIrqCpu = params.get("irq_wakeup_cpu") == "recorded";
   c.smtFactor = params.getDouble("smt.factor");
   const std::string& text = params.get("cpu_speed");
   std::vector<double> speeds;
@@ -335,8 +341,12 @@ void Engine::handle(const Event& e) {
     }
     case EvKind::TimerWake: {
       const TaskRt& r = m_tasks[e.a];
-      m_ctxCpu = r.cpu;
-      if (r.state == TState::Blocked && r.burst == e.b) wake(e.a, static_cast<uint32_t>(e.b), r.cpu, true, false);
+      // The interrupt's CPU as recorded (a timer can fire away from the sleeper), else the sleeper's.
+      const auto& bursts = m_workload.tasks[e.a].bursts;
+      const int irqCpu = m_config.recordedIrqCpu && e.b < bursts.size() ? bursts[e.b].wakeCpu : -1;
+      const int ctx = irqCpu >= 0 && irqCpu < cpuCount() && online(irqCpu) ? irqCpu : r.cpu;
+      m_ctxCpu = ctx;
+      if (r.state == TState::Blocked && r.burst == e.b) wake(e.a, static_cast<uint32_t>(e.b), ctx, true, false);
       break;
     }
     case EvKind::Milestone: {

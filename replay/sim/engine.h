@@ -40,6 +40,7 @@ struct EngineConfig {
   std::array<WakeupDelay, kWakeupPaths> wakeupDelay;
   uint64_t seed = 1;  ///< of the draws from measured distributions
   bool countedWakeups = false;  ///< wakeup_dependency=counted
+  bool recordedIrqCpu = false;  ///< irq_wakeup_cpu=recorded
   std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
   double smtFactor = 1.0;        ///< a task's rate while an SMT sibling is busy (topologies with SMT only)
   std::vector<TaskAttributes> taskAttrs;  ///< per workload task (missing: defaults)

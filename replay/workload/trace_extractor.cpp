@@ -255,6 +255,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
           if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
             b.wake = WakeKind::Sleep;
             b.sleepNs = ts - blockStart;
+            b.wakeCpu = ws.wakerCpu[wrow];  // a timer may fire on another CPU than the sleeper's
             ++w.unmodelled.wakeupsFromInterrupt;
           } else if (ws.waker[wrow].value == u) {
             b.wake = WakeKind::Sleep;

@@ -38,6 +38,7 @@ struct Burst {
   core::TaskState blockState = core::TaskState::Sleeping;  ///< state of that block (S, D, ...)
   TaskId waker = kNoTask;          ///< WakeKind::Task: who wakes it
   int64_t sleepNs = 0;             ///< WakeKind::Sleep: recorded block length
+  int wakeCpu = -1;                ///< WakeKind::Sleep: the CPU whose interrupt woke it in the recording (-1: unknown)
   uint32_t timer = 0;              ///< WakeKind::Timer: index into Workload::timers
   // Recorded times (absolute trace ns), -1 for synthetic workloads: when the
   // burst became runnable and when its work was done. Used for the recorded makespan.

@@ -82,8 +82,8 @@ TEST(ReplayIdentity, BaselineConservesWorkAndMakespan) {
       if (std::string(model) != "eevdf") continue;
       // pipe-threads/trace.txt is a known gap (1.126, README "Replay fidelity"
       // and docs/models.md §8.3): the recording keeps both ends of the pipe on
-      // one CPU for stretches through SIS_UTIL, which needs PELT, not modelled;
-      // the replay spreads them and pays an IPI each round.
+      // one CPU for stretches (the reader requeued by DELAY_DEQUEUE at each
+      // wakeup); the replay spreads them and pays an IPI each round.
       // The test holds that gap as stated, so that closing it shows up here.
       if (path.find("pipe-threads/trace.txt") != std::string::npos) {
         EXPECT_GT(v.makespanRatio(), 1.10) << "the documented gap closed: update the README and docs/models.md §8.3";

@@ -239,3 +239,83 @@ TEST(BfsPolicy, StickyTasksKeepTheirCpu) {
     EXPECT_LE(r.stats.migrations, 1u) << model;
   }
 }
+
+// --- Wakeups from interrupt context and wake_affine_weight() (docs/models.md §5.5, §8.1) ---
+
+namespace {
+
+// Hogs pinned to the given CPUs, and "s": `workUs` of work, then sleeps of
+// `sleepMs` ended by an interrupt on `irqCpu`, starting on `startCpu`.
+replay::Workload sleeperBesideHogs(std::vector<int> hogCpus, int startCpu, int64_t workUs, int64_t sleepMs, int irqCpu,
+                                   int cycles) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  w.durationNs = cycles * (sleepMs + 2) * 1'000'000;
+  int32_t tid = 100;
+  for (int cpu : hogCpus) {
+    replay::Task h;
+    h.tid = h.tgid = ++tid;
+    h.comm = "hog" + std::to_string(cpu);
+    h.affinity = {cpu};
+    h.startCpu = cpu;
+    h.bursts.push_back(replay::Burst{.work = 10 * w.durationNs});
+    w.tasks.push_back(std::move(h));
+  }
+  replay::Task s;
+  s.tid = s.tgid = ++tid;
+  s.comm = "s";
+  s.startCpu = startCpu;
+  s.bursts.push_back(replay::Burst{.work = workUs * 1000});
+  for (int i = 1; i < cycles; ++i)
+    s.bursts.push_back(
+        replay::Burst{.work = workUs * 1000, .wake = replay::WakeKind::Sleep, .sleepNs = sleepMs * 1'000'000, .wakeCpu = irqCpu});
+  w.tasks.push_back(std::move(s));
+  return w;
+}
+
+}  // namespace
+
+// "s" sleeps on idle CPU 0 and is woken by an interrupt that, in the
+// recording, fired on CPU 1 (busy with a pinned hog). With irq_wakeup_cpu=sleeper
+// the wakeup happens in CPU 0's own context: idle exit after a local interrupt,
+// idle_irq_wakeup_ns = 5 µs. With =recorded it happens on CPU 1: the waker's CPU
+// is busy, s's previous CPU is idle (wake_affine_idle() keeps it there), so CPU
+// 0 is woken from CPU 1: idle_wakeup_ns = 40 µs. Either way s stays on CPU 0.
+TEST(FairPlacement, InterruptWakeupHappensOnTheRecordedCpu) {
+  const auto w = sleeperBesideHogs({1}, 0, 100, 10, 1, 20);
+  for (const std::string ctx : {"sleeper", "recorded"}) {
+    SCOPED_TRACE(ctx);
+    const auto r = replayOn(w, "eevdf", 2,
+                            {"irq_wakeup_cpu=" + ctx, "idle_wakeup_ns=40000", "idle_irq_wakeup_ns=5000"});
+    ASSERT_TRUE(r.model);
+    EXPECT_EQ(r.stats.migrations, 0u);
+    const auto stats = core::analysis::computeStats(*r.model);
+    bool seen = false;
+    for (const auto& t : stats.tasks)
+      if (t.comm == "s") {
+        seen = true;
+        EXPECT_EQ(t.wakeupLatency.count, 19u);
+        EXPECT_EQ(t.wakeupLatency.max, ctx == "sleeper" ? 5'000 : 40'000);
+      }
+    EXPECT_TRUE(seen);
+  }
+}
+
+// Both CPUs run a pinned nice-0 hog; "s" (0.2 ms of work, then 200 ms asleep)
+// last ran on CPU 1 and is woken by interrupts on CPU 0. With the weights
+// queued now (wake_affine_load=runnable) prev's load minus s's weight is 0, so
+// s always stays on CPU 1. With PELT s's load decays while it sleeps: it starts
+// at its weight (1024), is ~15 after the first 200 ms asleep and ~19 after
+// running again, while each CPU's load approaches the hog's 1024. At the third
+// wakeup this_eff = (1024 + 19) x 100 = 104300 < prev_eff = (1024 - 19) x 108 =
+// 108540 (WA_BIAS: half of imbalance_pct 117's extra): s moves to CPU 0, and,
+// woken there in CPU 0's own context from then on, stays.
+TEST(FairPlacement, WakeAffineWeightComparesPeltLoads) {
+  const auto w = sleeperBesideHogs({0, 1}, 1, 200, 200, 0, 8);
+  for (const std::string load : {"runnable", "pelt"}) {
+    SCOPED_TRACE(load);
+    const auto r = replayOn(w, "eevdf", 2, {"irq_wakeup_cpu=recorded", "wake_affine_load=" + load});
+    EXPECT_EQ(r.stats.migrations, load == "runnable" ? 0u : 1u);
+    EXPECT_EQ(r.outcomes.back().workDone, 8 * 200'000);
+  }
+}

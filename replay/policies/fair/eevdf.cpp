@@ -129,6 +129,10 @@ uint32_t FairPolicy::pickEevdf(const Rq& r, bool withCurr, bool protect) const {
   uint32_t c = withCurr ? r.cfs.curr : kNone;
   if (c != kNone && !m_ents[c].onRq) c = kNone;
   if (r.cfs.nrRunning == 1) return c != kNone ? c : (r.cfs.tree.empty() ? kNone : r.cfs.tree.begin()->id);
+  // PICK_BUDDY, inside __pick_eevdf() from 6.18.33 so that the wakeup test sees it too.
+  if (buddyWakeupRules() && r.cfs.next != kNone && m_ents[r.cfs.next].onRq && !m_ents[r.cfs.next].delayed &&
+      r.cfs.eligible(m_ents, r.cfs.next))
+    return r.cfs.next;
   if (c != kNone && !r.cfs.eligible(m_ents, c)) c = kNone;
   if (m_runToParity && protect && c != kNone && protectedSlice(c)) return c;
   uint32_t best = r.cfs.earliestEligible(m_ents);
@@ -151,6 +155,31 @@ uint32_t FairPolicy::pickEevdfNext(int cpu) {
     finishDelayedDequeue(cpu, next);  // picked while delayed: it leaves now, and the pick starts over
   }
   return kNone;
+}
+
+// The wakee `t` (not delayed: it was just requeued) against the running task
+// c, whose update_curr() the caller did (6.18.33+, e837456fdca8): with
+// NEXT_BUDDY `t` becomes the buddy unless one with an earlier deadline keeps
+// its claim, and a sync wakeup that set it preempts only a waker that has run
+// migration_cost since its exec_start, which that update_curr() has just
+// moved to now (preempt_sync()); everything else goes to the pick.
+void FairPolicy::preemptBuddy(int cpu, uint32_t t, uint32_t flags) {
+  Rq& r = rq(cpu);
+  const uint32_t c = r.cfs.curr;
+  const bool keepBuddy = r.cfs.next != kNone && r.cfs.next != t && m_ents[r.cfs.next].deadline < m_ents[t].deadline;
+  if (c != kNone && m_nextBuddy && !keepBuddy) {
+    setNextBuddy(r, t);
+    if (flags & kWakeSync) {
+      const int64_t ran = std::max<int64_t>(0, m_e->now() - m_ents[c].execStart);
+      const int64_t threshold = m_wakeRqSelected ? m_migrationCost >> 2 : m_migrationCost;
+      if (m_ents[t].deadline < m_ents[c].deadline && ran >= threshold) m_e->resched(cpu);
+      return;
+    }
+  }
+  if (pickEevdf(r, true, true) == t)
+    m_e->resched(cpu);
+  else if (m_runToParity && c != kNone)
+    shortenProtectedSlice(r, c);  // update_protect_slice(): a queued shorter slice ends the protection sooner
 }
 
 // A delayed task leaves the queue for good (dequeue_entities() with

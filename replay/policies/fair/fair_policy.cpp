@@ -2,12 +2,17 @@
 // calls) and the cfs_rq bookkeeping CFS and EEVDF share; the parameters with
 // their defaults and docs. See fair_sched.h for how the class is split.
 #include <algorithm>
+#include <cmath>
 
 #include "replay/policies/fair/fair_sched.h"
 
 namespace replay::fair {
 
 namespace {
+
+// PELT's decay: y^32 = 1/2 per 1024 us period (kernel/sched/pelt.c), taken continuously.
+constexpr double kPeltHalfLifeNs = 32.0 * 1024 * 1000;
+double peltDecay(int64_t dt) { return dt <= 0 ? 1.0 : std::exp2(-static_cast<double>(dt) / kPeltHalfLifeNs); }
 
 int ilog2(int v) {
   int r = 0;
@@ -29,6 +34,7 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
   m_nohzKick = p.getBool("nohz_idle_balance");
   m_rrTimesliceMs = p.getInt("rr_timeslice_ms");
   m_wakeupPreemption = p.getBool("wakeup_preemption");
+  m_peltWakeAffine = p.get("wake_affine_load") == "pelt";
   if (variant == Variant::Cfs) {
     m_latency = p.getInt("latency_ns") * m_factor;
     m_minGran = p.getInt("min_granularity_ns") * m_factor;
@@ -109,6 +115,10 @@ void FairPolicy::taskNew(TaskId t, TaskId parent) {
   m_ts[t].rqCpu = -1;
   m_ts[t].forkRelative = false;
   m_ts[t].rrTicksLeft = m_rrTicks;
+  // init_entity_runnable_average(): a new task starts with its full weight as load.
+  m_ts[t].loadAvg = e.weight;
+  m_ts[t].loadStamp = m_e->now();
+  m_ts[t].loadCpu = -1;
   if (m_variant == Variant::Cfs && parent != kNoTask && isFair(t)) {
     // task_fork_fair(): start from the parent's vruntime, START_DEBIT, then relative.
     const int pcpu = m_e->taskCpu(parent);
@@ -134,6 +144,7 @@ void FairPolicy::enqueue(int cpu, TaskId t, uint32_t flags) {
   Rq& r = rq(cpu);
   syncCoreMinVruntime(cpu);
   FairRq::Entity& e = m_ents[t];
+  m_wakeRqSelected = !e.delayed;
   if (e.delayed) {  // ttwu_runnable(): still queued here (selectCpu kept its CPU)
     requeueDelayed(cpu, t);
     ts.rqCpu = cpu;
@@ -194,10 +205,14 @@ void FairPolicy::checkPreemptWakeup(int cpu, TaskId t, uint32_t flags) {
       if (m_lastBuddy && scale) r.cfs.last = c;
     }
   } else {
-    if (m_nextBuddy && !(flags & kWakeFork)) setNextBuddy(r, t);
+    if (m_nextBuddy && !buddyWakeupRules() && !(flags & kWakeFork)) setNextBuddy(r, t);
     updateCurr(cpu);
     const bool shorter = m_preemptShort && ep.slice < ec.slice;
     if ((flags & kWakeFork) && !m_forkPreempt && !shorter) return;
+    if (buddyWakeupRules() && !shorter) {
+      preemptBuddy(cpu, t, flags);
+      return;
+    }
     bool protect = true;
     if (m_release >= KernelVersion{6, 17, 0}) {
       protect = !shorter;  // a shorter-slice wakee ignores the protection for this pick
@@ -238,6 +253,7 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool dying) {
     r.cfs.treeErase(m_ents, t);
   removeFromRq(r, t);
   r.cfs.updateMinVruntime(m_ents);
+  if (dying && m_peltWakeAffine) detachLoad(t);  // task_dead_fair(): remove_entity_load_avg()
 }
 
 TaskId FairPolicy::pickNext(int cpu, TaskId prev, bool prevRunnable) {
@@ -328,7 +344,57 @@ void FairPolicy::updateCurr(int cpu) {
   r.cfs.updateMinVruntime(m_ents);
 }
 
+// ___update_load_avg() of the CPU and of the task, with what was runnable since their last update.
+void FairPolicy::updateLoadAvg(int cpu, uint32_t t) {
+  Rq& r = rq(cpu);
+  const int64_t now = m_e->now();
+  const double fr = peltDecay(now - r.loadStamp);
+  r.loadAvg = r.loadAvg * fr + static_cast<double>(r.cfs.load) * (1 - fr);
+  r.loadStamp = now;
+  TaskSched& ts = m_ts[t];
+  const double ft = peltDecay(now - ts.loadStamp);
+  ts.loadAvg = ts.loadAvg * ft + (m_ents[t].onRq ? m_ents[t].weight : 0) * (1 - ft);
+  ts.loadStamp = now;
+}
+
+// The task's load moves with it (migrate_task_rq_fair(): removed from the old
+// CPU; attached at the enqueue on the new one); both decay alike meanwhile.
+void FairPolicy::attachLoad(int cpu, uint32_t t) {
+  TaskSched& ts = m_ts[t];
+  if (ts.loadCpu != cpu) detachLoad(t);
+  updateLoadAvg(cpu, t);
+  if (ts.loadCpu == cpu) return;
+  rq(cpu).loadAvg += ts.loadAvg;
+  ts.loadCpu = cpu;
+}
+
+void FairPolicy::detachLoad(uint32_t t) {
+  TaskSched& ts = m_ts[t];
+  if (ts.loadCpu < 0) return;
+  updateLoadAvg(ts.loadCpu, t);
+  Rq& from = rq(ts.loadCpu);
+  from.loadAvg = std::max(0.0, from.loadAvg - ts.loadAvg);
+  ts.loadCpu = -1;
+}
+
+// cpu_load(): the CPU's load_avg brought to now.
+double FairPolicy::cpuLoadAvg(int cpu) const {
+  const Rq& r = m_rqs[static_cast<size_t>(cpu)];
+  const double f = peltDecay(m_e->now() - r.loadStamp);
+  return r.loadAvg * f + static_cast<double>(r.cfs.load) * (1 - f);
+}
+
+// task_h_load() without groups: the load_avg as of the task's last update (a
+// sleeping wakee's is not synced before wake_affine() reads it).
+double FairPolicy::taskLoadAvg(uint32_t t) const { return m_ts[t].loadAvg; }
+
+double FairPolicy::runningTaskLoadAvg(uint32_t t) const {
+  const double f = peltDecay(m_e->now() - m_ts[t].loadStamp);
+  return m_ts[t].loadAvg * f + m_ents[t].weight * (1 - f);
+}
+
 void FairPolicy::addToRq(Rq& r, uint32_t t) {
+  if (m_peltWakeAffine) attachLoad(static_cast<int>(&r - m_rqs.data()), t);
   FairRq::Entity& e = m_ents[t];
   e.onRq = true;
   r.cfs.treeInsert(m_ents, t);
@@ -338,6 +404,7 @@ void FairPolicy::addToRq(Rq& r, uint32_t t) {
 }
 
 void FairPolicy::removeFromRq(Rq& r, uint32_t t) {
+  if (m_peltWakeAffine) updateLoadAvg(static_cast<int>(&r - m_rqs.data()), t);
   FairRq::Entity& e = m_ents[t];
   e.onRq = false;
   r.cfs.nrRunning--;
@@ -356,6 +423,7 @@ void FairPolicy::setNextBuddy(Rq& r, uint32_t t) {
 
 // set_next_entity(): `next` leaves the tree and becomes the running entity.
 void FairPolicy::setNextEntity(Rq& r, uint32_t next) {
+  clearBuddies(r, next);
   r.cfs.treeErase(m_ents, next);
   r.cfs.curr = next;
   FairRq::Entity& e = m_ents[next];
@@ -414,7 +482,10 @@ void defineParams(Params& p, Variant variant) {
     p.defineBool("place_deadline_initial", true,
                  "PLACE_DEADLINE_INITIAL: a new task's first deadline is half a slice (in effect from 6.11: in 6.6 "
                  "the child is placed again at its first enqueue, with a full slice)");
-    p.defineBool("next_buddy", false, "NEXT_BUDDY: prefer the last woken task at the next pick if eligible");
+    p.defineBool("next_buddy", false,
+                 "NEXT_BUDDY: prefer the last woken task at the next pick if eligible (from 6.18.33 with "
+                 "e837456fdca8's rules: the buddy unless an earlier-deadline one is set, a sync wakeup preempting only "
+                 "a waker that ran migration_cost_ns, docs/models.md 5.3)");
     p.defineText("task_slice", "",
                  "custom slices (sched_attr.sched_runtime, 6.12+): rules SELECTOR=NS separated by ';' (SELECTOR: "
                  "comm:REGEX, tgid:N, tid:N, all, rt, fair), NS from 100000 to 100000000; children inherit");
@@ -423,6 +494,12 @@ void defineParams(Params& p, Variant variant) {
   p.defineInt("idle_min_granularity_ns", 750'000, 0, 1'000'000'000,
               "sysctl_sched_idle_min_granularity: shortest slice of a SCHED_IDLE task (not scaled)");
   p.defineBool("wakeup_preemption", true, "WAKEUP_PREEMPTION: woken SCHED_NORMAL tasks may preempt");
+  p.defineChoice("wake_affine_load", "runnable", {"runnable", "pelt"},
+                 "the loads wake_affine_weight() compares (docs/models.md 5.5): runnable = the weights queued now; "
+                 "pelt = the kernel's cpu_load() and task_h_load(), PELT load averages (runnable weight decayed with "
+                 "y^32 = 1/2 per 1024 us period, a sleeping task's load staying on its last CPU; no task groups), "
+                 "not the default because with the balancer still on runnable weights it moves more replays out of "
+                 "their bounds than into them (README \"Replay fidelity\")");
   p.defineInt("migration_cost_ns", 500'000, 0, 1'000'000'000,
               "sysctl_sched_migration_cost: a task that ran this recently is cache-hot and not moved by balancing");
   p.defineInt("balance_interval_ms", 0, 0, 100'000,

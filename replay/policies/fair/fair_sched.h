@@ -55,6 +55,10 @@ class FairPolicy final : public Policy {
     };
     std::vector<DomainBalance> sd;
     int idleTasks = 0;  // SCHED_IDLE entities on the fair queue
+    // PELT load (cfs_rq->avg.load_avg): the runnable weight, decayed, with the
+    // blocked load of tasks that last ran here; up to date at loadStamp.
+    double loadAvg = 0;
+    int64_t loadStamp = 0;
     int delayed = 0;    // entities kept queued by DELAY_DEQUEUE (in cfs.nrRunning, not runnable)
     // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
     TaskId corePick = kNoTask;
@@ -84,6 +88,10 @@ class FairPolicy final : public Policy {
     uint32_t wakeeFlips = 0;
     int64_t wakeeFlipDecay = 0;  // jiffies
     TaskId lastWakee = kNoTask;
+    // PELT load (se->avg.load_avg), up to date at loadStamp, and the CPU whose load holds it.
+    double loadAvg = 0;
+    int64_t loadStamp = 0;
+    int loadCpu = -1;
   };
 
   // --- Runqueue bookkeeping shared by the classes (fair_policy.cpp) ---
@@ -102,6 +110,13 @@ class FairPolicy final : public Policy {
   }
   void tickClass(int cpu, TaskId c);
   void updateCurr(int cpu);
+  // PELT load tracking (fair_policy.cpp), kept only for wake_affine_load=pelt.
+  void updateLoadAvg(int cpu, uint32_t t);
+  void attachLoad(int cpu, uint32_t t);
+  void detachLoad(uint32_t t);
+  double cpuLoadAvg(int cpu) const;
+  double taskLoadAvg(uint32_t t) const;
+  double runningTaskLoadAvg(uint32_t t) const;
   void addToRq(Rq& r, uint32_t t);
   void removeFromRq(Rq& r, uint32_t t);
   void clearBuddies(Rq& r, uint32_t t);
@@ -124,6 +139,8 @@ class FairPolicy final : public Policy {
   uint32_t pickEevdf(const Rq& r, bool withCurr, bool protect = true) const;
   /// The next fair task to run on `cpu`, dequeuing delayed entities it would pick; kNone if none is left.
   uint32_t pickEevdfNext(int cpu);
+  /// check_preempt_wakeup_fair() from 6.18.33 for a wakee without a shorter slice.
+  void preemptBuddy(int cpu, uint32_t t, uint32_t flags);
   int64_t sliceOf(uint32_t t) const;
   int64_t queuedSliceBound(const Rq& r, bool wantMax, uint32_t except) const;
   bool protectedSlice(uint32_t c) const;
@@ -191,6 +208,7 @@ class FairPolicy final : public Policy {
   int m_nrLatency = 8;
   int64_t m_migrationCost = 0, m_balanceIntervalMs = 0, m_busyFactor = 1, m_imbalancePct = 117;
   int64_t m_rrTimesliceMs = 100, m_rrTicks = 25;
+  bool m_peltWakeAffine = false;  // wake_affine_weight() on PELT loads (else runnable weights)
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;
@@ -200,9 +218,12 @@ class FairPolicy final : public Policy {
   int m_customSlices = 0;  // tasks with task_slice set
   bool m_delayDequeue = false, m_delayZero = false, m_preemptShort = false, m_placeRelDeadline = false;
   bool m_forkPreempt = true;
+  bool m_wakeRqSelected = false;  // WF_RQ_SELECTED: the last enqueue followed select_task_rq(), not ttwu_runnable()
   bool initialDeadlineHalved() const { return m_placeDeadlineInitial && m_release >= KernelVersion{6, 11, 0}; }
   bool protectedSliceVprot() const { return m_release >= KernelVersion{6, 17, 0}; }  // vprot, min queued slice
   bool lagLimitFromMaxSlice() const { return m_release >= KernelVersion{6, 18, 17}; }
+  // e837456fdca8 (6.18.33): the wakeup test's buddy rules and PICK_BUDDY inside __pick_eevdf().
+  bool buddyWakeupRules() const { return m_release >= KernelVersion{6, 18, 33}; }
   bool syncAffineIgnoresDelayed() const { return m_release >= KernelVersion{6, 18, 0}; }
   uint64_t m_rtSeq = 0;
   bool m_csConfigured = false, m_csActive = false, m_fiBalance = true;

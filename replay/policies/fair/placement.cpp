@@ -10,8 +10,9 @@
 //   is strictly better (by imbalance_pct on load); inside the last group the
 //   allowed CPU with the fewest running tasks, then the lowest load, the
 //   parent's CPU first so it wins ties.
-// - Wakeup (select_task_rq_fair): a woken task considers the waker's CPU when
-//   a domain of the waker spans the task's previous CPU (wake_affine; every
+// - Wakeup (select_task_rq_fair): a woken task considers the waker's CPU (or
+//   the CPU whose interrupt woke it) when a domain of it spans the task's
+//   previous CPU (wake_affine; every
 //   level is taken to have SD_WAKE_AFFINE, as on machines whose NUMA distances
 //   are within node_reclaim_distance): the waker's CPU if it is idle and shares
 //   the LLC with the previous CPU, or if the wakeup is sync and the waker is
@@ -22,7 +23,9 @@
 //   else a fully idle core, else the first idle CPU of the LLC scanning from
 //   the target. "Idle" counts a CPU running only SCHED_IDLE tasks. wake_wide()
 //   (wakee flips against the LLC's size) turns the affine step off for
-//   many-to-many wakers. PELT is not modelled: loads are runnable weights.
+//   many-to-many wakers. wake_affine_weight() compares the weights queued now,
+//   or with wake_affine_load=pelt PELT load averages (fair_policy.cpp); the
+//   balancer's loads are runnable weights.
 // - Periodic balance: each busy CPU balances each of its domains every
 //   interval x busy_factor (the interval is balance_interval_ms, or with 0 the
 //   domain's CPU count in ms, as sd->balance_interval starts): it finds the
@@ -55,13 +58,14 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
   if (flags & kWakeFork) return findIdlest(t, wakerCpu);
   int target = m_e->allowed(t, prev) ? prev : firstAllowed(t);
   const int self = wakerCpu;
-  bool wantAffine = !(flags & kWakeIrq);
-  if (wantAffine) {
-    const TaskId waker = m_e->curr(self);
-    if (waker != kNoTask) {
-      recordWakee(waker, t);
-      wantAffine = !wakeWide(waker, t);
-    }
+  // An interrupt's wakeup is affine too (select_task_rq_fair() does not ask
+  // in_task(); wake_affine_idle() handles the idle CPU it interrupted): the
+  // task it interrupted is the one that records the wakee.
+  bool wantAffine = true;
+  const TaskId waker = m_e->curr(self);
+  if (waker != kNoTask) {
+    recordWakee(waker, t);
+    wantAffine = !wakeWide(waker, t);
   }
   if (wantAffine && self != prev && m_e->allowed(t, self) && spanningDomain(self, prev))
     target = wakeAffine(t, self, prev, (flags & kWakeSync) != 0);
@@ -235,18 +239,33 @@ int FairPolicy::wakeAffine(TaskId t, int self, int prev, bool sync) const {
   // The waker alone on its CPU (6.18 does not count delayed tasks).
   if (sync && nrRunning(self) - (syncAffineIgnoresDelayed() ? m_rqs[static_cast<size_t>(self)].delayed : 0) == 1) return self;
   if (availableIdle(prev)) return prev;
-  // wake_affine_weight() with instantaneous loads.
+  // wake_affine_weight(): PELT loads as the kernel compares them (or the weights queued now).
+  const Engine::SchedDomain* affine = spanningDomain(self, prev);
+  const int64_t pct = affine ? imbalancePct(*affine) : m_imbalancePct;
+  const TaskId waker = m_e->curr(self);
+  const bool fairWaker = waker != kNoTask && isFair(waker);
+  if (m_peltWakeAffine) {
+    const double taskLoad = taskLoadAvg(t);
+    double thisEff = cpuLoadAvg(self);
+    if (sync) {
+      // current's load is kept up to date while it runs (update_load_avg() at every update_curr()).
+      const double currentLoad = fairWaker ? runningTaskLoadAvg(waker) : 0;
+      if (currentLoad > thisEff) return self;
+      thisEff -= currentLoad;
+    }
+    thisEff = (thisEff + taskLoad) * 100;
+    double prevEff = (cpuLoadAvg(prev) - taskLoad) * static_cast<double>(100 + (pct - 100) / 2);
+    if (sync) prevEff += 1;
+    return thisEff < prevEff ? self : prev;
+  }
   const int64_t taskLoad = m_ents[t].weight;
   int64_t thisEff = load(self);
   if (sync) {
-    const TaskId waker = m_e->curr(self);
-    const int64_t currentLoad = waker != kNoTask && isFair(waker) ? m_ents[waker].weight : 0;
+    const int64_t currentLoad = fairWaker ? m_ents[waker].weight : 0;
     if (currentLoad > thisEff) return self;
     thisEff -= currentLoad;
   }
   thisEff = (thisEff + taskLoad) * 100;
-  const Engine::SchedDomain* affine = spanningDomain(self, prev);
-  const int64_t pct = affine ? imbalancePct(*affine) : m_imbalancePct;
   int64_t prevEff = std::max<int64_t>(0, load(prev) - taskLoad) * (100 + (pct - 100) / 2);
   if (sync) prevEff += 1;
   return thisEff < prevEff ? self : prev;
