@@ -316,9 +316,7 @@ TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
   EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(700), stripY)).contains(QStringLiteral("2000 MHz")));
   EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(200), stripY)).contains(QStringLiteral("1000 MHz")));
 
-  core::Utid t10;
-  for (size_t u = 0; u < m->threadCount(); ++u)
-    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
   w.timeline()->showTaskRow(rec, t10);
   ASSERT_TRUE(waitIdle(w));
   // CPU 0, its strip, then t10's process group: its header and t10's row.
@@ -363,9 +361,7 @@ TEST(GuiWindow, TaskPeltSignalsFromTheViewMenuUnderTheTaskRow) {
   TimelinePane* pane = w.timeline()->pane(rec);
   ASSERT_NE(pane, nullptr);
   const auto* m = w.runs()->run(rec)->model.get();
-  core::Utid t10;
-  for (size_t u = 0; u < m->threadCount(); ++u)
-    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
   w.timeline()->showTaskRow(rec, t10);
   ASSERT_TRUE(waitIdle(w));
   ASSERT_EQ(pane->rows().size(), 3u);  // CPU 0, t10's process header, t10

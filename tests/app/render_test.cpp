@@ -379,9 +379,7 @@ TEST(RenderPane, UserSlicesNestInLanesBelowTheTaskStates) {
   ensureApp();
   const auto m = apptest::powerAndMarksModel();
   const auto data = RunRenderData::create(m);
-  core::Utid t10;
-  for (size_t u = 0; u < m->threadCount(); ++u)
-    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
   const TimelineRow row = taskRow(*m, t10, 20);
   ASSERT_EQ(row.userLanes, 2);  // outer at depth 0, inner at depth 1
   EXPECT_EQ(row.height, 20 + 2 * kUserLaneHeight);
@@ -453,9 +451,7 @@ TEST(RenderPane, TaskSignalsAreLinesUnderTheirTaskFromZeroToTheirPeak) {
   ensureApp();
   const auto m = apptest::taskPeltModel();
   const auto data = RunRenderData::create(m);
-  core::Utid t10;
-  for (size_t u = 0; u < m->threadCount(); ++u)
-    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
   ASSERT_TRUE(t10.isValid());
   std::vector<TimelineRow> rows = cpuRows(*m, 20);
   rows.push_back(taskRow(*m, t10, 20));

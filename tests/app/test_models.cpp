@@ -61,6 +61,13 @@ std::shared_ptr<core::TraceModel> powerAndMarksModel() {
   return tb.build();
 }
 
+core::Utid utidOfTid(const core::TraceModel& model, int tid) {
+  core::Utid found;
+  for (size_t u = 0; u < model.threadCount(); ++u)
+    if (model.threads.tid[u] == tid) found = core::Utid(static_cast<uint32_t>(u));
+  return found;
+}
+
 std::shared_ptr<core::TraceModel> taskPeltModel() {
   TraceBuilder tb;
   tb.builder().setFormat("synthetic");

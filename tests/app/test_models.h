@@ -23,6 +23,9 @@ std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus = 2);
 /// 1 GHz from 0 and 2 GHz from 500 us (told again at 700 us); it leaves idle (cpu_idle -1) at 0 and
 /// enters state 1 at 800 us.
 std::shared_ptr<core::TraceModel> powerAndMarksModel();
+/// The task identity of `tid` (the last, if the tid was reused); invalid if none.
+core::Utid utidOfTid(const core::TraceModel& model, int tid);
+
 /// One CPU, t10 running over [0, 1000 us], with its sched_entity's PELT
 /// signals as sched_load_se gives them: util 100 from 0, 300 from 400 us,
 /// 200 from 800 us; load 512 from 0 and 1024 from 400 us. CPU 0's root cfs_rq
