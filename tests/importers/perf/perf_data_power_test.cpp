@@ -3,7 +3,8 @@
 // has cpuidle (haltpoll) but no cpufreq): the counts against `perf script`,
 // and CPU 0's cpu_idle samples and idle-state residency against the
 // power:cpu_idle lines of its stored `perf script --ns` text, read here by a
-// second, deliberately simple parser.
+// second, deliberately simple parser; the perf script importer reads that text
+// to the same residency.
 #include <gtest/gtest.h>
 
 #include <charconv>
@@ -122,4 +123,11 @@ TEST(PerfDataPower, IdleResidencyOfCpu0) {
   EXPECT_EQ(c0.idleUnknownNs, 40'509'969);
   EXPECT_EQ(c0.idleResidencyNs, (std::map<int64_t, int64_t>{{core::kIdleStateRunning, 8'984'307}, {1, 5'436'557}}));
   EXPECT_TRUE(s.cpus.at(1).idleResidencyNs.empty());
+  // The perf script text of the same recording, read by the text importer, says the same.
+  auto text = importOk(testData(kScript));
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->format, "perf-script");
+  const auto fromText = core::analysis::computeStats(*text);
+  EXPECT_EQ(fromText.cpus.at(0).idleUnknownNs, c0.idleUnknownNs);
+  EXPECT_EQ(fromText.cpus.at(0).idleResidencyNs, c0.idleResidencyNs);
 }
