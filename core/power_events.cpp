@@ -60,6 +60,9 @@ bool isRootCfsRq(const EventFields& f) {
 PowerEvent powerEventOf(std::string_view name) {
   if (const size_t colon = name.find(':'); colon != std::string_view::npos) name.remove_prefix(colon + 1);
   if (name.substr(0, 6) == "power_") name.remove_prefix(6);  // LTTng: power_cpu_frequency
+  // LISA's module (lisa/_assets/kmodules/lisa/ftrace_events.h) names its events
+  // "lisa__sched_pelt_se" ..., the sched_tp module before it "sched_pelt_se".
+  if (name.substr(0, 6) == "lisa__") name.remove_prefix(6);
   for (const Name& n : kNames)
     if (n.name == name) return n.kind;
   return PowerEvent::None;
@@ -105,8 +108,10 @@ std::optional<size_t> decodePowerEvent(PowerEvent kind, const EventFields& f, co
       return 1;
     }
     case PowerEvent::CpuFrequencyLimits: {
-      const auto lo = f.number("min_freq");
-      const auto hi = f.number("max_freq");
+      // The fields are min_freq and max_freq; the kernel prints them "min=%lu max=%lu cpu_id=%lu"
+      // (include/trace/events/power.h), so text traces say min= and max=.
+      const auto lo = firstNumber(f, {"min_freq", "min"});
+      const auto hi = firstNumber(f, {"max_freq", "max"});
       const auto cpu = f.number("cpu_id");
       if (!lo || !hi || !cpu) return std::nullopt;
       DecodedEvent& e = out[0];

@@ -30,7 +30,7 @@ enum class PowerEvent : uint8_t {
 };
 
 /// The kind of an event name, with or without its system ("power:cpu_idle"),
-/// and in LTTng's spelling ("power_cpu_idle").
+/// in LTTng's spelling ("power_cpu_idle") and in LISA's module's ("lisa__sched_pelt_se").
 PowerEvent powerEventOf(std::string_view name);
 
 /// Where decodePowerEvent reads an event's fields.

@@ -33,8 +33,10 @@ constexpr const char* kRenderUsage =
     "through the GUI's renderer. --from/--to select a time range (default: the whole trace);\n"
     "--highlight marks the slices of tasks whose comm contains TEXT (or whose tid is TEXT).\n"
     "--strips adds each CPU's frequency and idle-state strips (where the trace has cpu_frequency /\n"
-    "cpu_idle) and the other counters as lines; --tasks adds a row for each task whose comm\n"
-    "contains TEXT (or whose tid is TEXT), with its user-space (atrace) slices below its states.\n"
+    "cpu_idle), the other counters as lines and, under each task row, the task's own PELT and\n"
+    "util_est signals (sched_pelt_se / sched_load_se, sched_util_est_se) as lines; --tasks adds a row\n"
+    "for each task whose comm contains TEXT (or whose tid is TEXT), with its user-space (atrace)\n"
+    "slices below its states.\n"
     "--bench repeats the frame (draw lists + painting, default 20 times) and prints the median\n"
     "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n"
     "--group-by, --collapse-groups and --row-height lay the CPU rows out as the GUI does for big\n"
@@ -123,7 +125,7 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       if (tasks->matches(core::Utid(static_cast<uint32_t>(u))))
         run.rows.push_back(render::taskRow(*model, core::Utid(static_cast<uint32_t>(u)), options.rowHeight));
   }
-  if (args->flag("--strips")) run.rows = render::withStrips(std::move(run.rows), *model, {true, true, true});
+  if (args->flag("--strips")) run.rows = render::withStrips(std::move(run.rows), *model, {true, true, true, true});
   std::vector<render::ImageRun> runs{run};
 
   if (auto f = args->value("--from")) {

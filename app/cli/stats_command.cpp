@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "app/cli/cli.h"
@@ -13,8 +14,8 @@ namespace app::cli {
 namespace {
 
 constexpr const char* kStatsHelp =
-    "usage: schedlab-cli stats FILE [--from T] [--to T] [--by task|process|cpu] [--json|--csv] [--top N]\n"
-    "                              [--topology CxT | --topology-from DIR]\n"
+    "usage: schedlab-cli stats FILE [--from T] [--to T] [--by task|process|cpu] [--json|--csv [--table NAME]]\n"
+    "                              [--top N] [--topology CxT | --topology-from DIR]\n"
     "Statistics over the whole trace or the range [from, to). One entry per task identity (a reused\n"
     "tid is two entries). Ranges are half-open everywhere: an interval counts for its overlap with\n"
     "[from, to), an event (switch, wakeup, migration, the start of a measured wait) iff from <= t < to.\n"
@@ -75,7 +76,16 @@ constexpr const char* kStatsHelp =
     "\"service_ratio\"}] (with cookies; service_ratio is x_K, null when none of its tasks competed),\n"
     "\"fairness\":{\"jain\",\"jain_cookies\" (with cookies),\"gps_lag_max_ns\",\"gps_lag_mean_ns\",\n"
     "\"competing_tasks\"}}\n"
-    "(with --by process: \"processes\").\n";
+    "(with --by process: \"processes\").\n"
+    "CSV: one table with a header line. Without --table, the rows of --by: tasks (tid,tgid,comm,prio,\n"
+    "then the JSON's task fields, the header names them), processes, or\n"
+    "CPUs (cpu,busy_ns,idle_ns,forced_idle_ns,lost_ns,utilisation,switches,freq_unknown_ns,\n"
+    "mean_freq_khz,mean_busy_freq_khz,idle_unknown_ns; the last four empty without the samples).\n"
+    "--table NAME gives one of the fields that hold several values, a row per value:\n"
+    "  freq_residency  cpu,freq_khz,residency_ns\n"
+    "  idle_residency  cpu,state,residency_ns (state -1: not idle)\n"
+    "  user_slices     scope,tid,tgid,comm,name,count,open,total_ns,p50_ns,p99_ns,max_ns; scope is\n"
+    "                  task (one task's slices of that name) or all (every task's, tid empty)\n";
 
 std::string ms(int64_t ns) {
   char buf[32];
@@ -249,7 +259,7 @@ std::optional<core::analysis::TimeRange> parseRange(const Args& args, const core
 int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   using core::analysis::StatsGrouping;
   std::string error;
-  auto args = Args::parse(argv, {"--from", "--to", "--by", "--top", "--topology", "--topology-from"},
+  auto args = Args::parse(argv, {"--from", "--to", "--by", "--top", "--topology", "--topology-from", "--table"},
                           {"--json", "--csv", "--help"}, error);
   if (!args || args->flag("--help") || args->positional().size() != 1) {
     (args && args->flag("--help") ? out : err) << (args ? "" : "schedlab-cli stats: " + error + "\n") << kStatsHelp;
@@ -262,6 +272,17 @@ int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::o
   else if (by != "task") {
     err << "schedlab-cli stats: --by takes task, process or cpu (not '" << by << "')\n";
     return kExitUsage;
+  }
+  std::optional<core::analysis::StatsCsvTable> table;
+  if (const auto name = args->value("--table")) {
+    using core::analysis::StatsCsvTable;
+    for (StatsCsvTable t : {StatsCsvTable::FreqResidency, StatsCsvTable::IdleResidency, StatsCsvTable::UserSlices})
+      if (*name == core::analysis::toString(t)) table = t;
+    if (!table || !args->flag("--csv")) {
+      err << "schedlab-cli stats: --table goes with --csv and takes freq_residency, idle_residency or user_slices"
+          << (table ? "" : " (not '" + *name + "')") << "\n";
+      return kExitUsage;
+    }
   }
   bool failed = false;
   auto model = loadTrace(args->positional()[0], *args, err, failed);
@@ -277,7 +298,7 @@ int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::o
     j.endObject();
     out << j.str() << "\n";
   } else if (args->flag("--csv")) {
-    out << core::analysis::runStatsCsv(stats, grouping);
+    out << (table ? core::analysis::runStatsCsv(stats, *table) : core::analysis::runStatsCsv(stats, grouping));
   } else {
     const size_t top = static_cast<size_t>(std::max(1, std::atoi(args->value("--top").value_or("30").c_str())));
     out << args->positional()[0] << ": " << model->format << ", " << model->topology.cpuCount() << " CPUs, range "

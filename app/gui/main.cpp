@@ -108,11 +108,15 @@ int main(int argc, char** argv) {
   const QCommandLineOption collapseOpt(QStringLiteral("collapse-groups"), QStringLiteral("Show every CPU group as its summary rows."));
   const QCommandLineOption rowHeightOpt(QStringLiteral("row-height"), QStringLiteral("Height of a CPU row in pixels (2 to 40)."),
                                         QStringLiteral("PX"));
+  const QCommandLineOption stripsOpt(QStringLiteral("strips"),
+                                     QStringLiteral("Show the View menu's strips: freq, idle, counters, tasks (the task rows' "
+                                                    "PELT signals), comma-separated, or all."),
+                                     QStringLiteral("LIST"));
   const QCommandLineOption heatmapOpt(QStringLiteral("heatmap"), QStringLiteral("Overview heat map above the rows: busy, waiting or off."),
                                       QStringLiteral("METRIC"));
   parser.addOptions({screenshotOpt, replayOpt, paramOpt, topologyOpt, replayTopologyOpt, sizeOpt, searchOpt, fromOpt, toOpt,
                      selectOpt, tabOpt, taskRowOpt, sliceOpt, timingOpt, compareOpt, markerOpt, exportOpt, sweepOpt,
-                     sweepRowOpt, groupByOpt, collapseOpt, rowHeightOpt, heatmapOpt});
+                     sweepRowOpt, groupByOpt, collapseOpt, rowHeightOpt, heatmapOpt, stripsOpt});
   if (mayAskForHelpOrVersion(argc, argv)) {
     // A core application knows the arguments and names the parser prints. Qt's
     // own options (-platform ...) and --help-all, which lists them, are left to
@@ -203,6 +207,19 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  app::render::StripOptions strips;
+  for (const QString& name : parser.value(stripsOpt).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    const bool all = name == QLatin1String("all");
+    if (!all && name != QLatin1String("freq") && name != QLatin1String("idle") && name != QLatin1String("counters") &&
+        name != QLatin1String("tasks")) {
+      std::fprintf(stderr, "schedlab: --strips: '%s' is none of freq, idle, counters, tasks, all\n", qPrintable(name));
+      return 2;
+    }
+    strips.frequency = strips.frequency || all || name == QLatin1String("freq");
+    strips.idle = strips.idle || all || name == QLatin1String("idle");
+    strips.counters = strips.counters || all || name == QLatin1String("counters");
+    strips.taskSignals = strips.taskSignals || all || name == QLatin1String("tasks");
+  }
   const bool rowOptions = groupBy || rowHeight || heatmap || parser.isSet(collapseOpt);
   bool rowOptionsApplied = false;
 
@@ -221,6 +238,7 @@ int main(int argc, char** argv) {
     window.resize(w, h);
   }
   window.show();
+  if (strips.any()) window.setStrips(strips);
   if (parser.isSet(compareOpt)) window.openComparison(parser.value(compareOpt), positional.takeFirst(), topology);
   for (const QString& f : positional) window.openFile(f, topology);
   if (parser.isSet(sweepOpt)) {

@@ -368,14 +368,17 @@ void MainWindow::buildActions() {
   });
   addAction(toggleAlign);
   view->addSeparator();
-  // What the recording says beside the schedule: power:cpu_frequency, cpu_idle and the other counters.
-  auto* freqStrips = view->addAction(tr("CPU &Frequency Strips"));
-  auto* idleStrips = view->addAction(tr("CPU &Idle-State Strips"));
-  auto* counterLines = view->addAction(tr("C&ounter Tracks"));
-  for (QAction* a : {freqStrips, idleStrips, counterLines}) {
+  // What the recording says beside the schedule: power:cpu_frequency, cpu_idle, the other counters
+  // and the tasks' own PELT signals (under the task rows, shown from a slice's menu or the task table).
+  m_freqStrips = view->addAction(tr("CPU &Frequency Strips"));
+  m_idleStrips = view->addAction(tr("CPU &Idle-State Strips"));
+  m_counterLines = view->addAction(tr("C&ounter Tracks"));
+  m_taskSignals = view->addAction(tr("Task &PELT Signals"));
+  for (QAction* a : {m_freqStrips, m_idleStrips, m_counterLines, m_taskSignals}) {
     a->setCheckable(true);
-    connect(a, &QAction::toggled, this, [this, freqStrips, idleStrips, counterLines] {
-      m_area->setStrips({freqStrips->isChecked(), idleStrips->isChecked(), counterLines->isChecked()});
+    connect(a, &QAction::toggled, this, [this] {
+      m_area->setStrips({m_freqStrips->isChecked(), m_idleStrips->isChecked(), m_counterLines->isChecked(),
+                         m_taskSignals->isChecked()});
     });
   }
   view->addSeparator();
@@ -437,6 +440,13 @@ void MainWindow::setSearchText(const QString& text) {
   m_searchTimer->stop();
   m_area->setSearch(text);
   m_taskProxy->setFilterText(text);
+}
+
+void MainWindow::setStrips(const render::StripOptions& strips) {
+  m_freqStrips->setChecked(strips.frequency);
+  m_idleStrips->setChecked(strips.idle);
+  m_counterLines->setChecked(strips.counters);
+  m_taskSignals->setChecked(strips.taskSignals);
 }
 
 void MainWindow::showOpenDialog() {

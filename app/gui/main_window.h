@@ -95,6 +95,8 @@ class MainWindow : public QMainWindow {
   void setTimingLog(bool on) { m_timingLog = on; }
   void cancelAllJobs();
   void setSearchText(const QString& text);
+  /// Ticks the View menu's strip actions as `strips` says (--strips); the panes follow.
+  void setStrips(const render::StripOptions& strips);
   /// Share of the height given to the tabs under the timeline (0..1).
   void setTabsShare(double share);
 
@@ -170,6 +172,10 @@ class MainWindow : public QMainWindow {
   WhyController* m_why = nullptr;
   QAction* m_alignStarts = nullptr;
   QAction* m_alignMarkers = nullptr;
+  QAction* m_freqStrips = nullptr;
+  QAction* m_idleStrips = nullptr;
+  QAction* m_counterLines = nullptr;
+  QAction* m_taskSignals = nullptr;
   Alignment m_alignment = Alignment::Starts;
   uint64_t m_diffGeneration = 0;
   std::optional<std::pair<int, int>> m_pendingComparison;  // order tickets of A and B

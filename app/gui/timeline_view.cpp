@@ -677,6 +677,13 @@ QString TimelinePane::counterToolTip(const TimelineRow& r, int64_t absTs) const 
       return v < 0 ? tr("CPU %1 <b>not idle</b> since %2").arg(r.cpu).arg(since)
                    : tr("CPU %1 in idle state <b>%2</b> since %3").arg(r.cpu).arg(std::llround(v)).arg(since);
     default:
+      if (r.utid.isValid())  // a task's own signal
+        return tr("%1 of %2 (tid %3) = <b>%4</b> since %5")
+            .arg(render::counterName(m, static_cast<size_t>(r.counter)).toHtmlEscaped(),
+                 QString::fromUtf8(m.comm(r.utid).data(), static_cast<qsizetype>(m.comm(r.utid).size())).toHtmlEscaped())
+            .arg(m.threads.tid[r.utid.value])
+            .arg(v)
+            .arg(since);
       return tr("%1 %2 = <b>%3</b> since %4")
           .arg(render::counterName(m, static_cast<size_t>(r.counter)).toHtmlEscaped(), r.sublabel.toHtmlEscaped())
           .arg(v)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <map>
 #include <tuple>
 
 #include "app/render/colors.h"
@@ -309,6 +310,35 @@ void buildCounterRow(RowBuilder& b, size_t track) {
 
 bool isStrip(RowType t) { return t == RowType::CpuFrequency || t == RowType::CpuIdle; }
 
+// PELT averages (util, load, runnable, util_est) are non-negative and their 0
+// means "no demand", so their lines start at 0.
+bool isPeltSignal(core::CounterKind kind) {
+  switch (kind) {
+    case core::CounterKind::Utilisation:
+    case core::CounterKind::PeltLoad:
+    case core::CounterKind::PeltRunnable:
+    case core::CounterKind::UtilEstEnqueued:
+    case core::CounterKind::UtilEstEwma:
+    case core::CounterKind::UtilRt:
+    case core::CounterKind::UtilDl:
+    case core::CounterKind::UtilIrq: return true;
+    default: return false;
+  }
+}
+
+// Where a task's signal goes among its lines: the PELT averages in the order the
+// sched_pelt_se / sched_load_se events print them, then util_est.
+int signalOrder(core::CounterKind kind) {
+  switch (kind) {
+    case core::CounterKind::PeltLoad: return 0;
+    case core::CounterKind::PeltRunnable: return 1;
+    case core::CounterKind::Utilisation: return 2;
+    case core::CounterKind::UtilEstEnqueued: return 3;
+    case core::CounterKind::UtilEstEwma: return 4;
+    default: return 5;
+  }
+}
+
 constexpr double kSummaryBinPx = 2.0;
 
 // Bin edges over the viewport at kSummaryBinPx, aligned to absolute multiples
@@ -422,13 +452,18 @@ std::shared_ptr<RunRenderData> RunRenderData::create(std::shared_ptr<const core:
     for (size_t r = 0; r < us.size(); ++r)
       data->userSliceMaxDur[us.utid[r].value] = std::max(data->userSliceMaxDur[us.utid[r].value], us.dur[r]);
   }
-  const core::CounterTable& ct = m.counters;
-  for (size_t k = 0; k < ct.tracks.size(); ++k) {
-    const auto [b, e] = ct.rowsOf(k);
-    const auto [lo, hi] = std::minmax_element(ct.value.begin() + b, ct.value.begin() + e);
-    data->counterRange.emplace_back(b < e ? *lo : 0.0, b < e ? *hi : 0.0);
-  }
+  for (size_t k = 0; k < m.counters.tracks.size(); ++k) data->counterRange.push_back(counterScale(m, k));
   return data;
+}
+
+std::pair<double, double> counterScale(const core::TraceModel& model, size_t track) {
+  const core::CounterTable& ct = model.counters;
+  const auto [b, e] = ct.rowsOf(track);
+  if (b == e) return {0.0, 0.0};
+  const auto [lo, hi] = std::minmax_element(ct.value.begin() + b, ct.value.begin() + e);
+  // A signal that stays 0 is drawn at the bottom: [0, 1] rather than the empty range a flat line takes as its top.
+  if (isPeltSignal(ct.tracks[track].kind)) return {0.0, std::max(*hi, 1.0)};
+  return {*lo, *hi};
 }
 
 std::vector<TimelineRow> cpuRows(const core::TraceModel& model, int rowHeight) {
@@ -533,11 +568,37 @@ std::vector<TimelineRow> withStrips(std::vector<TimelineRow> rows, const core::T
     s.height = kStripHeight;
     return s;
   };
+  // Per utid, the tracks of its own signals, in signalOrder.
+  std::map<uint32_t, std::vector<size_t>> signalsOf;
+  if (options.taskSignals) {
+    for (size_t k = 0; k < ct.tracks.size(); ++k)
+      if (ct.tracks[k].scope == core::CounterScope::Task) signalsOf[static_cast<uint32_t>(ct.tracks[k].index)].push_back(k);
+    for (auto& [utid, tracks] : signalsOf)
+      std::stable_sort(tracks.begin(), tracks.end(), [&](size_t a, size_t b) {
+        return signalOrder(ct.tracks[a].kind) < signalOrder(ct.tracks[b].kind);
+      });
+  }
   size_t afterLastCpu = 0;
   for (TimelineRow& r : rows) {
     const bool cpu = r.type == RowType::Cpu;
     const int c = r.cpu;
+    const core::Utid utid = r.type == RowType::Task ? r.utid : core::Utid();
+    const int depth = r.depth;
     out.push_back(std::move(r));
+    if (utid.isValid()) {
+      const auto it = signalsOf.find(utid.value);
+      if (it == signalsOf.end()) continue;
+      for (size_t k : it->second) {
+        TimelineRow line = strip(RowType::Counter, -1, k, QStringLiteral("  ") + counterName(model, k));
+        line.utid = utid;
+        line.depth = depth;
+        // The line spans 0 to the task's own peak: a quiet task's shape stays visible, its size is written.
+        line.sublabel = QStringLiteral("max %1").arg(counterScale(model, k).second);
+        line.height = kStripHeight + 4;
+        out.push_back(std::move(line));
+      }
+      continue;
+    }
     if (!cpu) continue;
     if (const size_t k = ct.find(core::CounterKind::CpuFrequencyKhz, c); options.frequency && k != SIZE_MAX)
       out.push_back(strip(RowType::CpuFrequency, c, k, QStringLiteral("  freq")));

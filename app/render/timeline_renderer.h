@@ -10,6 +10,7 @@
 #include <QString>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "app/render/time_axis.h"
@@ -27,7 +28,7 @@ struct RunRenderData {
   /// Per utid, the longest user-space slice: how far before a viewport one can
   /// begin and still reach into it (empty without user slices).
   std::vector<int64_t> userSliceMaxDur;
-  /// Per counter track, the smallest and largest value: what its strip or line is scaled to.
+  /// Per counter track, what its strip or line is scaled to (counterScale()).
   std::vector<std::pair<double, double>> counterRange;
   /// Absolute time of relative 0: the model's first timestamp, or for a replay
   /// its recording's, so that replays line up with what they replay.
@@ -39,7 +40,8 @@ struct RunRenderData {
 
 /// Cpu: a CPU's run slices; Task: a task's states, with its user-space slices
 /// in lanes below them; CpuFrequency / CpuIdle: a CPU's strip of its
-/// cpu_frequency / cpu_idle counter; Counter: any other counter as a line;
+/// cpu_frequency / cpu_idle counter; Counter: any other counter as a line (a
+/// task's own signal has the task's utid);
 /// Group: the header of an expanded group (timeline_layout.h); Summary: one of
 /// a collapsed group's summary rows.
 enum class RowType : uint8_t { Cpu, Task, CpuFrequency, CpuIdle, Counter, Group, Summary };
@@ -91,13 +93,18 @@ struct StripOptions {
   bool frequency = false;  ///< a frequency strip under each CPU with cpu_frequency samples
   bool idle = false;       ///< an idle-state strip under each CPU with cpu_idle samples
   bool counters = false;   ///< the other per-CPU and user-space counters, as lines after the CPUs
-  bool any() const { return frequency || idle || counters; }
+  bool taskSignals = false;  ///< a task's own PELT and util_est signals, as lines under its task row
+  bool any() const { return frequency || idle || counters || taskSignals; }
 };
 inline constexpr int kStripHeight = 14;
 /// `rows` (CPU rows, task rows...) with the strips `options` asks for: a CPU's
-/// strips right under its row, counter lines after the last CPU row.
+/// strips right under its row, counter lines after the last CPU row, a task's
+/// signals (sched_pelt_se / sched_load_se, sched_util_est_se) right under its row.
 std::vector<TimelineRow> withStrips(std::vector<TimelineRow> rows, const core::TraceModel& model,
                                     const StripOptions& options);
+/// What a counter track's strip or line spans: its smallest to largest value;
+/// a PELT or util_est signal from 0 to its largest (at least 1).
+std::pair<double, double> counterScale(const core::TraceModel& model, size_t track);
 /// What a counter track is called in a row label ("util", "VSYNC (tgid 124)").
 QString counterName(const core::TraceModel& model, size_t track);
 int rowsHeight(const std::vector<TimelineRow>& rows);

@@ -289,15 +289,66 @@ std::string runStatsCsv(const RunStats& stats, StatsGrouping grouping) {
       appendTaskCsv(out, p.total);
     }
   } else {
-    out = "cpu,busy_ns,idle_ns,forced_idle_ns,lost_ns,utilisation,switches\n";
+    // The frequency and idle-state columns are empty for a CPU without such samples, as --json leaves them out.
+    out = "cpu,busy_ns,idle_ns,forced_idle_ns,lost_ns,utilisation,switches,freq_unknown_ns,mean_freq_khz,"
+          "mean_busy_freq_khz,idle_unknown_ns\n";
     char buf[256];
     for (const CpuStats& c : stats.cpus) {
-      std::snprintf(buf, sizeof buf, "%d,%lld,%lld,%lld,%lld,%.6f,%llu\n", c.cpu, static_cast<long long>(c.busyNs),
+      std::snprintf(buf, sizeof buf, "%d,%lld,%lld,%lld,%lld,%.6f,%llu", c.cpu, static_cast<long long>(c.busyNs),
                     static_cast<long long>(c.idleNs), static_cast<long long>(c.forcedIdleNs),
                     static_cast<long long>(c.lostNs), c.utilisation, static_cast<unsigned long long>(c.switches));
       out += buf;
+      if (c.freqResidencyNs.empty())
+        out += ",,,";
+      else {
+        std::snprintf(buf, sizeof buf, ",%lld,%.1f,%.1f", static_cast<long long>(c.freqUnknownNs), c.meanFreqKhz,
+                      c.meanBusyFreqKhz);
+        out += buf;
+      }
+      out += c.idleResidencyNs.empty() ? std::string(",") : "," + std::to_string(c.idleUnknownNs);
+      out += "\n";
     }
   }
+  return out;
+}
+
+namespace {
+void appendUserSlicesCsv(std::string& out, std::string_view who, const std::vector<UserSliceStats>& slices) {
+  char buf[160];
+  for (const UserSliceStats& u : slices) {
+    std::snprintf(buf, sizeof buf, ",%llu,%llu,%lld,%lld,%lld,%lld\n", static_cast<unsigned long long>(u.count),
+                  static_cast<unsigned long long>(u.open), static_cast<long long>(u.totalNs),
+                  static_cast<long long>(u.p50Ns), static_cast<long long>(u.p99Ns), static_cast<long long>(u.maxNs));
+    out += std::string(who) + csvField(u.name) + buf;
+  }
+}
+}  // namespace
+
+std::string_view toString(StatsCsvTable table) {
+  switch (table) {
+    case StatsCsvTable::FreqResidency: return "freq_residency";
+    case StatsCsvTable::IdleResidency: return "idle_residency";
+    case StatsCsvTable::UserSlices: return "user_slices";
+  }
+  return "?";
+}
+
+std::string runStatsCsv(const RunStats& stats, StatsCsvTable table) {
+  std::string out;
+  if (table == StatsCsvTable::UserSlices) {
+    out = "scope,tid,tgid,comm,name,count,open,total_ns,p50_ns,p99_ns,max_ns\n";
+    for (const TaskStats& t : stats.tasks)
+      appendUserSlicesCsv(out, "task," + std::to_string(t.tid) + "," + (t.tgid > 0 ? std::to_string(t.tgid) : "") + "," +
+                                   csvField(t.comm) + ",",
+                          t.userSlices);
+    appendUserSlicesCsv(out, "all,,,,", stats.userSlices);
+    return out;
+  }
+  const bool freq = table == StatsCsvTable::FreqResidency;
+  out = freq ? "cpu,freq_khz,residency_ns\n" : "cpu,state,residency_ns\n";
+  for (const CpuStats& c : stats.cpus)
+    for (const auto& [value, ns] : freq ? c.freqResidencyNs : c.idleResidencyNs)
+      out += std::to_string(c.cpu) + "," + std::to_string(value) + "," + std::to_string(ns) + "\n";
   return out;
 }
 

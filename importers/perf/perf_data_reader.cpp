@@ -300,16 +300,18 @@ Decoder makeDecoder(const TracepointFormat& f) {
       d.kind = ok ? spec.kind : SchedKind::Other;
       break;
     }
-    if (d.kind == SchedKind::Other && (d.power = core::powerEventOf(f.name)) != core::PowerEvent::None &&
-        d.power != core::PowerEvent::Print) {
-      d.kind = SchedKind::Power;
-      for (const auto& field : f.fields) d.named.emplace_back(field.name, resolve(f, field.name));
-    }
     if (d.kind == SchedKind::Switch) {
       d.encoding = encodingFromPrintFmt(f.printFmt);
       for (uint64_t v = 0; v < d.stateOf.size(); ++v)
         d.stateOf[v] = core::taskStateFromRaw(v, d.encoding).value_or(core::TaskState::Unknown);
     }
+  }
+  // Power events are power:cpu_idle and the like, the PELT ones sched:sched_pelt_se
+  // or lisa:lisa__sched_pelt_se: any system.
+  if (d.kind == SchedKind::Other && (d.power = core::powerEventOf(f.name)) != core::PowerEvent::None &&
+      d.power != core::PowerEvent::Print) {
+    d.kind = SchedKind::Power;
+    for (const auto& field : f.fields) d.named.emplace_back(field.name, resolve(f, field.name));
   }
   auto grow = [&](const Field& fl) {
     if (!fl.present()) return;

@@ -316,9 +316,7 @@ TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
   EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(700), stripY)).contains(QStringLiteral("2000 MHz")));
   EXPECT_TRUE(pane->toolTipAt(QPoint(xAt(200), stripY)).contains(QStringLiteral("1000 MHz")));
 
-  core::Utid t10;
-  for (size_t u = 0; u < m->threadCount(); ++u)
-    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
   w.timeline()->showTaskRow(rec, t10);
   ASSERT_TRUE(waitIdle(w));
   // CPU 0, its strip, then t10's process group: its header and t10's row.
@@ -349,6 +347,48 @@ TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
   ASSERT_TRUE(waitIdle(w));
   ASSERT_EQ(pane->rows().size(), 3u);
   EXPECT_EQ(pane->rows()[2].type, app::render::RowType::Task);
+}
+
+TEST(GuiWindow, TaskPeltSignalsFromTheViewMenuUnderTheTaskRow) {
+  // apptest::taskPeltModel(): t10's util is 100 from 0, 300 from 400 us; its load 512, then 1024.
+  ensureApp();
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  const int rec = w.addModel(withFile(apptest::taskPeltModel(), "/synthetic/pelt.trace"));
+  ASSERT_TRUE(waitIdle(w));
+  TimelinePane* pane = w.timeline()->pane(rec);
+  ASSERT_NE(pane, nullptr);
+  const auto* m = w.runs()->run(rec)->model.get();
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
+  w.timeline()->showTaskRow(rec, t10);
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(pane->rows().size(), 3u);  // CPU 0, t10's process header, t10
+  QAction* peltAction = nullptr;
+  for (QAction* a : w.findChildren<QAction*>())
+    if (a->text() == QStringLiteral("Task &PELT Signals")) peltAction = a;
+  ASSERT_NE(peltAction, nullptr);
+  peltAction->trigger();
+  ASSERT_TRUE(waitIdle(w));
+  ASSERT_EQ(pane->rows().size(), 5u);
+  EXPECT_EQ(pane->rows()[2].type, app::render::RowType::Task);
+  const auto& util = pane->rows()[4];
+  ASSERT_EQ(util.type, app::render::RowType::Counter);
+  EXPECT_EQ(util.utid, t10);
+  EXPECT_EQ(util.depth, pane->rows()[2].depth);  // indented with its task
+  const auto& vp = w.viewState()->viewport();
+  const auto xAt = [&](int64_t us) { return kGutterWidth + static_cast<int>(vp.xOf(us * 1000 - m->firstTs)); };
+  const int utilY = pane->rowTop(4) + util.height / 2;
+  EXPECT_FALSE(pane->sliceAt(QPoint(xAt(500), utilY)));
+  const QString tip = pane->toolTipAt(QPoint(xAt(500), utilY));
+  EXPECT_TRUE(tip.contains(QStringLiteral("util of t10 (tid 10)")) && tip.contains(QStringLiteral("<b>300</b>")))
+      << tip.toStdString();
+  // --strips ticks the same action; turning it off takes the lines away again.
+  w.setStrips({});
+  ASSERT_TRUE(waitIdle(w));
+  EXPECT_FALSE(peltAction->isChecked());
+  EXPECT_EQ(pane->rows().size(), 3u);
 }
 
 // A 32-CPU machine (bigMachineModel, "2s:8c:2t:4l") opens grouped by package

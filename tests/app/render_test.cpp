@@ -380,9 +380,7 @@ TEST(RenderPane, UserSlicesNestInLanesBelowTheTaskStates) {
   ensureApp();
   const auto m = apptest::powerAndMarksModel();
   const auto data = RunRenderData::create(m);
-  core::Utid t10;
-  for (size_t u = 0; u < m->threadCount(); ++u)
-    if (m->threads.tid[u] == 10) t10 = core::Utid(static_cast<uint32_t>(u));
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
   const TimelineRow row = taskRow(*m, t10, 20);
   ASSERT_EQ(row.userLanes, 2);  // outer at depth 0, inner at depth 1
   EXPECT_EQ(row.height, 20 + 2 * kUserLaneHeight);
@@ -519,4 +517,56 @@ TEST(RenderCpuCategories, SpreadIsTheFiveNumberSummaryOfTheCpusThatHaveStatistic
   EXPECT_EQ(spreads[1].count, 1);
   EXPECT_DOUBLE_EQ(spreads[1].max, 7);
   EXPECT_EQ(app::render::cpuListText({0, 1, 2, 5, 7, 8}), QStringLiteral("0-2,5,7-8"));
+}
+
+TEST(RenderPane, TaskSignalsAreLinesUnderTheirTaskFromZeroToTheirPeak) {
+  ensureApp();
+  const auto m = apptest::taskPeltModel();
+  const auto data = RunRenderData::create(m);
+  const core::Utid t10 = apptest::utidOfTid(*m, 10);
+  ASSERT_TRUE(t10.isValid());
+  std::vector<TimelineRow> rows = cpuRows(*m, 20);
+  rows.push_back(taskRow(*m, t10, 20));
+  // The CPU counters alone leave the task row bare: its signals are its own option.
+  const auto counters = withStrips(rows, *m, {false, false, true, false});
+  ASSERT_EQ(counters.size(), 3u);
+  EXPECT_EQ(counters[1].type, RowType::Counter);
+  EXPECT_FALSE(counters[1].utid.isValid());
+  EXPECT_EQ(counters[2].type, RowType::Task);
+  // Task signals: load then util (the order sched_load_se prints them), right under t10's row.
+  const auto lines = withStrips(rows, *m, {false, false, false, true});
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1].type, RowType::Task);
+  for (size_t i : {size_t{2}, size_t{3}}) {
+    EXPECT_EQ(lines[i].type, RowType::Counter);
+    EXPECT_EQ(lines[i].utid, t10);
+  }
+  EXPECT_EQ(lines[2].label.trimmed(), QStringLiteral("load"));
+  EXPECT_EQ(lines[2].sublabel, QStringLiteral("max 1024"));
+  EXPECT_EQ(lines[3].label.trimmed(), QStringLiteral("util"));
+  EXPECT_EQ(lines[3].sublabel, QStringLiteral("max 300"));
+
+  // util 100 over [0, 400) us, 300 over [400, 800), 200 to the end at 1000 us,
+  // one pixel per us. Scaled from 0 (not from its smallest, 100) to its peak
+  // 300, the line sits at y = 0.9 - 0.8 v / 300 of the row: 0.633333, 0.1,
+  // 0.366667, each drawn 0.06 either side, with a one-pixel riser at each step.
+  const Viewport view{0, 1000.0, 1000};
+  const RowDrawList util = computeRow(*data, lines[3], view);
+  std::vector<Prim> flats;
+  for (const Prim& p : util.prims)
+    if (p.x1 - p.x0 > 1.5f) flats.push_back(p);
+  ASSERT_EQ(flats.size(), 3u);
+  EXPECT_EQ(util.prims.size(), 5u);  // and two risers
+  const double expectedY[] = {0.9 - 0.8 / 3, 0.1, 0.9 - 1.6 / 3};
+  const double expectedX[][2] = {{0, 400}, {400, 800}, {800, 1000}};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(flats[i].x0, expectedX[i][0], 0.01);
+    EXPECT_NEAR(flats[i].x1, expectedX[i][1], 0.01);
+    EXPECT_NEAR((flats[i].y0 + flats[i].y1) / 2, expectedY[i], 1e-5);
+  }
+  // load 512 then 1024, its peak: y 0.5, then 0.1.
+  const RowDrawList load = computeRow(*data, lines[2], view);
+  ASSERT_GE(load.prims.size(), 2u);
+  EXPECT_NEAR((load.prims[0].y0 + load.prims[0].y1) / 2, 0.5, 1e-5);
+  EXPECT_NEAR((load.prims[1].y0 + load.prims[1].y1) / 2, 0.1, 1e-5);
 }

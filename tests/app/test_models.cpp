@@ -61,6 +61,30 @@ std::shared_ptr<core::TraceModel> powerAndMarksModel() {
   return tb.build();
 }
 
+core::Utid utidOfTid(const core::TraceModel& model, int tid) {
+  core::Utid found;
+  for (size_t u = 0; u < model.threadCount(); ++u)
+    if (model.threads.tid[u] == tid) found = core::Utid(static_cast<uint32_t>(u));
+  return found;
+}
+
+std::shared_ptr<core::TraceModel> taskPeltModel() {
+  TraceBuilder tb;
+  tb.builder().setFormat("synthetic");
+  tb.builder().addSourceFile("/synthetic/pelt.trace");
+  core::SchedBuilder& b = tb.builder();
+  using core::CounterKind;
+  tb.sw(0, 0, 0, "R", 10);
+  b.onPelt({0, 0, 10, 0}, CounterKind::Utilisation, 0, -1, {}, 50);
+  b.onPelt({0, 0, 10, 0}, CounterKind::PeltLoad, 0, 10, "t10", 512);
+  b.onPelt({0, 0, 10, 0}, CounterKind::Utilisation, 0, 10, "t10", 100);
+  b.onPelt({400000, 0, 10, 0}, CounterKind::PeltLoad, 0, 10, "t10", 1024);
+  b.onPelt({400000, 0, 10, 0}, CounterKind::Utilisation, 0, 10, "t10", 300);
+  b.onPelt({800000, 0, 10, 0}, CounterKind::Utilisation, 0, 10, "t10", 200);
+  tb.other(1000000, 0, 10);
+  return tb.build();
+}
+
 std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus) {
   TraceBuilder tb;
   tb.builder().setFormat("synthetic");

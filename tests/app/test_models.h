@@ -23,6 +23,14 @@ std::shared_ptr<core::TraceModel> denseModel(int slicesPerCpu, int cpus = 2);
 /// 1 GHz from 0 and 2 GHz from 500 us (told again at 700 us); it leaves idle (cpu_idle -1) at 0 and
 /// enters state 1 at 800 us.
 std::shared_ptr<core::TraceModel> powerAndMarksModel();
+/// The task identity of `tid` (the last, if the tid was reused); invalid if none.
+core::Utid utidOfTid(const core::TraceModel& model, int tid);
+
+/// One CPU, t10 running over [0, 1000 us], with its sched_entity's PELT
+/// signals as sched_load_se gives them: util 100 from 0, 300 from 400 us,
+/// 200 from 800 us; load 512 from 0 and 1024 from 400 us. CPU 0's root cfs_rq
+/// has util 50 from 0 (a CPU signal: not one of t10's lines).
+std::shared_ptr<core::TraceModel> taskPeltModel();
 /// 2 sockets x 8 cores x 2 threads with 4 LLCs ("2s:8c:2t:4l": CPUs 0-7,
 /// 8-15, 16-23, 24-31 share an LLC; 0-15 are package and node 0). From 0 to
 /// 1000 us (relative; absolute ts = 1000 + relative): CPUs 0-7 run t1000+c

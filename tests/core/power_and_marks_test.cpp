@@ -4,7 +4,11 @@
 // frequency / idle-state residency with the time before a CPU's first sample.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "core/analysis/stats.h"
+#include "core/analysis/stats_json.h"
 #include "core/atrace_marker.h"
 #include "support/trace_builder.h"
 
@@ -22,6 +26,13 @@ core::Utid utidOfTid(const core::TraceModel& m, int tid) {
 
 void mark(TraceBuilder& t, int64_t ts, int cpu, int tid, std::string_view text) {
   t.builder().onUserMark({ts, cpu, tid, 0}, tid, text);
+}
+
+std::vector<std::string> csvLines(const std::string& csv) {
+  std::vector<std::string> lines;
+  std::istringstream in(csv);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
 }
 
 }  // namespace
@@ -177,4 +188,79 @@ TEST(PowerResidency, EachSampleHoldsUntilTheNextAndTheStartIsUnknown) {
   EXPECT_EQ(part.cpus.at(0).freqUnknownNs, 0);
   EXPECT_EQ(part.cpus.at(0).freqResidencyNs, (std::map<int64_t, int64_t>{{1'000'000, 100}, {2'000'000, 200}}));
   EXPECT_EQ(part.cpus.at(0).idleResidencyNs, (std::map<int64_t, int64_t>{{core::kIdleStateRunning, 200}, {1, 100}}));
+}
+
+TEST(StatsCsv, ResidenciesAndUserSlicesAsLongTablesAndTheCpuColumns) {
+  // CPU 0 over [0, 1000]: t5 runs [0, 400), idle (state 1) [400, 600), t6
+  // runs [600, 1000). Frequency unknown to 100, 1 GHz to 300, 2 GHz after.
+  // t5 writes "draw" over [50, 250) and [300, 350); t6 "draw" over [700, 800),
+  // "io" over [850, 900), and begins "frame" at 950 without an end.
+  TraceBuilder t;
+  core::SchedBuilder& b = t.builder();
+  t.sw(0, 0, 0, "R", 5);
+  b.onCpuIdle({0, 0, 5, 0}, 0, core::kIdleStateRunning);
+  mark(t, 50, 0, 5, "B|5|draw");
+  b.onCpuFrequency({100, 0, 5, 0}, 0, 1'000'000);
+  mark(t, 250, 0, 5, "E|5");
+  mark(t, 300, 0, 5, "B|5|draw");
+  b.onCpuFrequency({300, 0, 5, 0}, 0, 2'000'000);
+  mark(t, 350, 0, 5, "E|5");
+  t.sw(400, 0, 5, "S", 0);
+  b.onCpuIdle({400, 0, 0, 0}, 0, 1);
+  b.onCpuIdle({600, 0, 0, 0}, 0, core::kIdleStateRunning);
+  t.sw(600, 0, 0, "R", 6);
+  mark(t, 700, 0, 6, "B|6|draw");
+  mark(t, 800, 0, 6, "E|6");
+  mark(t, 850, 0, 6, "B|6|io");
+  mark(t, 900, 0, 6, "E|6");
+  mark(t, 950, 0, 6, "B|6|frame");
+  t.other(1000, 0, 6);
+  const auto stats = core::analysis::computeStats(*t.build());
+  using core::analysis::runStatsCsv;
+  using core::analysis::StatsCsvTable;
+
+  // Residencies: each sample holds to the next, the last to the end (1000).
+  EXPECT_EQ(runStatsCsv(stats, StatsCsvTable::FreqResidency),
+            "cpu,freq_khz,residency_ns\n"
+            "0,1000000,200\n"   // [100, 300)
+            "0,2000000,700\n");  // [300, 1000]
+  EXPECT_EQ(runStatsCsv(stats, StatsCsvTable::IdleResidency),
+            "cpu,state,residency_ns\n"
+            "0,-1,800\n"  // [0, 400) and [600, 1000]
+            "0,1,200\n");
+
+  // User slices, per task and over all, by total time (nearest-rank percentiles):
+  // draw of t5: 200 and 50; of t6: 100; over all {50, 100, 200}: p50 100, p99 200.
+  // A task's tgid is the one its "B|tgid|name" lines name (each its own process here).
+  auto slices = csvLines(runStatsCsv(stats, StatsCsvTable::UserSlices));
+  ASSERT_FALSE(slices.empty());
+  EXPECT_EQ(slices.front(), "scope,tid,tgid,comm,name,count,open,total_ns,p50_ns,p99_ns,max_ns");
+  slices.erase(slices.begin());
+  std::vector<std::string> expected = {
+      "task,5,5,t5,draw,2,0,250,50,200,200",  "task,6,6,t6,draw,1,0,100,100,100,100",
+      "task,6,6,t6,io,1,0,50,50,50,50",       "task,6,6,t6,frame,0,1,0,0,0,0",
+      "all,,,,draw,3,0,350,100,200,200",     "all,,,,io,1,0,50,50,50,50",
+      "all,,,,frame,0,1,0,0,0,0",
+  };
+  // Task rows come task by task, the overall ones last, each by total time.
+  EXPECT_EQ(std::vector<std::string>(slices.end() - 3, slices.end()),
+            std::vector<std::string>(expected.end() - 3, expected.end()));
+  std::sort(slices.begin(), slices.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(slices, expected);
+
+  // The CPU table's frequency and idle columns: known for CPU 0 (mean 1 GHz x 200
+  // + 2 GHz x 700 over 900 ns; over its busy known time, [100, 400) and [600,
+  // 1000]: (1 GHz x 200 + 2 GHz x 500) / 700), empty for a CPU without samples.
+  const auto cpuLines = csvLines(runStatsCsv(stats, core::analysis::StatsGrouping::Cpu));
+  ASSERT_EQ(cpuLines.size(), 2u);
+  EXPECT_EQ(cpuLines[0],
+            "cpu,busy_ns,idle_ns,forced_idle_ns,lost_ns,utilisation,switches,freq_unknown_ns,mean_freq_khz,"
+            "mean_busy_freq_khz,idle_unknown_ns");
+  EXPECT_TRUE(cpuLines[1].starts_with("0,800,200,0,0,0.800000,")) << cpuLines[1];
+  EXPECT_TRUE(cpuLines[1].ends_with(",100,1777777.8,1714285.7,0")) << cpuLines[1];
+  core::analysis::RunStats bare = stats;
+  bare.cpus[0].freqResidencyNs.clear();
+  bare.cpus[0].idleResidencyNs.clear();
+  EXPECT_TRUE(csvLines(runStatsCsv(bare, core::analysis::StatsGrouping::Cpu))[1].ends_with(",,,,"));
 }
