@@ -613,7 +613,7 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
     waker = threadFor(wakerTid, {}, ts);  // may grow m_threads: take references only after this
   }
   ThreadRt& rt = m_threads[u.value];
-  const bool active = rt.state == TaskState::Running || isRunnable(rt.state);
+  const bool active = a.foundActive || rt.state == TaskState::Running || isRunnable(rt.state);
   if (active) {
     flags |= kWakeupNoEffect;
     m_model->diagnostics.add(DiagCode::wakeup_of_running_task);

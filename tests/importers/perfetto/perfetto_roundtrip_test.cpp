@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 
 #include "core/analysis/stats.h"
@@ -98,6 +100,27 @@ std::vector<std::pair<int64_t, int32_t>> wakeupsOf(const core::TraceModel& m) {
   for (size_t i = 0; i < m.wakeups.ts.size(); ++i) w.emplace_back(m.wakeups.ts[i], m.threads.tid[m.wakeups.wakee[i].value]);
   std::sort(w.begin(), w.end());
   return w;
+}
+
+// The first wakeup row two models differ in (time, wakee, whether it had an effect), for the failure message.
+std::string firstWakeupDifference(const core::TraceModel& a, const core::TraceModel& b) {
+  auto rows = [](const core::TraceModel& m) {
+    std::vector<std::tuple<int64_t, int32_t, bool>> w;
+    for (size_t i = 0; i < m.wakeups.ts.size(); ++i)
+      w.emplace_back(m.wakeups.ts[i], m.threads.tid[m.wakeups.wakee[i].value],
+                     (m.wakeups.flags[i] & core::kWakeupNoEffect) != 0);
+    std::sort(w.begin(), w.end());
+    return w;
+  };
+  const auto x = rows(a), y = rows(b);
+  const auto d = std::mismatch(x.begin(), x.end(), y.begin(), y.end());
+  auto show = [](const auto& it, const auto& end) {
+    if (it == end) return std::string("(end)");
+    return std::to_string(std::get<0>(*it)) + " tid " + std::to_string(std::get<1>(*it)) +
+           (std::get<2>(*it) ? " no effect" : "");
+  };
+  if (d.first == x.end() && d.second == y.end()) return "none";
+  return show(d.first, x.end()) + " vs " + show(d.second, y.end());
 }
 
 uint64_t repairedSlices(const core::TraceModel& m) {
@@ -289,6 +312,78 @@ INSTANTIATE_TEST_SUITE_P(Recordings, CompactTwin,
                              if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return std::string(param.index < 2 ? "export_of_" : "") + n;
                          });
+
+// Every recording there is: the shared ones (recorded/: each workload in every
+// format; public/: every trace an importer reads) and the workload recordings
+// beside the checkout (../rec/traces, the README's fidelity table), each read
+// back from its export to the very same statistics.
+std::vector<std::string> everyRecording() {
+  std::vector<std::string> out;
+  const fs::path shared(SCHEDLAB_SHARED_TRACES);
+  auto sortedEntries = [](const fs::path& dir) {
+    std::vector<fs::path> v;
+    for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path());
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  for (const auto& run : sortedEntries(shared / "recorded"))
+    if (fs::is_directory(run))
+      for (const char* f : {"trace.dat", "perf.data", "perf.data.old", "ctf", "trace.txt", "perf-script.txt"})
+        if (fs::exists(run / f)) out.push_back((run / f).string());
+  // A CTF trace is the folder holding `metadata`; its stream files are no trace alone.
+  std::vector<fs::path> publicFiles;
+  for (const auto& e : fs::recursive_directory_iterator(shared / "public")) publicFiles.push_back(e.path());
+  std::sort(publicFiles.begin(), publicFiles.end());
+  std::set<fs::path> ctfDirs;
+  for (const auto& p : publicFiles)
+    if (p.filename() == "metadata") ctfDirs.insert(p.parent_path());
+  for (const auto& p : publicFiles) {
+    const std::string name = p.filename().string();
+    bool insideCtf = false;
+    for (const auto& d : ctfDirs) insideCtf |= p.string().starts_with(d.string() + "/");
+    if (ctfDirs.count(p)) out.push_back(p.string());
+    if (insideCtf || !fs::is_regular_file(p)) continue;
+    if (name.starts_with("LICENSE") || name.starts_with("NOTICE") || name == "MANIFEST.md" || name == "SHA256SUMS" ||
+        name == "README" || name.ends_with(".yml"))
+      continue;
+    out.push_back(p.string());
+  }
+  const fs::path rec(SCHEDLAB_REC_TRACES);
+  if (fs::is_directory(rec))
+    for (const auto& run : sortedEntries(rec))
+      for (const char* f : {"trace.dat", "perf.data", "perf-script.txt", "ctf"})
+        if (fs::exists(run / f)) out.push_back((run / f).string());
+  return out;
+}
+
+TEST(PerfettoRoundTrip, EveryRecordingReadsItsExportBackToTheSameStatistics) {
+  if (!fs::is_directory(SCHEDLAB_SHARED_TRACES)) GTEST_SKIP() << "shared traces missing: " << SCHEDLAB_SHARED_TRACES;
+  if (!fs::is_directory(SCHEDLAB_REC_TRACES))
+    std::cout << "workload recordings missing (" << SCHEDLAB_REC_TRACES << "): only the shared traces are checked\n";
+  size_t identical = 0, compared = 0;
+  std::vector<std::string> notImportable;
+  for (const std::string& path : everyRecording()) {
+    auto r = importers::importTrace(path);
+    if (!r || r->error) {
+      notImportable.push_back(path);
+      continue;
+    }
+    const core::TraceModel& original = *r->model;
+    const std::string out = scratch("every.perfetto-trace");
+    ASSERT_TRUE(importers::perfetto::writePerfetto(original, out));
+    auto back = import(out);
+    fs::remove(out);
+    ASSERT_TRUE(back) << path;
+    ++compared;
+    const std::string difference = firstJsonDifference(statsJson(original), statsJson(*back));
+    identical += difference.empty();
+    EXPECT_EQ(difference, "") << path << "\n  first slice difference: " << firstSliceDifference(original, *back)
+                              << "\n  first wakeup difference: " << firstWakeupDifference(original, *back);
+  }
+  std::cout << "identical statistics after the round trip: " << identical << " of " << compared << " recordings\n";
+  for (const auto& p : notImportable) std::cout << "  not importable, not compared: " << p << "\n";
+  EXPECT_GT(compared, 60u);  // the shared recordings alone are 24 recordings and 20 public traces
+}
 
 TEST(PerfettoCompactSched, TheFirstCompactSwitchOfACpuIsCounted) {
   const Bytes compactBytes = compactTrace(readFile(testData("perfetto/tiny.perfetto-trace")), false);
