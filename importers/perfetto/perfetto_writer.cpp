@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <vector>
 
 #include "core/sched_builder.h"
@@ -28,6 +29,9 @@ struct Pending {
   uint32_t off;
   uint32_t len;
   bool lossBefore;  // events were lost on the CPU just before this one
+  // It begins a bundle read after every other bundle that begins by its time
+  // (ties across CPUs are read in file order): what must precede it there does.
+  bool follows = false;
 };
 
 // The model's CPU columns keep an unknown CPU (-1 in the trace) as its 16-bit pattern.
@@ -107,6 +111,7 @@ class Writer {
                    bool forcedIdle, bool lossBefore, bool repaired = false);
   void switches();
   void wakeups();
+  void orderAgainstRemoteSwitches(int32_t cpu, Utid wakee, int64_t ts);
   void taskEvents();
   void migrations();
   int32_t cpuSeenBy(int32_t cpu, int64_t ts) const;
@@ -132,6 +137,7 @@ class Writer {
   uint8_t m_pendingRank = 1;
   uint32_t m_seq = 0;
   uint64_t m_unplacedMarks = 0;
+  std::map<std::pair<int32_t, int64_t>, size_t> m_switchAt;  // the switch written on a CPU at a time
   uint64_t m_uncarriedStates = 0;
 };
 
@@ -204,6 +210,7 @@ void Writer::writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core:
   if (repaired) sw.varint(kSwitchSchedlabRepaired, 1);
   begin(ts, cpu, lossBefore);
   payload(kSchedSwitch, sw);
+  m_switchAt[{cpu, ts}] = m_events.size() - 1;
 }
 
 // The prio a run starts with: its slice's, or when the trace did not say, the first known after.
@@ -295,6 +302,20 @@ void Writer::wakeups() {
                         : (w.flags[i] & core::kWakeupHadWaking) ? kSchedWaking
                                                                 : kSchedWakeup;
     payload(id, wk);
+    if (!(w.flags[i] & core::kWakeupNoEffect)) orderAgainstRemoteSwitches(cpu, w.wakee[i], w.ts[i]);
+  }
+}
+
+// A wakeup that made its wakee runnable, where the wakee's run on another CPU
+// ends or starts at that very time: the reader must see the switch out before
+// it and the switch in after it (else it finds the wakee running).
+void Writer::orderAgainstRemoteSwitches(int32_t cpu, Utid wakee, int64_t ts) {
+  for (size_t c = 0; c < m_m.cpuSlices.size(); ++c) {
+    const auto other = static_cast<int32_t>(c);
+    if (other == cpu) continue;
+    if (runEndsAt(other, wakee, ts) && !runStartsAt(other, wakee, ts)) m_events.back().follows = true;
+    if (runStartsAt(other, wakee, ts))
+      if (auto it = m_switchAt.find({other, ts}); it != m_switchAt.end()) m_events[it->second].follows = true;
   }
 }
 
@@ -459,12 +480,17 @@ void Writer::bundles(MessageWriter& trace) {
   std::vector<Range> ranges;
   for (size_t i = 0; i < m_events.size();) {
     size_t j = i + 1;
-    while (j < m_events.size() && m_events[j].cpu == m_events[i].cpu && j - i < kBundleEvents && !m_events[j].lossBefore) ++j;
+    while (j < m_events.size() && m_events[j].cpu == m_events[i].cpu && j - i < kBundleEvents && !m_events[j].lossBefore &&
+           !m_events[j].follows)
+      ++j;
     ranges.push_back({i, j});
     i = j;
   }
   std::stable_sort(ranges.begin(), ranges.end(),
-                   [&](const Range& a, const Range& b) { return m_events[a.begin].ts < m_events[b.begin].ts; });
+                   [&](const Range& a, const Range& b) {
+                     const Pending &x = m_events[a.begin], &y = m_events[b.begin];
+                     return x.ts != y.ts ? x.ts < y.ts : x.follows < y.follows;
+                   });
   std::vector<int64_t> previousEnd(m_m.cpuSlices.size() + 1, -1);
   MessageWriter bundle, packet;
   for (const Range& r : ranges) {

@@ -123,6 +123,23 @@ std::string firstWakeupDifference(const core::TraceModel& a, const core::TraceMo
   return show(d.first, x.end()) + " vs " + show(d.second, y.end());
 }
 
+// The first task whose state rows differ between two models (tasks matched in order), for the failure message.
+std::string firstStateDifference(const core::TraceModel& a, const core::TraceModel& b) {
+  for (size_t u = 1; u < std::min(a.threads.size(), b.threads.size()); ++u) {
+    const auto [ab, ae] = a.stateRowsOf(core::Utid(static_cast<uint32_t>(u)));
+    const auto [bb, be] = b.stateRowsOf(core::Utid(static_cast<uint32_t>(u)));
+    for (uint32_t i = 0; i < std::max(ae - ab, be - bb); ++i) {
+      auto row = [](const core::TraceModel& m, uint32_t r, uint32_t end) {
+        return r < end ? std::to_string(m.threadStates.ts[r]) + " state " + std::to_string(int(m.threadStates.state[r]))
+                       : std::string("(end)");
+      };
+      const std::string x = row(a, ab + i, ae), y = row(b, bb + i, be);
+      if (x != y) return "tid " + std::to_string(a.threads.tid[u]) + ": " + x + " vs " + y;
+    }
+  }
+  return "none";
+}
+
 uint64_t repairedSlices(const core::TraceModel& m) {
   uint64_t n = 0;
   for (const auto& s : m.cpuSlices)
@@ -378,7 +395,8 @@ TEST(PerfettoRoundTrip, EveryRecordingReadsItsExportBackToTheSameStatistics) {
     const std::string difference = firstJsonDifference(statsJson(original), statsJson(*back));
     identical += difference.empty();
     EXPECT_EQ(difference, "") << path << "\n  first slice difference: " << firstSliceDifference(original, *back)
-                              << "\n  first wakeup difference: " << firstWakeupDifference(original, *back);
+                              << "\n  first wakeup difference: " << firstWakeupDifference(original, *back)
+                              << "\n  first state difference: " << firstStateDifference(original, *back);
   }
   std::cout << "identical statistics after the round trip: " << identical << " of " << compared << " recordings\n";
   for (const auto& p : notImportable) std::cout << "  not importable, not compared: " << p << "\n";
