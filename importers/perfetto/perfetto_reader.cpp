@@ -1154,8 +1154,13 @@ void Reader::take(DecodedEvent& e) {
       break;
     default: core::TaskIdentities::forEachNamedTid(e, [this](int32_t tid) { see(tid); }); break;
   }
+  // An event that ends the task it names first (its exit, or its last switch
+  // out, dead) gets the identities first: after it, naming the tid would make
+  // a new task of it (tid_reused_without_fork), and before, the task is alive.
+  const bool endsTask = e.op == EventOp::Exit || (e.op == EventOp::Switch && e.state == core::TaskState::Dead);
+  if (endsTask) m_tasks.announce(m_feed, false);
   m_feed.event(e);
-  m_tasks.announce(m_feed, e.op == EventOp::Exit);
+  if (!endsTask) m_tasks.announce(m_feed, false);
   if (!m_attribute.empty()) {
     if (e.op != EventOp::Exit)
       for (int32_t tid : m_attribute) emitAttributes(tid);

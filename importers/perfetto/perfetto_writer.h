@@ -2,8 +2,10 @@
 // that ui.perfetto.dev opens: per-CPU ftrace bundles with the sched_switch,
 // sched_waking/wakeup/wakeup_new, sched_migrate_task, fork/exec/exit events
 // the model stands for, a process_tree with thread names and tgids, cpu_info
-// and system_info, CPU frequency counters as cpu_frequency events, and
-// forced-idle and lost-data spans as named tracks. What Perfetto has no field
+// and system_info, CPU frequency and idle states as cpu_frequency and cpu_idle
+// events, atrace user slices as print events, states known before a task's
+// first event as GenericKernelTaskStateEvent packets, and forced-idle and
+// lost-data spans as named tracks. What Perfetto has no field
 // for (forced idle on a switch, SMT topology, core-scheduling cookies, uclamp,
 // replay policies) rides in SchedLab's own field numbers, which Perfetto skips,
 // so that SchedLab reads its exports back to the same model. Called by the
