@@ -22,7 +22,8 @@ enum class EventOp : uint8_t {
   Switch,     ///< tid/otherTid = prev/next, prio/otherPrio, text 0/1 = prev/next comm, state = prev_state,
               ///< aux = 1: to forced idle (replays' core scheduling), 2: a switch-in an
               ///< import inferred, as its export wrote it (onRepairedSwitch)
-  Waking,     ///< tid, prio, cpuA = target_cpu, text 0 = comm
+  Waking,     ///< tid, prio, cpuA = target_cpu, text 0 = comm, aux = 0: the trace says the
+              ///< wakeup found the task running or runnable (WakeArgs::foundActive)
   Wakeup,     ///< as Waking
   WakeupNew,  ///< as Waking
   Migrate,    ///< tid, prio, cpuA = orig_cpu, cpuB = dest_cpu, text 0 = comm
@@ -154,7 +155,7 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
     case EventOp::Waking:
     case EventOp::Wakeup:
     case EventOp::WakeupNew: {
-      const WakeArgs a{e.tid, e.textAt(0), e.prio, e.cpuA};
+      const WakeArgs a{e.tid, e.textAt(0), e.prio, e.cpuA, e.aux == 0};
       if (e.op == EventOp::Waking)
         b.onWaking(ctx, a);
       else

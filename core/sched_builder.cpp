@@ -279,7 +279,14 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
                   m_model->threads.tid[displaced.value], static_cast<long long>(ts), m_model->threads.tid[u.value]);
     recordDiagnostic(DiagCode::mismatched_switch_prev_tid, buf, cpu, ts);
     closeSlice(c, cpu, ts, TaskState::Unknown, SliceEnd::Mismatch);
-    if (m_threads[displaced.value].state == TaskState::Running && m_threads[displaced.value].cpu == cpu) {
+    // Its run here ends unseen, unless it runs elsewhere now. Not its last CPU
+    // as the builder knows it: a migration (which only a task not running
+    // gets, so its switch out was lost too) moved that, not the run.
+    const ThreadRt& d = m_threads[displaced.value];
+    const bool runsElsewhere = d.cpu != cpu && d.cpu >= 0 && static_cast<size_t>(d.cpu) < m_cpus.size() &&
+                               m_cpus[static_cast<size_t>(d.cpu)].sliceOpen &&
+                               m_cpus[static_cast<size_t>(d.cpu)].current == displaced;
+    if (d.state == TaskState::Running && !runsElsewhere) {
       setState(displaced, ts, TaskState::Unknown, cpu);
       displacedRow = static_cast<uint32_t>(m_model->threadStates.ts.size() - 1);
     }
@@ -613,7 +620,7 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
     waker = threadFor(wakerTid, {}, ts);  // may grow m_threads: take references only after this
   }
   ThreadRt& rt = m_threads[u.value];
-  const bool active = rt.state == TaskState::Running || isRunnable(rt.state);
+  const bool active = a.foundActive || rt.state == TaskState::Running || isRunnable(rt.state);
   if (active) {
     flags |= kWakeupNoEffect;
     m_model->diagnostics.add(DiagCode::wakeup_of_running_task);

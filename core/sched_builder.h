@@ -48,6 +48,10 @@ struct WakeArgs {
   std::string_view comm;
   int32_t prio = kPrioUnknown;
   int32_t targetCpu = -1;
+  /// The trace itself says the wakeup had no effect: the task was running or
+  /// runnable already (sched_wakeup's `success` 0, as kernels before 4.3 set
+  /// it from try_to_wake_up(); later ones always write 1).
+  bool foundActive = false;
 };
 
 class SchedBuilder {

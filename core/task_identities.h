@@ -94,6 +94,7 @@ class TaskIdentities {
       case EventOp::Exec:
       case EventOp::Rename:
       case EventOp::RuntimeStat:
+      case EventOp::TaskSeed:
       case EventOp::Pelt: see(e.tid); return;  // a run queue's signal has no tid (see() ignores tid <= 0)
       default: return;
     }

@@ -59,11 +59,13 @@ int exportCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   bool failed = false;
   auto model = loadTrace(args->positional()[0], *args, err, failed);
   if (!model) return kExitFailure;
-  if (auto st = importers::perfetto::writePerfetto(*model, *output); !st) {
+  importers::perfetto::PerfettoExportLosses losses;
+  if (auto st = importers::perfetto::writePerfetto(*model, *output, &losses); !st) {
     err << "schedlab-cli export: " << st.message() << "\n";
     return kExitFailure;
   }
   out << *output << "\n";
+  if (losses.any()) err << "schedlab-cli export: " << *output << ": not carried: " << losses.describe() << "\n";
   if (models.empty()) return failed ? kExitFailure : kExitOk;
 
   auto workload = replay::extractWorkload(*model);

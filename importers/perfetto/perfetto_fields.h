@@ -19,6 +19,14 @@ inline constexpr uint32_t kTrustedSequenceId = 10;
 inline constexpr uint32_t kTrackEvent = 11;
 inline constexpr uint32_t kFtraceStats = 34;
 inline constexpr uint32_t kSystemInfo = 45;
+// GenericKernelTaskStateEvent (generic_kernel/generic_task.proto, "stable
+// public API"): a task's state from the packet's timestamp on.
+inline constexpr uint32_t kGenericTaskState = 117;
+inline constexpr uint32_t kGenericTaskCpu = 1;
+inline constexpr uint32_t kGenericTaskComm = 2;
+inline constexpr uint32_t kGenericTaskTid = 3;
+inline constexpr uint32_t kGenericTaskStateField = 4;
+inline constexpr uint32_t kGenericTaskPrio = 5;
 inline constexpr uint32_t kCompressedPackets = 50;
 inline constexpr uint32_t kTrackDescriptor = 60;
 inline constexpr uint32_t kCpuInfo = 67;

@@ -213,6 +213,7 @@ class Reader final : public core::EventSink {
   core::Status decodeAll();
   bool decodePacket(const Field& packet, const Region& r);
   bool decodeBundle(const Field& bundle, const Region& r, uint64_t sequence);
+  bool decodeGenericTaskState(const Field& packet, const Field& event, const Region& r, uint64_t sequence);
   bool decodeEvent(const Field& f, const Region& r, int cpu, Block& block);
   bool decodeCompact(const Field& f, const Region& r, int cpu, Block& block);
   void finishDecoding();
@@ -348,6 +349,15 @@ uint64_t sequenceOf(const Field& packet) {
   return 0;
 }
 
+// The CPU a GenericKernelTaskStateEvent names (0 when it does not), as a stream key.
+int genericTaskCpu(const Field& event) {
+  MessageReader m(event);
+  Field x;
+  while (m.next(x))
+    if (x.id == kGenericTaskCpu && x.type == WireType::Varint) return static_cast<int>(std::min<uint64_t>(x.value, kMaxCpu - 1));
+  return 0;
+}
+
 uint32_t Reader::streamOf(uint64_t sequence, int cpu) {
   const uint64_t key = (sequence << 16) ^ static_cast<uint64_t>(cpu);
   auto [it, added] = m_streamIndex.emplace(key, static_cast<uint32_t>(m_bundlesOfStream.size()));
@@ -392,6 +402,10 @@ bool Reader::scanPacket(const Field& packet, const Region& r) {
         break;
       case kPacketSchedlab:
         if (!scanSchedlab(f, r)) return false;
+        break;
+      case kGenericTaskState:
+        // Its own stream: a writer's task states are in order among themselves.
+        ++m_bundlesOfStream[streamOf(sequenceOf(packet), genericTaskCpu(f))];
         break;
       default: break;
     }
@@ -689,14 +703,57 @@ uint16_t Reader::keyFor(uint32_t eventId) {
   return key;
 }
 
+// A GenericKernelTaskStateEvent, read as a state the task is known to have
+// from the packet's time on: a seed, which the builder takes only for a task
+// whose state no event before it told (as LTTng's statedump). Reading the
+// switches and wakeups trace_processor infers from a stream of them is not
+// done: traces that schedule through these events alone are not supported.
+bool Reader::decodeGenericTaskState(const Field& packet, const Field& event, const Region& r, uint64_t sequence) {
+  int64_t ts = 0;
+  {
+    MessageReader m(packet);
+    Field f;
+    while (m.next(f))
+      if (f.id == kPacketTimestamp && f.type == WireType::Varint) ts = static_cast<int64_t>(std::min<uint64_t>(f.value, INT64_MAX));
+  }
+  DecodedEvent e;
+  e.op = EventOp::TaskSeed;
+  e.ts = ts;
+  e.position = r.offsetOf(event.data);
+  uint64_t state = 0;
+  MessageReader m(event);
+  Field x;
+  while (m.next(x)) {
+    if (x.type != WireType::Varint) continue;
+    if (x.id == kGenericTaskTid) e.tid = x.asInt32();
+    if (x.id == kGenericTaskStateField) state = x.value;
+    if (x.id == kGenericTaskCpu) e.cpu = static_cast<int32_t>(std::min<uint64_t>(x.value, kMaxCpu - 1));
+  }
+  if (!m.ok()) return failReader(r, m, "malformed GenericKernelTaskStateEvent");
+  // TaskStateEnum: 2 RUNNABLE, 3 RUNNING, 4 INTERRUPTIBLE_SLEEP, 5 UNINTERRUPTIBLE_SLEEP, 6 STOPPED, 7 DEAD.
+  static constexpr core::TaskState kStates[] = {core::TaskState::Unknown,  core::TaskState::Unknown,
+                                                core::TaskState::Runnable, core::TaskState::Running,
+                                                core::TaskState::Sleeping, core::TaskState::Blocked,
+                                                core::TaskState::Stopped,  core::TaskState::Dead};
+  e.state = state < std::size(kStates) ? kStates[state] : core::TaskState::Unknown;
+  Block* block = takeBlock();
+  if (e.tid > 0 && e.state != core::TaskState::Unknown) block->events.push_back(e);
+  block->maxTs = ts;
+  const uint32_t stream = streamOf(sequence, genericTaskCpu(event));
+  m_sorter.pushBlock(static_cast<int>(stream), block->events, block->maxTs, block);
+  if (m_bundlesOfStream[stream] > 0 && --m_bundlesOfStream[stream] == 0) m_sorter.endCpu(static_cast<int>(stream));
+  return true;
+}
+
 bool Reader::decodePacket(const Field& packet, const Region& r) {
   MessageReader m(packet);
   Field f;
   uint64_t sequence = UINT64_MAX;
   while (m.next(f)) {
-    if (f.id != kFtraceEvents || f.type != WireType::Bytes) continue;
+    if (f.type != WireType::Bytes || (f.id != kFtraceEvents && f.id != kGenericTaskState)) continue;
     if (sequence == UINT64_MAX) sequence = sequenceOf(packet);
-    if (!decodeBundle(f, r, sequence)) return false;
+    if (!(f.id == kFtraceEvents ? decodeBundle(f, r, sequence) : decodeGenericTaskState(packet, f, r, sequence)))
+      return false;
   }
   if (!m.ok()) return failReader(r, m, "malformed TracePacket");
   return true;
@@ -858,6 +915,7 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
         if (x.id == 1) e.setText(0, comm(x));
         if (x.id == 2) e.tid = x.asInt32();
         if (x.id == 3) e.prio = x.asInt32();
+        if (x.id == 4 && x.value == 0) e.aux = 0;  // success 0: found running (WakeArgs::foundActive)
         if (x.id == 5) e.cpuA = x.asInt32();
       }
       break;
@@ -1096,8 +1154,13 @@ void Reader::take(DecodedEvent& e) {
       break;
     default: core::TaskIdentities::forEachNamedTid(e, [this](int32_t tid) { see(tid); }); break;
   }
+  // An event that ends the task it names first (its exit, or its last switch
+  // out, dead) gets the identities first: after it, naming the tid would make
+  // a new task of it (tid_reused_without_fork), and before, the task is alive.
+  const bool endsTask = e.op == EventOp::Exit || (e.op == EventOp::Switch && e.state == core::TaskState::Dead);
+  if (endsTask) m_tasks.announce(m_feed, false);
   m_feed.event(e);
-  m_tasks.announce(m_feed, e.op == EventOp::Exit);
+  if (!endsTask) m_tasks.announce(m_feed, false);
   if (!m_attribute.empty()) {
     if (e.op != EventOp::Exit)
       for (int32_t tid : m_attribute) emitAttributes(tid);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <vector>
 
 #include "core/sched_builder.h"
@@ -28,6 +29,9 @@ struct Pending {
   uint32_t off;
   uint32_t len;
   bool lossBefore;  // events were lost on the CPU just before this one
+  // It begins a bundle read after every other bundle that begins by its time
+  // (ties across CPUs are read in file order): what must precede it there does.
+  bool follows = false;
 };
 
 // The model's CPU columns keep an unknown CPU (-1 in the trace) as its 16-bit pattern.
@@ -51,10 +55,26 @@ uint64_t rawState(core::TaskState s) {
   return 1;
 }
 
+// A state as GenericKernelTaskStateEvent.TaskStateEnum has it; 0 (UNKNOWN) for
+// those the enum has no place for (traced, parked, the idle states).
+uint64_t genericTaskState(core::TaskState s) {
+  switch (s) {
+    case core::TaskState::Runnable:
+    case core::TaskState::RunnablePreempted: return 2;
+    case core::TaskState::Running: return 3;
+    case core::TaskState::Sleeping: return 4;
+    case core::TaskState::Blocked: return 5;
+    case core::TaskState::Stopped: return 6;
+    case core::TaskState::Dead: return 7;
+    default: return 0;
+  }
+}
+
 class Writer {
  public:
   explicit Writer(const TraceModel& m) : m_m(m) {}
   std::string run();
+  PerfettoExportLosses losses() const { return {m_uncarriedStates, m_unplacedMarks}; }
 
  private:
   std::string_view commAt(Utid u, int64_t ts) const;
@@ -82,6 +102,8 @@ class Writer {
     end();
   }
   int cpuRunning(Utid u, int64_t ts) const;
+  int prioFrom(Utid u, int64_t ts) const;
+  int runPrio(const core::CpuSliceTable& s, size_t i) const;
   bool runEndsAt(int cpu, Utid u, int64_t ts) const;
   bool runStartsAt(int cpu, Utid u, int64_t ts) const;
 
@@ -89,11 +111,15 @@ class Writer {
                    bool forcedIdle, bool lossBefore, bool repaired = false);
   void switches();
   void wakeups();
+  void orderAgainstRemoteSwitches(int32_t cpu, Utid wakee, int64_t ts);
   void taskEvents();
   void migrations();
-  void frequencies();
+  int32_t cpuSeenBy(int32_t cpu, int64_t ts) const;
+  void powerCounters();
+  void userMarks();
   void bundles(MessageWriter& trace);
   void processTree(MessageWriter& trace);
+  void initialStates(MessageWriter& trace);
   void systemPackets(MessageWriter& trace);
   void schedlabPackets(MessageWriter& trace);
   void namedTracks(MessageWriter& trace);
@@ -101,6 +127,7 @@ class Writer {
   const TraceModel& m_m;
   std::vector<std::vector<std::pair<int64_t, core::StringId>>> m_comms;  // by utid
   std::vector<int64_t> m_firstStart;  // by CPU: where its first slice begins
+  std::vector<std::vector<std::pair<int64_t, int16_t>>> m_runPrios;  // by utid: its runs' known prios, by start
   std::string m_arena;
   std::vector<Pending> m_events;
   MessageWriter m_ev;
@@ -109,6 +136,9 @@ class Writer {
   bool m_pendingLoss = false;
   uint8_t m_pendingRank = 1;
   uint32_t m_seq = 0;
+  uint64_t m_unplacedMarks = 0;
+  std::map<std::pair<int32_t, int64_t>, size_t> m_switchAt;  // the switch written on a CPU at a time
+  uint64_t m_uncarriedStates = 0;
 };
 
 std::string_view Writer::commAt(Utid u, int64_t ts) const {
@@ -116,6 +146,19 @@ std::string_view Writer::commAt(Utid u, int64_t ts) const {
   const auto& c = m_comms[u.value];
   auto it = std::upper_bound(c.begin(), c.end(), ts, [](int64_t t, const auto& e) { return t < e.first; });
   return m_m.strings.get(it == c.begin() ? c.front().second : std::prev(it)->second);
+}
+
+// The prio `u` has from `ts` on: that of its next run with a known prio, else
+// the last one seen. A slice keeps the prio of its switch-in only, so the prio
+// a task is switched out with (the kernel's prev_prio, which can differ: a
+// sched_setscheduler() while it ran) and that of a run whose switch-in the
+// trace lacked are known only from what follows; writing the slice's own
+// prio there would make the reader end with another last prio than the model.
+int Writer::prioFrom(Utid u, int64_t ts) const {
+  if (u == core::kIdleUtid || u.value >= m_runPrios.size()) return m_m.threads.prio[core::kIdleUtid.value];
+  const auto& p = m_runPrios[u.value];
+  auto it = std::lower_bound(p.begin(), p.end(), ts, [](const auto& e, int64_t t) { return e.first < t; });
+  return it == p.end() ? m_m.threads.prio[u.value] : it->second;
 }
 
 // The CPU `u` runs on at `ts` (or is switched out of at `ts`), or -1.
@@ -167,6 +210,12 @@ void Writer::writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core:
   if (repaired) sw.varint(kSwitchSchedlabRepaired, 1);
   begin(ts, cpu, lossBefore);
   payload(kSchedSwitch, sw);
+  m_switchAt[{cpu, ts}] = m_events.size() - 1;
+}
+
+// The prio a run starts with: its slice's, or when the trace did not say, the first known after.
+int Writer::runPrio(const core::CpuSliceTable& s, size_t i) const {
+  return s.prio[i] != core::kPrioUnknown ? s.prio[i] : prioFrom(s.utid[i], s.ts[i]);
 }
 
 void Writer::switches() {
@@ -195,8 +244,8 @@ void Writer::switches() {
       } else if (!switchedIn && !(s.flags[i] & core::kSliceStartUnknown)) {
         // The CPU's record began with this slice's switch from idle (its first
         // event, or the first after lost data): a switch, so that it is counted.
-        writeSwitch(s.ts[i], cpu, core::kIdleUtid, core::kPrioUnknown, core::TaskState::RunnablePreempted, s.utid[i],
-                    s.prio[i], s.kind[i] == core::SliceKind::ForcedIdle, afterLoss);
+        writeSwitch(s.ts[i], cpu, core::kIdleUtid, prioFrom(core::kIdleUtid, s.ts[i]), core::TaskState::RunnablePreempted,
+                    s.utid[i], runPrio(s, i), s.kind[i] == core::SliceKind::ForcedIdle, afterLoss);
         lastEvent = s.ts[i];
       } else if (!switchedIn) {
         marker(s.ts[i], cpu, afterLoss);  // the CPU is seen from here: its first slice starts here
@@ -218,8 +267,9 @@ void Writer::switches() {
       // ended on another CPU (the task found running here) ends with it.
       const bool repaired = s.endReason[i] == core::SliceEnd::Mismatch;
       if (repaired && !(nextHere && (s.flags[i + 1] & core::kSliceStartInferred))) continue;
-      writeSwitch(ts, cpu, s.utid[i], s.prio[i], s.endReason[i] == core::SliceEnd::Exited ? core::TaskState::Dead : s.endState[i],
-                  nextHere ? s.utid[i + 1] : core::kIdleUtid, nextHere ? s.prio[i + 1] : core::kPrioUnknown,
+      writeSwitch(ts, cpu, s.utid[i], prioFrom(s.utid[i], ts),
+                  s.endReason[i] == core::SliceEnd::Exited ? core::TaskState::Dead : s.endState[i],
+                  nextHere ? s.utid[i + 1] : core::kIdleUtid, nextHere ? runPrio(s, i + 1) : prioFrom(core::kIdleUtid, ts),
                   nextHere && s.kind[i + 1] == core::SliceKind::ForcedIdle, false, repaired);
       lastEvent = ts;
     }
@@ -242,12 +292,30 @@ void Writer::wakeups() {
     wk.bytes(1, commAt(w.wakee[i], w.ts[i]));
     wk.sint(2, tidOf(w.wakee[i]));
     wk.sint(3, m_m.threads.prio[w.wakee[i].value]);
-    wk.varint(4, 1);
+    // success as kernels before 4.3 wrote it: 0 when the wakee was running or
+    // runnable already. Which it was is the import's judgement at that moment;
+    // said here, the reader need not judge again after an inferred switch-in
+    // it places earlier than the judgement saw it (the export writes it there).
+    wk.varint(4, (w.flags[i] & core::kWakeupNoEffect) ? 0 : 1);
     wk.sint(5, knownCpu(w.targetCpu[i]) ? w.targetCpu[i] : -1);
     const uint32_t id = (w.flags[i] & core::kWakeupNew)         ? kSchedWakeupNew
                         : (w.flags[i] & core::kWakeupHadWaking) ? kSchedWaking
                                                                 : kSchedWakeup;
     payload(id, wk);
+    if (!(w.flags[i] & core::kWakeupNoEffect)) orderAgainstRemoteSwitches(cpu, w.wakee[i], w.ts[i]);
+  }
+}
+
+// A wakeup that made its wakee runnable, where the wakee's run on another CPU
+// ends or starts at that very time: the reader must see the switch out before
+// it and the switch in after it (else it finds the wakee running).
+void Writer::orderAgainstRemoteSwitches(int32_t cpu, Utid wakee, int64_t ts) {
+  for (size_t c = 0; c < m_m.cpuSlices.size(); ++c) {
+    const auto other = static_cast<int32_t>(c);
+    if (other == cpu) continue;
+    if (runEndsAt(other, wakee, ts) && !runStartsAt(other, wakee, ts)) m_events.back().follows = true;
+    if (runStartsAt(other, wakee, ts))
+      if (auto it = m_switchAt.find({other, ts}); it != m_switchAt.end()) m_events[it->second].follows = true;
   }
 }
 
@@ -314,20 +382,88 @@ void Writer::migrations() {
   }
 }
 
-void Writer::frequencies() {
+// A CPU whose record has begun by `ts`, to carry an event about `cpu` (the
+// kernel writes cpu_frequency and cpu_idle on the CPU that changes them, not
+// always the one they name): an event on a CPU not seen yet would move where
+// that CPU's first slice is seen to start. `cpu` itself when it has begun.
+int32_t Writer::cpuSeenBy(int32_t cpu, int64_t ts) const {
+  const auto seen = [&](size_t c) { return c < m_firstStart.size() && m_firstStart[c] <= ts; };
+  if (cpu >= 0 && seen(static_cast<size_t>(cpu))) return cpu;
+  for (size_t c = 0; c < m_firstStart.size(); ++c)
+    if (seen(c)) return static_cast<int32_t>(c);
+  return -1;
+}
+
+void Writer::powerCounters() {
   const auto& c = m_m.counters;
   for (size_t t = 0; t < c.tracks.size(); ++t) {
-    if (c.tracks[t].kind != core::CounterKind::CpuFrequencyKhz) continue;
+    const auto kind = c.tracks[t].kind;
+    if (kind != core::CounterKind::CpuFrequencyKhz && kind != core::CounterKind::CpuIdleState) continue;
     const int32_t cpu = c.tracks[t].index;
     const int64_t first = static_cast<size_t>(cpu) < m_firstStart.size() ? m_firstStart[static_cast<size_t>(cpu)] : INT64_MIN;
     for (uint32_t r = c.rowsBegin[t]; r < c.rowsBegin[t + 1]; ++r) {
       MessageWriter p;
-      p.varint(1, static_cast<uint64_t>(std::max(0.0, c.value[r])));
+      // cpu_idle's state is the kernel's u32: leaving idle is (u32)-1.
+      p.varint(1, kind == core::CounterKind::CpuIdleState ? static_cast<uint32_t>(static_cast<int64_t>(c.value[r]))
+                                                          : static_cast<uint64_t>(std::max(0.0, c.value[r])));
       p.varint(2, static_cast<uint64_t>(cpu));
-      // A value set before the CPU's first slice takes effect there (an event
-      // earlier would move where that slice is seen to start).
-      begin(std::max(c.ts[r], first), cpu);
-      payload(kCpuFrequency, p);
+      // Before any CPU's record began (nothing else can carry it), a value
+      // takes effect where the CPU's first slice does.
+      const int32_t carrier = cpuSeenBy(cpu, c.ts[r]);
+      begin(carrier >= 0 ? c.ts[r] : std::max(c.ts[r], first), carrier >= 0 ? carrier : cpu);
+      payload(kind == core::CounterKind::CpuIdleState ? kCpuIdle : kCpuFrequency, p);
+    }
+  }
+}
+
+// atrace user slices as the trace_marker writes (print events) they were
+// read from, each in its writer's context on the CPU it runs on.
+void Writer::userMarks() {
+  const auto& us = m_m.userSlices;
+  auto mark = [&](Utid u, int64_t ts, const std::string& text, bool anyWriter = false) {
+    int cpu = cpuRunning(u, ts);
+    // An async slice may end on another thread than began it (which the model
+    // does not keep): any task running then can write it, best one whose tgid
+    // is known already (the text's tgid would become that of one unknown).
+    for (size_t c = 0; cpu < 0 && anyWriter && c < m_m.cpuSlices.size(); ++c) {
+      const auto& t = m_m.cpuSlices[c];
+      auto it = std::upper_bound(t.ts.begin(), t.ts.end(), ts);
+      if (it == t.ts.begin()) continue;
+      const size_t i = static_cast<size_t>(it - t.ts.begin()) - 1;
+      if (t.kind[i] == core::SliceKind::Lost || (t.dur[i] >= 0 && t.end(i) < ts)) continue;
+      if (t.utid[i] == core::kIdleUtid || m_m.threads.tgid[t.utid[i].value] > 0) {
+        u = t.utid[i];
+        cpu = static_cast<int>(c);
+      }
+    }
+    if (cpu < 0) {
+      ++m_unplacedMarks;  // not running by the model: no CPU's context to write it in
+      return;
+    }
+    // At the instant its run starts a mark follows the switch-in; where it ends, precedes the switch-out.
+    MessageWriter& e = begin(ts, cpu, false, runEndsAt(cpu, u, ts) && !runStartsAt(cpu, u, ts) ? 0 : 2);
+    e.varint(kEventPid, static_cast<uint64_t>(static_cast<uint32_t>(tidOf(u))));
+    MessageWriter p;
+    p.bytes(2, text);
+    payload(kPrint, p);
+  };
+  for (size_t r = 0; r < us.size(); ++r) {
+    const Utid u = us.utid[r];
+    const std::string tgid = std::to_string(std::max(0, m_m.threads.tgid[u.value]));
+    const std::string name(m_m.strings.get(us.name[r]));
+    const bool ends = !(us.flags[r] & core::kUserSliceOpenAtEnd);
+    switch (us.kind[r]) {
+      case core::UserSliceKind::Sync:
+        mark(u, us.ts[r], "B|" + tgid + "|" + name);
+        if (ends) mark(u, us.ts[r] + us.dur[r], "E|" + tgid);
+        break;
+      case core::UserSliceKind::Async: {
+        const std::string key = "|" + tgid + "|" + name + "|" + std::to_string(r);
+        mark(u, us.ts[r], "S" + key);
+        if (ends) mark(u, us.ts[r] + us.dur[r], "F" + key, true);
+        break;
+      }
+      case core::UserSliceKind::Instant: mark(u, us.ts[r], name); break;
     }
   }
 }
@@ -344,12 +480,17 @@ void Writer::bundles(MessageWriter& trace) {
   std::vector<Range> ranges;
   for (size_t i = 0; i < m_events.size();) {
     size_t j = i + 1;
-    while (j < m_events.size() && m_events[j].cpu == m_events[i].cpu && j - i < kBundleEvents && !m_events[j].lossBefore) ++j;
+    while (j < m_events.size() && m_events[j].cpu == m_events[i].cpu && j - i < kBundleEvents && !m_events[j].lossBefore &&
+           !m_events[j].follows)
+      ++j;
     ranges.push_back({i, j});
     i = j;
   }
   std::stable_sort(ranges.begin(), ranges.end(),
-                   [&](const Range& a, const Range& b) { return m_events[a.begin].ts < m_events[b.begin].ts; });
+                   [&](const Range& a, const Range& b) {
+                     const Pending &x = m_events[a.begin], &y = m_events[b.begin];
+                     return x.ts != y.ts ? x.ts < y.ts : x.follows < y.follows;
+                   });
   std::vector<int64_t> previousEnd(m_m.cpuSlices.size() + 1, -1);
   MessageWriter bundle, packet;
   for (const Range& r : ranges) {
@@ -391,6 +532,47 @@ void Writer::processTree(MessageWriter& trace) {
   packet.message(kProcessTree, tree);
   packet.varint(kPacketTimestamp, static_cast<uint64_t>(std::max<int64_t>(m_m.firstTs, 0)));
   trace.message(kTracePacket, packet);
+}
+
+// A task whose first state comes before every event that names it was known
+// from outside the events (LTTng's statedump): the sched events cannot say it,
+// Perfetto's stable task-state event can.
+void Writer::initialStates(MessageWriter& trace) {
+  std::vector<int64_t> firstNamed(m_m.threads.size(), INT64_MAX);
+  auto named = [&](Utid u, int64_t ts) {
+    if (u.isValid() && u.value < firstNamed.size()) firstNamed[u.value] = std::min(firstNamed[u.value], ts);
+  };
+  for (const auto& s : m_m.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i) named(s.utid[i], s.ts[i]);
+  for (size_t i = 0; i < m_m.wakeups.ts.size(); ++i) {
+    named(m_m.wakeups.wakee[i], m_m.wakeups.ts[i]);
+    named(m_m.wakeups.waker[i], m_m.wakeups.ts[i]);
+  }
+  for (size_t i = 0; i < m_m.taskEvents.size(); ++i) {
+    named(m_m.taskEvents.utid[i], m_m.taskEvents.ts[i]);
+    named(m_m.taskEvents.other[i], m_m.taskEvents.ts[i]);
+  }
+  for (size_t i = 0; i < m_m.migrations.size(); ++i) named(m_m.migrations.utid[i], m_m.migrations.ts[i]);
+  for (size_t i = 0; i < m_m.userSlices.size(); ++i) named(m_m.userSlices.utid[i], m_m.userSlices.ts[i]);
+  const auto& st = m_m.threadStates;
+  for (size_t u = 1; u < m_m.threads.size(); ++u) {
+    const auto [b, e] = m_m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
+    if (b >= e || st.ts[b] >= firstNamed[u]) continue;
+    const uint64_t state = genericTaskState(st.state[b]);
+    if (state == 0) {
+      ++m_uncarriedStates;
+      continue;
+    }
+    MessageWriter ev, packet;
+    ev.varint(kGenericTaskCpu, st.cpu[b]);
+    ev.bytes(kGenericTaskComm, commAt(Utid(static_cast<uint32_t>(u)), st.ts[b]));
+    ev.sint(kGenericTaskTid, m_m.threads.tid[u]);
+    ev.varint(kGenericTaskStateField, state);
+    packet.varint(kPacketTimestamp, static_cast<uint64_t>(std::max<int64_t>(st.ts[b], 0)));
+    packet.message(kGenericTaskState, ev);
+    packet.varint(kTrustedSequenceId, 3);
+    trace.message(kTracePacket, packet);
+  }
 }
 
 void Writer::systemPackets(MessageWriter& trace) {
@@ -508,6 +690,12 @@ std::string Writer::run() {
   for (size_t i = 0; i < m_m.commChanges.size(); ++i)
     m_comms[m_m.commChanges.utid[i].value].emplace_back(m_m.commChanges.ts[i], m_m.commChanges.comm[i]);
   for (auto& c : m_comms) std::stable_sort(c.begin(), c.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  m_runPrios.resize(m_m.threads.size());
+  for (const auto& s : m_m.cpuSlices)
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s.kind[i] == core::SliceKind::Task && s.prio[i] != core::kPrioUnknown && s.utid[i].value < m_runPrios.size())
+        m_runPrios[s.utid[i].value].emplace_back(s.ts[i], s.prio[i]);
+  for (auto& p : m_runPrios) std::stable_sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   m_firstStart.assign(m_m.cpuSlices.size(), INT64_MAX);
   for (size_t c = 0; c < m_m.cpuSlices.size(); ++c)
     if (m_m.cpuSlices[c].size()) m_firstStart[c] = m_m.cpuSlices[c].ts[0];
@@ -518,7 +706,8 @@ std::string Writer::run() {
   taskEvents();
   wakeups();
   migrations();
-  frequencies();
+  powerCounters();
+  userMarks();
   // The trace spans what the model spans, whatever ends it.
   if (!m_m.cpuSlices.empty()) {
     int last = 0;
@@ -530,6 +719,7 @@ std::string Writer::run() {
   MessageWriter trace;
   systemPackets(trace);
   processTree(trace);
+  initialStates(trace);
   bundles(trace);
   schedlabPackets(trace);
   namedTracks(trace);
@@ -538,10 +728,25 @@ std::string Writer::run() {
 
 }  // namespace
 
-std::string encodePerfetto(const core::TraceModel& model) { return Writer(model).run(); }
+std::string PerfettoExportLosses::describe() const {
+  std::string out;
+  if (initialStates)
+    out += std::to_string(initialStates) + " task states at trace start (traced, parked or idle: no TaskStateEnum value)";
+  if (userMarks)
+    out += std::string(out.empty() ? "" : "; ") + std::to_string(userMarks) +
+           " user-slice marks of a task running nowhere then (a print event needs its writer's context)";
+  return out;
+}
 
-core::Status writePerfetto(const core::TraceModel& model, const std::string& path) {
-  const std::string bytes = encodePerfetto(model);
+std::string encodePerfetto(const core::TraceModel& model, PerfettoExportLosses* losses) {
+  Writer w(model);
+  std::string bytes = w.run();
+  if (losses) *losses = w.losses();
+  return bytes;
+}
+
+core::Status writePerfetto(const core::TraceModel& model, const std::string& path, PerfettoExportLosses* losses) {
+  const std::string bytes = encodePerfetto(model, losses);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return core::Error(path + ": cannot write");
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 
 #include "core/analysis/stats.h"
@@ -100,6 +102,44 @@ std::vector<std::pair<int64_t, int32_t>> wakeupsOf(const core::TraceModel& m) {
   return w;
 }
 
+// The first wakeup row two models differ in (time, wakee, whether it had an effect), for the failure message.
+std::string firstWakeupDifference(const core::TraceModel& a, const core::TraceModel& b) {
+  auto rows = [](const core::TraceModel& m) {
+    std::vector<std::tuple<int64_t, int32_t, bool>> w;
+    for (size_t i = 0; i < m.wakeups.ts.size(); ++i)
+      w.emplace_back(m.wakeups.ts[i], m.threads.tid[m.wakeups.wakee[i].value],
+                     (m.wakeups.flags[i] & core::kWakeupNoEffect) != 0);
+    std::sort(w.begin(), w.end());
+    return w;
+  };
+  const auto x = rows(a), y = rows(b);
+  const auto d = std::mismatch(x.begin(), x.end(), y.begin(), y.end());
+  auto show = [](const auto& it, const auto& end) {
+    if (it == end) return std::string("(end)");
+    return std::to_string(std::get<0>(*it)) + " tid " + std::to_string(std::get<1>(*it)) +
+           (std::get<2>(*it) ? " no effect" : "");
+  };
+  if (d.first == x.end() && d.second == y.end()) return "none";
+  return show(d.first, x.end()) + " vs " + show(d.second, y.end());
+}
+
+// The first task whose state rows differ between two models (tasks matched in order), for the failure message.
+std::string firstStateDifference(const core::TraceModel& a, const core::TraceModel& b) {
+  for (size_t u = 1; u < std::min(a.threads.size(), b.threads.size()); ++u) {
+    const auto [ab, ae] = a.stateRowsOf(core::Utid(static_cast<uint32_t>(u)));
+    const auto [bb, be] = b.stateRowsOf(core::Utid(static_cast<uint32_t>(u)));
+    for (uint32_t i = 0; i < std::max(ae - ab, be - bb); ++i) {
+      auto row = [](const core::TraceModel& m, uint32_t r, uint32_t end) {
+        return r < end ? std::to_string(m.threadStates.ts[r]) + " state " + std::to_string(int(m.threadStates.state[r]))
+                       : std::string("(end)");
+      };
+      const std::string x = row(a, ab + i, ae), y = row(b, bb + i, be);
+      if (x != y) return "tid " + std::to_string(a.threads.tid[u]) + ": " + x + " vs " + y;
+    }
+  }
+  return "none";
+}
+
 uint64_t repairedSlices(const core::TraceModel& m) {
   uint64_t n = 0;
   for (const auto& s : m.cpuSlices)
@@ -134,16 +174,13 @@ TEST_P(RecordingRoundTrip, ReadsItsExportBackToTheSameSchedule) {
   EXPECT_EQ(runtimeByTid(*back), runtimeByTid(*original));
   // The same wakeups (rows of equal times on different CPUs may come in
   // another order). Text formats print microseconds: there a waking and the
-  // wakee's switch out on another CPU often share a time, and which came
-  // first (whether the waking found the task still running) is not in the
-  // model, so their wakeup rows may differ.
-  const bool microseconds = std::string(GetParam()).ends_with(".txt");
-  if (!microseconds) {
-    const auto x = wakeupsOf(*original), y = wakeupsOf(*back);
-    EXPECT_EQ(y.size(), x.size());
-    const auto d = std::mismatch(x.begin(), x.end(), y.begin(), y.end());
-    EXPECT_TRUE(d.first == x.end()) << "first different wakeup at " << d.first->first << " of tid " << d.first->second;
-  }
+  // wakee's switch out on another CPU often share a time; whether the waking
+  // found the task still running is its no-effect flag, which the export
+  // writes (success 0) and orders the switch by.
+  const auto x = wakeupsOf(*original), y = wakeupsOf(*back);
+  EXPECT_EQ(y.size(), x.size());
+  const auto d = std::mismatch(x.begin(), x.end(), y.begin(), y.end());
+  EXPECT_TRUE(d.first == x.end()) << "first different wakeup at " << d.first->first << " of tid " << d.first->second;
   EXPECT_EQ(back->firstTs, original->firstTs);
   EXPECT_EQ(back->lastTs, original->lastTs);
   // The export's own markers (a CPU seen from here) are no event of the recording.
@@ -152,8 +189,7 @@ TEST_P(RecordingRoundTrip, ReadsItsExportBackToTheSameSchedule) {
                             [&](const auto& e) { return e.first == name; }))
         << name << " (" << count << ") is not in the recording";
   EXPECT_EQ(back->topology.cpuCount(), original->topology.cpuCount());
-  // The same statistics, but where those ties change who waited (text formats).
-  if (!microseconds) expectSameStats(*original, out);
+  expectSameStats(*original, out);
   fs::remove(out);
 }
 
@@ -289,6 +325,159 @@ INSTANTIATE_TEST_SUITE_P(Recordings, CompactTwin,
                              if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return std::string(param.index < 2 ? "export_of_" : "") + n;
                          });
+
+// Every recording there is: the shared ones (recorded/: each workload in every
+// format; public/: every trace an importer reads) and the workload recordings
+// beside the checkout (../rec/traces, the README's fidelity table), each read
+// back from its export to the very same statistics.
+std::vector<std::string> everyRecording() {
+  std::vector<std::string> out;
+  const fs::path shared(SCHEDLAB_SHARED_TRACES);
+  auto sortedEntries = [](const fs::path& dir) {
+    std::vector<fs::path> v;
+    for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path());
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  for (const auto& run : sortedEntries(shared / "recorded"))
+    if (fs::is_directory(run))
+      for (const char* f : {"trace.dat", "perf.data", "perf.data.old", "ctf", "trace.txt", "perf-script.txt"})
+        if (fs::exists(run / f)) out.push_back((run / f).string());
+  // A CTF trace is the folder holding `metadata`; its stream files are no trace alone.
+  std::vector<fs::path> publicFiles;
+  for (const auto& e : fs::recursive_directory_iterator(shared / "public")) publicFiles.push_back(e.path());
+  std::sort(publicFiles.begin(), publicFiles.end());
+  std::set<fs::path> ctfDirs;
+  for (const auto& p : publicFiles)
+    if (p.filename() == "metadata") ctfDirs.insert(p.parent_path());
+  for (const auto& p : publicFiles) {
+    const std::string name = p.filename().string();
+    bool insideCtf = false;
+    for (const auto& d : ctfDirs) insideCtf |= p.string().starts_with(d.string() + "/");
+    if (ctfDirs.count(p)) out.push_back(p.string());
+    if (insideCtf || !fs::is_regular_file(p)) continue;
+    if (name.starts_with("LICENSE") || name.starts_with("NOTICE") || name == "MANIFEST.md" || name == "SHA256SUMS" ||
+        name == "README" || name.ends_with(".yml"))
+      continue;
+    out.push_back(p.string());
+  }
+  const fs::path rec(SCHEDLAB_REC_TRACES);
+  if (fs::is_directory(rec))
+    for (const auto& run : sortedEntries(rec))
+      for (const char* f : {"trace.dat", "perf.data", "perf-script.txt", "ctf"})
+        if (fs::exists(run / f)) out.push_back((run / f).string());
+  return out;
+}
+
+// Recordings whose round trip still differs, each with its cause as measured
+//. Listed so that the rest must be identical, and
+// checked to still differ so that a fix shows here; none is a loss the
+// Perfetto format forces, each is a bug left open (the causes are the first
+// differences in the statistics, slices, wakeups and states, traced by hand).
+const std::map<std::string, std::string> kKnownDifferences = {
+    // The builder's state table and slices disagree after an inferred
+    // switch-in is placed earlier (placeInferredSwitchIns): a task whose
+    // switch-out was lost and who is switched in on another CPU before the
+    // event that proves the first CPU's switch keeps Running in its states
+    // (no Unknown row) while its slice there ends at the placed time; the
+    // export writes the switch there, and the reader records the Unknown.
+    {"recorded/nicemix/trace.dat", "placed switch-in: a displaced task running elsewhere keeps no Unknown state"},
+    {"interactive-batch/perf.data", "placed switch-in: a displaced task running elsewhere keeps no Unknown state"},
+    {"interactive-batch/perf-script.txt", "placed switch-in: a displaced task running elsewhere keeps no Unknown state"},
+    {"interactive-batch/ctf", "placed switch-in: a displaced task running elsewhere keeps no Unknown state"},
+    {"make-j4/trace.dat", "placed switch-in: a displaced task running elsewhere keeps no Unknown state"},
+    // Not diagnosed yet: at an inferred switch to idle, the displaced task is
+    // Runnable in the recording's states and Unknown read back, at one instant.
+    {"make-j1/trace.dat", "not diagnosed: displaced task's state at an inferred switch to idle"},
+    {"make-j1/perf.data", "not diagnosed: displaced task's state at an inferred switch to idle"},
+    {"make-j1/perf-script.txt", "not diagnosed: displaced task's state at an inferred switch to idle"},
+    // perf data convert's CTF of workloads that exec from a thread: the model
+    // holds two live tasks of one tid (a dead task's run goes on after a new
+    // task of its tid appeared: tid_reused_without_fork); Perfetto names a
+    // task by its tid, so the reader makes them one.
+    {"cyclictest-fair/ctf", "two live tasks of one tid"},
+    {"cyclictest-rt/ctf", "two live tasks of one tid"},
+    {"make-j1/ctf", "two live tasks of one tid"},
+    {"make-j2/ctf", "two live tasks of one tid"},
+    {"make-j4/ctf", "two live tasks of one tid"},
+    // Tasks first named by an event the export does not write (devlib's
+    // cpu_frequency prints become counters, a statedump-only task, a context
+    // only) are made later by the reader: the same tasks, listed in another
+    // order (stats lists tasks in the order they appear).
+    {"lisa/sched_load/trace.dat", "task order: first named by an event not exported"},
+    {"tracecompass-test-traces/bug446190", "task order: first named by an event not exported"},
+    {"perfetto_trace_cpu_sampling_not_scoped.pftrace", "task order: first named by an event not exported"},
+    // Not diagnosed yet: a task Running in the recording's states is Unknown
+    // read back at the same instant (catapult); Sleeping against Runnable at
+    // one microsecond (pipe-proc).
+    {"catapult/android_systrace.html", "not diagnosed: Running against Unknown at one instant"},
+    {"pipe-proc/perf-script.txt", "not diagnosed: Sleeping against Runnable at one microsecond"},
+};
+
+std::string knownDifference(const std::string& path) {
+  for (const auto& [suffix, cause] : kKnownDifferences)
+    if (path.ends_with(suffix)) return cause;
+  return "";
+}
+
+TEST(PerfettoRoundTrip, EveryRecordingReadsItsExportBackToTheSameStatistics) {
+  if (!fs::is_directory(SCHEDLAB_SHARED_TRACES)) GTEST_SKIP() << "shared traces missing: " << SCHEDLAB_SHARED_TRACES;
+  if (!fs::is_directory(SCHEDLAB_REC_TRACES))
+    std::cout << "workload recordings missing (" << SCHEDLAB_REC_TRACES << "): only the shared traces are checked\n";
+  size_t identical = 0, compared = 0;
+  std::vector<std::string> notImportable;
+  for (const std::string& path : everyRecording()) {
+    auto r = importers::importTrace(path);
+    if (!r || r->error) {
+      notImportable.push_back(path);
+      continue;
+    }
+    const core::TraceModel& original = *r->model;
+    importers::perfetto::PerfettoExportLosses losses;
+    const std::string bytes = importers::perfetto::encodePerfetto(original, &losses);
+    const std::string out = scratch("every.perfetto-trace");
+    writeFile(out, Bytes(bytes.begin(), bytes.end()));
+    auto back = import(out);
+    fs::remove(out);
+    ASSERT_TRUE(back) << path;
+    ++compared;
+
+    // What the export holds, by the independent walk, against the model it came from.
+    Census census;
+    censusOfTrace(Bytes(bytes.begin(), bytes.end()), census);
+    uint64_t foundActive = 0, idleRows = 0, frequencyRows = 0, marks = 0;
+    for (const uint8_t f : original.wakeups.flags) foundActive += (f & core::kWakeupNoEffect) != 0;
+    const auto& counters = original.counters;
+    for (size_t t = 0; t < counters.tracks.size(); ++t) {
+      const uint64_t rows = counters.rowsBegin[t + 1] - counters.rowsBegin[t];
+      idleRows += counters.tracks[t].kind == core::CounterKind::CpuIdleState ? rows : 0;
+      frequencyRows += counters.tracks[t].kind == core::CounterKind::CpuFrequencyKhz ? rows : 0;
+    }
+    const auto& us = original.userSlices;
+    for (size_t i = 0; i < us.size(); ++i)
+      marks += us.kind[i] == core::UserSliceKind::Instant ? 1 : (us.flags[i] & core::kUserSliceOpenAtEnd) ? 1 : 2;
+    EXPECT_EQ(census.events[20] + census.events[17] + census.events[114], original.wakeups.ts.size()) << path;
+    EXPECT_EQ(census.wakeupsFoundActive, foundActive) << path;
+    EXPECT_EQ(census.events[13], idleRows) << path;
+    EXPECT_EQ(census.events[11], frequencyRows) << path;
+    EXPECT_EQ(census.events[3] + losses.userMarks, marks) << path;
+    if (losses.any()) std::cout << path << ": the export could not carry " << losses.describe() << "\n";
+
+    const std::string difference = firstJsonDifference(statsJson(original), statsJson(*back));
+    identical += difference.empty();
+    if (const std::string known = knownDifference(path); !known.empty()) {
+      EXPECT_NE(difference, "") << path << " reads back identical now: remove it from kKnownDifferences";
+      std::cout << path << ": still differs (" << known << "): " << difference << "\n";
+      continue;
+    }
+    EXPECT_EQ(difference, "") << path << "\n  first slice difference: " << firstSliceDifference(original, *back)
+                              << "\n  first wakeup difference: " << firstWakeupDifference(original, *back)
+                              << "\n  first state difference: " << firstStateDifference(original, *back);
+  }
+  std::cout << "identical statistics after the round trip: " << identical << " of " << compared << " recordings\n";
+  for (const auto& p : notImportable) std::cout << "  not importable, not compared: " << p << "\n";
+  EXPECT_GT(compared, 60u);  // the shared recordings alone are 24 recordings and 20 public traces
+}
 
 TEST(PerfettoCompactSched, TheFirstCompactSwitchOfACpuIsCounted) {
   const Bytes compactBytes = compactTrace(readFile(testData("perfetto/tiny.perfetto-trace")), false);

@@ -143,6 +143,8 @@ struct Census {
   std::map<int32_t, std::string> nameOfThread;     ///< process_tree threads
   std::map<int32_t, std::set<std::string>> commsInEvents;  ///< sched_switch/waking comms seen per tid
   std::set<uint64_t> ftraceStatsCpus;  ///< CPUs named by ftrace_stats (one ring buffer each)
+  uint64_t wakeupsFoundActive = 0;  ///< sched_waking/wakeup/wakeup_new with success (4) 0
+  uint64_t genericTaskStates = 0;   ///< GenericKernelTaskStateEvent packets (117)
   /// cpu_frequency (11) and cpu_idle (13) samples by cpu_id: (ts, state), the
   /// idle state as the kernel's u32 read signed ((u32)-1 leaves idle).
   std::map<uint32_t, std::multiset<std::pair<uint64_t, int64_t>>> frequencyByCpu, idleByCpu;
@@ -181,6 +183,9 @@ inline void censusOfBundle(const Bytes& bundle, Census& c) {
         const int64_t value = x.num == 13 ? static_cast<int32_t>(static_cast<uint32_t>(state)) : static_cast<int64_t>(state);
         samples[static_cast<uint32_t>(cpuId)].emplace(ts, value);
       }
+      if (x.num == 17 || x.num == 20 || x.num == 114)  // sched_wakeup, sched_waking, sched_wakeup_new: success 4
+        for (const auto& y : parse(x.bytes))
+          if (y.num == 4 && y.wire == 0 && y.v == 0) ++c.wakeupsFoundActive;
       if (x.num == 4) {  // sched_switch: prev_comm 1, prev_pid 2, next_comm 5, next_pid 6
         SwitchRecord s{ts, 0, 0};
         std::string prevComm, nextComm;
@@ -204,6 +209,7 @@ inline void censusOfPacket(const Bytes& packet, Census& c) {
   for (const auto& f : parse(packet)) {
     if (f.wire != 2) continue;
     if (f.num == 1) censusOfBundle(f.bytes, c);
+    if (f.num == 117) ++c.genericTaskStates;
     if (f.num == 50) censusOfTrace(inflateBytes(f.bytes), c);
     if (f.num == 133) censusOfTrace(unzstdBytes(f.bytes), c);
     if (f.num == 34) {  // ftrace_stats: cpu_stats 2 {cpu 1}
