@@ -42,12 +42,9 @@ fi
 
 if [ "$mode" = stats ]; then
   command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 2; }
-  if [ ! -f "$file" ]; then
-    recorder=${RECORDER:-$root/tools/record-sched-trace}
-    [ -x "$recorder" ] || { echo "$file missing and no recorder at $recorder" >&2; exit 2; }
-    echo "recording $file (hackbench -g 8 -l 4000) ..." >&2
-    "$recorder" "$(dirname "$file")" perf -- hackbench -g 8 -l 4000 >/dev/null
-  fi
+  # shellcheck source=tests/bench/bench_perf_trace.sh
+  . "$here/bench_perf_trace.sh"
+  ensure_perf_trace "$file" "$root"
 else
   [ -n "$file" ] && [ -f "$file" ] || { echo "replay mode needs a trace file (about 3M events)" >&2; exit 2; }
 fi
