@@ -72,12 +72,12 @@ else
   cmds=("$cli replay $file --model baseline" "$cli info $file")
 fi
 declare -a wall cpu
-for i in $(seq "$runs"); do
+for _ in $(seq "$runs"); do
   for k in "${!cmds[@]}"; do
     # shellcheck disable=SC2086  # the command lines are word-split on purpose (paths without spaces)
     read -r w c < <(measure ${cmds[$k]})
-    wall[$k]="${wall[$k]:-} $w"
-    cpu[$k]="${cpu[$k]:-} $c"
+    wall[k]="${wall[k]:-} $w"
+    cpu[k]="${cpu[k]:-} $c"
   done
 done
 
