@@ -24,6 +24,8 @@ namespace radix_detail {
 constexpr int kMaxDigitBits = 11;
 // Parts of at most this many elements are sorted by LSD passes in cache.
 constexpr size_t kInCacheElements = size_t{1} << 14;
+// Below this, comparisons cost less than clearing the counts of a pass.
+constexpr size_t kComparisonSortElements = 64;
 
 // Sorts n elements of `a` by the low `bits` bits of their keys (the higher
 // bits are equal within the part), stably, with `b` (n elements) as scratch.
@@ -31,14 +33,14 @@ constexpr size_t kInCacheElements = size_t{1} << 14;
 template <typename T, typename KeyOf>
 T* sortPart(T* a, T* b, size_t n, int bits, KeyOf& keyOf, std::vector<size_t>& counts) {
   if (n < 2 || bits <= 0) return a;
-  if (n < 1024) {  // counting passes do not pay off below about a thousand elements
+  if (n < kComparisonSortElements) {
     std::stable_sort(a, a + n, [&](const T& x, const T& y) { return keyOf(x) < keyOf(y); });
     return a;
   }
   if (n <= kInCacheElements) {
     // Least significant digit first; smaller parts take smaller digits, so that
     // clearing the counts costs less than moving the elements.
-    const int widest = std::min(kMaxDigitBits, std::max(6, static_cast<int>(std::bit_width(n)) - 3));
+    const int widest = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 4, kMaxDigitBits);
     const int passes = (bits + widest - 1) / widest;
     const int digitBits = (bits + passes - 1) / passes;
     const size_t radix = size_t{1} << digitBits;
