@@ -1,8 +1,14 @@
-// Stable LSD radix sorts for the statistics' big sorts (latency samples,
-// state changes of a whole trace): millions of 64-bit keys, where introsort's
+// Stable radix sorts for the statistics' big sorts (latency samples, state
+// changes of a whole trace): millions of 64-bit keys, where introsort's
 // comparisons cost several times more than a few counting passes. The digits
 // are sized to the widest key, so keys spanning a small range (durations,
 // times within a trace) take two to four passes.
+//
+// A big input is first split by its most significant digit (one pass over
+// memory), then each part is sorted by its remaining digits while it sits in
+// cache: least-significant-digit passes over the whole input would each
+// stream it through memory again, and on a trace's millions of state changes
+// those passes were most of the fair-share sweep's cost.
 #pragma once
 
 #include <algorithm>
@@ -12,46 +18,92 @@
 
 namespace core {
 
+namespace radix_detail {
+
+// Digits of at most 11 bits keep the counts and the scatter targets in cache.
+constexpr int kMaxDigitBits = 11;
+// Parts of at most this many elements are sorted by LSD passes in cache.
+constexpr size_t kInCacheElements = size_t{1} << 14;
+// Below this, comparisons cost less than clearing the counts of a pass.
+constexpr size_t kComparisonSortElements = 64;
+
+// Sorts n elements of `a` by the low `bits` bits of their keys (the higher
+// bits are equal within the part), stably, with `b` (n elements) as scratch.
+// Returns whichever of the two holds the result.
+template <typename T, typename KeyOf>
+T* sortPart(T* a, T* b, size_t n, int bits, KeyOf& keyOf, std::vector<size_t>& counts) {
+  if (n < 2 || bits <= 0) return a;
+  if (n < kComparisonSortElements) {
+    std::stable_sort(a, a + n, [&](const T& x, const T& y) { return keyOf(x) < keyOf(y); });
+    return a;
+  }
+  if (n <= kInCacheElements) {
+    // Least significant digit first; smaller parts take smaller digits, so that
+    // clearing the counts costs less than moving the elements.
+    const int widest = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 4, kMaxDigitBits);
+    const int passes = (bits + widest - 1) / widest;
+    const int digitBits = (bits + passes - 1) / passes;
+    const size_t radix = size_t{1} << digitBits;
+    const uint64_t mask = radix - 1;
+    counts.assign(radix * static_cast<size_t>(passes), 0);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t k = keyOf(a[i]);
+      for (int d = 0; d < passes; ++d) ++counts[static_cast<size_t>(d) * radix + ((k >> (digitBits * d)) & mask)];
+    }
+    T* from = a;
+    T* to = b;
+    for (int d = 0; d < passes; ++d) {
+      size_t* c = counts.data() + static_cast<size_t>(d) * radix;
+      if (std::any_of(c, c + radix, [n](size_t x) { return x == n; })) continue;  // one digit value: nothing moves
+      size_t sum = 0;
+      for (size_t i = 0; i < radix; ++i) {
+        const size_t here = c[i];
+        c[i] = sum;
+        sum += here;
+      }
+      const int shift = digitBits * d;
+      for (size_t i = 0; i < n; ++i) to[c[(keyOf(from[i]) >> shift) & mask]++] = from[i];
+      std::swap(from, to);
+    }
+    return from;
+  }
+  // Most significant digit first: scatter into parts, then sort each part.
+  const int digitBits = std::min(bits, kMaxDigitBits);
+  const int shift = bits - digitBits;
+  const size_t radix = size_t{1} << digitBits;
+  const uint64_t mask = radix - 1;
+  std::vector<size_t> start(radix + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++start[((keyOf(a[i]) >> shift) & mask) + 1];
+  if (std::any_of(start.begin() + 1, start.end(), [n](size_t x) { return x == n; }))
+    return sortPart(a, b, n, shift, keyOf, counts);  // one digit value: nothing moves
+  for (size_t i = 0; i < radix; ++i) start[i + 1] += start[i];
+  std::vector<size_t> next(start.begin(), start.end() - 1);
+  for (size_t i = 0; i < n; ++i) b[next[(keyOf(a[i]) >> shift) & mask]++] = a[i];
+  for (size_t i = 0; i < radix; ++i) {
+    const size_t len = start[i + 1] - start[i];
+    T* sorted = sortPart(b + start[i], a + start[i], len, shift, keyOf, counts);
+    if (sorted != b + start[i]) std::copy(sorted, sorted + len, b + start[i]);
+  }
+  return b;
+}
+
+}  // namespace radix_detail
+
 /// Sorts `v` by keyOf(element) (a uint64_t), keeping the input order among equal keys.
 template <typename T, typename KeyOf>
 void radixSortByKey(std::vector<T>& v, KeyOf keyOf) {
   const size_t n = v.size();
   if (n < 2) return;
-  if (n < 1024) {  // counting passes do not pay off below about a thousand elements
+  if (n < 1024) {
     std::stable_sort(v.begin(), v.end(), [&](const T& a, const T& b) { return keyOf(a) < keyOf(b); });
     return;
   }
   uint64_t widest = 0;
   for (const T& x : v) widest |= keyOf(x);
   const int bits = std::max(1, static_cast<int>(std::bit_width(widest)));
-  // Digits of at most 11 bits keep the counts and the scatter targets in cache.
-  constexpr int kMaxDigitBits = 11;
-  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
-  const int digitBits = (bits + passes - 1) / passes;
-  const size_t radix = size_t{1} << digitBits;
-  const uint64_t mask = radix - 1;
-  std::vector<size_t> counts(radix * static_cast<size_t>(passes), 0);
-  for (const T& x : v) {
-    const uint64_t k = keyOf(x);
-    for (int d = 0; d < passes; ++d) ++counts[static_cast<size_t>(d) * radix + ((k >> (digitBits * d)) & mask)];
-  }
   std::vector<T> scratch(n);
-  std::vector<T>* from = &v;
-  std::vector<T>* to = &scratch;
-  for (int d = 0; d < passes; ++d) {
-    size_t* c = counts.data() + static_cast<size_t>(d) * radix;
-    if (std::any_of(c, c + radix, [n](size_t x) { return x == n; })) continue;  // one digit value: nothing moves
-    size_t sum = 0;
-    for (size_t i = 0; i < radix; ++i) {
-      const size_t here = c[i];
-      c[i] = sum;
-      sum += here;
-    }
-    const int shift = digitBits * d;
-    for (const T& x : *from) (*to)[c[(keyOf(x) >> shift) & mask]++] = x;
-    std::swap(from, to);
-  }
-  if (from != &v) v.swap(*from);
+  std::vector<size_t> counts;
+  if (radix_detail::sortPart(v.data(), scratch.data(), n, bits, keyOf, counts) != v.data()) v.swap(scratch);
 }
 
 /// Sorts signed 64-bit values ascending.

@@ -505,10 +505,13 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
   const auto& st = m.threadStates;
   std::vector<SweepTask> tasks(threadCount);
   std::vector<int64_t> demands;
+  // The row's state and CPU travel with it: read back through the row index
+  // after the sort, they were a cache miss per change.
   struct Change {
     int64_t ts;
-    uint32_t row;
     uint32_t utid;
+    CpuId cpu;
+    TaskState state;
   };
   std::vector<Change> changes;
   changes.reserve(st.size());
@@ -531,7 +534,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
       const int64_t rowEnd = r + 1 < e ? st.ts[r + 1] : std::max(st.ts[r], m.threads.endTs[u]);
       if (st.ts[r] <= range.from) atStart[u] = st.state[r], cpuAtStart[u] = st.cpu[r];
       if (st.ts[r] >= end) break;
-      if (st.ts[r] > range.from) changes.push_back({st.ts[r], r, static_cast<uint32_t>(u)});
+      if (st.ts[r] > range.from) changes.push_back({st.ts[r], static_cast<uint32_t>(u), st.cpu[r], st.state[r]});
       if (rowEnd <= range.from || !k.fair) continue;
       const bool wanting = wantsCpu(st.state[r]);
       if (wanting && !inBurst) inBurst = true, work = 0;
@@ -541,6 +544,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     if (inBurst) demands.push_back(kUnboundedDemand);
   }
   // By time, then row: the changes were pushed in row order, and the sort is stable.
+  static_assert(sizeof(Change) == 16);
   const int64_t first = changes.empty() ? 0 : std::min_element(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
                                                  return x.ts < y.ts;
                                                })->ts;
@@ -551,7 +555,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     if (wantsCpu(atStart[u]))
       sweep.change(static_cast<uint32_t>(u), true, atStart[u] == TaskState::Running, cpuAtStart[u], 0.0);
   for (const Change& c : changes)
-    sweep.change(c.utid, wantsCpu(st.state[c.row]), st.state[c.row] == TaskState::Running, st.cpu[c.row], at(c.ts));
+    sweep.change(c.utid, wantsCpu(c.state), c.state == TaskState::Running, c.cpu, at(c.ts));
   sweep.finish(at(end));
 
   for (size_t u = 1; u < threadCount; ++u) {

@@ -353,6 +353,10 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     out.userSlices = all.table(m.strings);
   }
 
+  // Needs only the model too: computed before waiting for the fair share, so
+  // that it overlaps the sweep rather than following it.
+  out.idleWhileRunnableNs = idleWhileRunnableNs(m, range);
+
   // Per-task summaries, run totals, fairness.
   const auto shares = sharesPending.get();
   std::vector<int64_t> allLat, allDelay;
@@ -376,7 +380,6 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     lagSum += f.maxAbsLagNs;
     lagMax = std::max(lagMax, f.maxAbsLagNs);
   }
-  out.idleWhileRunnableNs = idleWhileRunnableNs(m, range);
   out.wakeupLatency = Distribution::of(std::move(allLat));
   out.schedDelay = Distribution::of(std::move(allDelay));
   const size_t competing = ratios.size();

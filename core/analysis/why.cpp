@@ -24,17 +24,40 @@ int64_t rowEnd(const TraceModel& m, Utid u, uint32_t r, uint32_t e) {
 // last effective wakeup of u at or before rowTs and after the row before it
 // began (SchedBuilder stamps the Runnable row with the wakeup's time; a clamp to
 // the thread's previous state change can only move the row later).
-std::optional<uint32_t> wakeupOfRow(const TraceModel& m, Utid u, int64_t rowTs, int64_t prevRowTs) {
-  const auto rows = m.wakeupsOf(u);
-  const auto& w = m.wakeups;
-  auto it = std::upper_bound(rows.begin(), rows.end(), rowTs, [&](int64_t t, uint32_t i) { return t < w.ts[i]; });
-  while (it != rows.begin()) {
-    --it;
-    if (w.ts[*it] < prevRowTs) break;
-    if (!(w.flags[*it] & kWakeupNoEffect)) return *it;
+// `past` is the number of u's wakeups at or before rowTs.
+std::optional<uint32_t> lastEffectiveWakeup(const WakeupTable& w, std::span<const uint32_t> rows, size_t past,
+                                            int64_t prevRowTs) {
+  for (size_t i = past; i > 0; --i) {
+    const uint32_t row = rows[i - 1];
+    if (w.ts[row] < prevRowTs) break;
+    if (!(w.flags[row] & kWakeupNoEffect)) return row;
   }
   return std::nullopt;
 }
+
+std::optional<uint32_t> wakeupOfRow(const TraceModel& m, Utid u, int64_t rowTs, int64_t prevRowTs) {
+  const auto rows = m.wakeupsOf(u);
+  const auto& w = m.wakeups;
+  const auto it = std::upper_bound(rows.begin(), rows.end(), rowTs, [&](int64_t t, uint32_t i) { return t < w.ts[i]; });
+  return lastEffectiveWakeup(w, rows, static_cast<size_t>(it - rows.begin()), prevRowTs);
+}
+
+// wakeupOfRow for rows visited in time order: the wakeups already passed are
+// counted as the rows advance, rather than searched for at every row (a whole
+// trace's runnable rows made that search the costliest step of idle-while-runnable).
+class WakeupCursor {
+ public:
+  WakeupCursor(const TraceModel& m, Utid u) : m_wakeups(m.wakeups), m_rows(m.wakeupsOf(u)) {}
+  std::optional<uint32_t> ofRow(int64_t rowTs, int64_t prevRowTs) {
+    while (m_past < m_rows.size() && m_wakeups.ts[m_rows[m_past]] <= rowTs) ++m_past;
+    return lastEffectiveWakeup(m_wakeups, m_rows, m_past, prevRowTs);
+  }
+
+ private:
+  const WakeupTable& m_wakeups;
+  std::span<const uint32_t> m_rows;
+  size_t m_past = 0;
+};
 
 bool allowedOn(const TraceModel& m, Utid u, int cpu) {
   const auto& aff = m.threads.affinity[u.value];
@@ -60,6 +83,7 @@ void forEachRunnableStretch(const TraceModel& m, Utid u, TimeRange range, std::s
   const auto& mg = m.migrations;
   const auto [b, e] = m.stateRowsOf(u);
   size_t k = 0;
+  WakeupCursor wakeups(m, u);
   for (uint32_t r = b; r < e && st.ts[r] < range.to; ++r) {
     if (!isRunnable(st.state[r])) continue;
     const int64_t rowStart = st.ts[r];
@@ -67,7 +91,7 @@ void forEachRunnableStretch(const TraceModel& m, Utid u, TimeRange range, std::s
     if (end <= range.from) continue;
     int q = st.cpu[r];
     if (st.state[r] == TaskState::Runnable) {
-      if (auto w = wakeupOfRow(m, u, rowStart, r > b ? st.ts[r - 1] : INT64_MIN)) q = m.wakeups.targetCpu[*w];
+      if (auto w = wakeups.ofRow(rowStart, r > b ? st.ts[r - 1] : INT64_MIN)) q = m.wakeups.targetCpu[*w];
     }
     while (k < migrations.size() && mg.ts[migrations[k]] < rowStart) ++k;
     int64_t at = rowStart;

@@ -28,12 +28,9 @@ fi
 [ -n "$cli" ] && [ -x "$cli" ] || { echo "schedlab-cli not found; build it or pass it as the second argument" >&2; exit 2; }
 command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 2; }
 
-if [ ! -f "$file" ]; then
-  recorder=${RECORDER:-$root/tools/record-sched-trace}
-  [ -x "$recorder" ] || { echo "$file missing and no recorder at $recorder" >&2; exit 2; }
-  echo "recording $file (hackbench -g 8 -l 4000) ..." >&2
-  "$recorder" "$(dirname "$file")" perf -- hackbench -g 8 -l 4000 >/dev/null
-fi
+# shellcheck source=tests/bench/bench_perf_trace.sh
+. "$here/bench_perf_trace.sh"
+ensure_perf_trace "$file" "$root"
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

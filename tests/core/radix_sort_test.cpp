@@ -60,6 +60,30 @@ TEST(RadixSort, EqualKeysKeepTheirInputOrder) {
   EXPECT_EQ(v, expected);
 }
 
+TEST(RadixSort, BigInputsSplitByTheTopDigitKeepTiesInInputOrder) {
+  // Above the in-cache size the sort splits by the most significant digit
+  // first: trace-like times (uniform over the range) with many ties.
+  std::mt19937_64 rng(13);
+  std::vector<std::pair<uint64_t, int>> v;
+  for (int i = 0; i < 300000; ++i) v.emplace_back(rng() % 2'000'000 * 4096, i);
+  auto expected = v;
+  std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  core::radixSortByKey(v, [](const auto& p) { return p.first; });
+  EXPECT_EQ(v, expected);
+}
+
+TEST(RadixSort, SkewedBigInputsSplitTheCrowdedPartAgain) {
+  // Latency-like durations: almost all small, a few up to 2^40, so one part of
+  // the first split holds nearly everything and is split again.
+  std::mt19937_64 rng(17);
+  std::vector<int64_t> v(200000);
+  for (auto& x : v) x = rng() % 100 == 0 ? static_cast<int64_t>(rng() % (int64_t{1} << 40)) : static_cast<int64_t>(rng() % 50000);
+  auto expected = v;
+  std::sort(expected.begin(), expected.end());
+  core::radixSort(v);
+  EXPECT_EQ(v, expected);
+}
+
 TEST(RadixSort, SmallAndEmptyInputs) {
   std::vector<int64_t> empty;
   core::radixSort(empty);
