@@ -476,7 +476,10 @@ TEST(PerfettoRoundTrip, EveryRecordingReadsItsExportBackToTheSameStatistics) {
   }
   std::cout << "identical statistics after the round trip: " << identical << " of " << compared << " recordings\n";
   for (const auto& p : notImportable) std::cout << "  not importable, not compared: " << p << "\n";
-  EXPECT_GT(compared, 60u);  // the shared recordings alone are 24 recordings and 20 public traces
+  // The shared traces: 24 recordings, 5 public CTF folders and 13 other public
+  // files, of which schedviz's two .tar.gz do not import; and where the
+  // workload recordings are, 11 workloads in 4 formats each.
+  EXPECT_GE(compared, 40u + (fs::is_directory(SCHEDLAB_REC_TRACES) ? 44u : 0u));
 }
 
 TEST(PerfettoCompactSched, TheFirstCompactSwitchOfACpuIsCounted) {
