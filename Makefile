@@ -34,7 +34,7 @@ PACKAGES := cmake ninja-build g++ clang libclang-rt-14-dev pkg-config \
   qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libgl-dev \
   libtraceevent-dev libtracecmd-dev libtracefs-dev libbabeltrace2-dev \
   libgtest-dev libgmock-dev libbenchmark-dev libkshark-dev libzstd-dev zlib1g-dev \
-  trace-cmd linux-perf babeltrace2 poppler-utils util-linux fonts-dejavu-core rt-tests llvm
+  trace-cmd linux-perf babeltrace2 poppler-utils util-linux fonts-dejavu-core rt-tests llvm parallel
 
 .PHONY: setup build test test-plain test-asan test-fuzz run bench clean
 
