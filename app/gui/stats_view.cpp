@@ -271,22 +271,17 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
 
   // Per-CPU utilisation and forced idle per sibling; on a big machine, box
   // plots of the CPUs of each topology group (render::cpuCategories).
-  int cpuLimit = 0;
-  const core::Topology* widest = nullptr;
-  for (const auto* r : ready)
-    for (const auto& cs : r->stats->cpus)
-      if (cs.cpu + 1 > cpuLimit) {
-        cpuLimit = cs.cpu + 1;
-        widest = &r->model->topology;
-      }
-  const render::CpuCategories categories = widest ? render::cpuCategories(*widest, cpuLimit) : render::CpuCategories{};
+  std::vector<render::CpuRun> cpuRuns;
+  for (const auto* r : ready) cpuRuns.push_back({&r->model->topology, &r->stats->cpus});
+  const render::CpuCategories categories = render::cpuCategoriesOf(cpuRuns);
   auto cpuChart = [&](const QString& title, const QString& unit, auto value, double floorMax) {
     QChart* chart = baseChart(categories.grouped() ? tr("%1, CPUs of each %2").arg(title, categories.level) : title);
     QStringList labels;
     for (size_t g = 0; g < categories.cpus.size(); ++g) {
       // Grouped: the axis names the level, so each label is the group's number.
       QString label = categories.grouped() ? categories.labels[g].section(QLatin1Char(' '), 1) : categories.labels[g];
-      if (const auto* info = widest->cpu(categories.cpus[g].front()); !categories.grouped() && info && widest->hasSmt())
+      const core::Topology& topo = ready.front()->model->topology;  // categories exist only with a run
+      if (const auto* info = topo.cpu(categories.cpus[g].front()); !categories.grouped() && info && topo.hasSmt())
         label += QStringLiteral("\n%1\u00b7%2").arg(info->core).arg(info->thread);
       labels << label;
     }

@@ -58,6 +58,18 @@ CpuCategories cpuCategories(const core::Topology& topology, int cpuLimit, int ma
   return out;
 }
 
+CpuCategories cpuCategoriesOf(const std::vector<CpuRun>& runs, int maxCategories) {
+  int cpuLimit = 0;
+  const core::Topology* widest = nullptr;
+  for (const CpuRun& r : runs)
+    for (const auto& cs : *r.cpus)
+      if (cs.cpu + 1 > cpuLimit) {
+        cpuLimit = cs.cpu + 1;
+        widest = r.topology;
+      }
+  return widest ? cpuCategories(*widest, cpuLimit, maxCategories) : CpuCategories{};
+}
+
 QString cpuListText(const std::vector<int>& cpus) {
   QStringList parts;
   for (size_t i = 0; i < cpus.size();) {

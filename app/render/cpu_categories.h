@@ -27,6 +27,17 @@ struct CpuCategories {
 /// 2 to `maxCategories` groups, or else equal ranges of CPU numbers.
 CpuCategories cpuCategories(const core::Topology& topology, int cpuLimit, int maxCategories = 32);
 
+/// A run's topology and per-CPU statistics, for categories shared by runs
+/// shown side by side.
+struct CpuRun {
+  const core::Topology* topology;
+  const std::vector<core::analysis::CpuStats>* cpus;
+};
+
+/// Categories for CPUs up to the highest any run has statistics for, on the
+/// topology of that run; none without runs.
+CpuCategories cpuCategoriesOf(const std::vector<CpuRun>& runs, int maxCategories = 32);
+
 /// The kernel's cpulist form of ascending CPUs: "0-31,128-159".
 QString cpuListText(const std::vector<int>& cpus);
 

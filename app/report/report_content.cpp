@@ -581,15 +581,9 @@ class Builder {
   // The categories of the per-CPU figures and tables: each CPU, or on a big
   // machine the groups of the topology of the run with the most CPUs.
   render::CpuCategories cpuCategories() const {
-    int cpuLimit = 0;
-    const RunEntry* widest = &m_d.runs.front();
-    for (const auto& r : m_d.runs)
-      for (const auto& cs : r.stats.cpus)
-        if (cs.cpu + 1 > cpuLimit) {
-          cpuLimit = cs.cpu + 1;
-          widest = &r;
-        }
-    return render::cpuCategories(widest->model->topology, cpuLimit);
+    std::vector<render::CpuRun> runs;
+    for (const auto& r : m_d.runs) runs.push_back({&r.model->topology, &r.stats.cpus});
+    return render::cpuCategoriesOf(runs);
   }
 
   // "41.2% (12.0–88.1%)": a group's median with its range; a CPU's value alone.
@@ -608,13 +602,16 @@ class Builder {
                        ? QStringLiteral("Busy time of the CPUs of each %1 (% of the analysed span)").arg(categories.level)
                        : QStringLiteral("Busy time per CPU (% of the analysed span)");
     for (const auto& label : categories.labels) chart->categories << label;
+    std::vector<std::vector<render::Spread>> busyOf, switchesOf;
     for (const auto& r : m_d.runs) {
+      busyOf.push_back(render::spreadsByCategory(categories, r.stats.cpus, busy));
+      switchesOf.push_back(render::spreadsByCategory(
+          categories, r.stats.cpus, [](const core::analysis::CpuStats& c) { return static_cast<double>(c.switches); }));
       render::BarSeries s{r.tag, r.color, {}, {}};
-      auto spreads = render::spreadsByCategory(categories, r.stats.cpus, busy);
       if (categories.grouped()) {
-        s.spreads = std::move(spreads);
+        s.spreads = busyOf.back();
       } else {
-        for (const auto& sp : spreads) s.values.push_back(sp.count ? sp.median : std::nan(""));
+        for (const auto& sp : busyOf.back()) s.values.push_back(sp.count ? sp.median : std::nan(""));
       }
       chart->series.push_back(std::move(s));
     }
@@ -641,12 +638,6 @@ class Builder {
       t.columns.push_back({r.tag + (categories.grouped() ? QStringLiteral(" busy, median (range)") : QStringLiteral(" busy")),
                            categories.grouped() ? 2.0 : 1.2, true});
       t.columns.push_back({r.tag + QStringLiteral(" switches"), 1.2, true});
-    }
-    std::vector<std::vector<render::Spread>> busyOf, switchesOf;
-    for (const auto& r : m_d.runs) {
-      busyOf.push_back(render::spreadsByCategory(categories, r.stats.cpus, busy));
-      switchesOf.push_back(render::spreadsByCategory(
-          categories, r.stats.cpus, [](const core::analysis::CpuStats& c) { return static_cast<double>(c.switches); }));
     }
     for (size_t g = 0; g < categories.cpus.size(); ++g) {
       std::vector<Cell> row{categories.grouped() ? categories.labels[g].section(QLatin1Char(' '), 1)
@@ -708,9 +699,7 @@ class Builder {
       const core::Topology& topo = r.model->topology;
       Table t;
       t.dense = true;
-      int cpuLimit = 0;
-      for (const auto& cs : r.stats.cpus) cpuLimit = std::max(cpuLimit, cs.cpu + 1);
-      const render::CpuCategories categories = render::cpuCategories(topo, cpuLimit);
+      const render::CpuCategories categories = render::cpuCategoriesOf({{&topo, &r.stats.cpus}});
       if (categories.grouped()) {
         // A big machine: one row per group, forced idle summed over its CPUs.
         t.columns = {{categories.level, 0.7},
