@@ -4,6 +4,7 @@
 // Created by the policy registry; driven by replay::Engine.
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <memory>
 #include <optional>
@@ -80,7 +81,29 @@ class FairRq {
     bool operator<(const Key& o) const { return vruntime != o.vruntime ? vruntime < o.vruntime : seq < o.seq; }
   };
 
-  std::set<Key> tree;  ///< queued entities, not curr, by vruntime
+  /// The queued entities in key order. A sorted array, not a balanced tree:
+  /// runqueues hold tens of entities, where inserting by a move of the tail
+  /// costs less than a node allocation, and pick_eevdf's walk over the eligible
+  /// prefix reads contiguous keys (with std::set the walk and the rebalancing
+  /// were a fifth of a hackbench replay). Large queues pay O(n) per insert.
+  class SortedKeys {
+   public:
+    using const_iterator = std::vector<Key>::const_iterator;
+    const_iterator begin() const { return m_keys.begin(); }
+    const_iterator end() const { return m_keys.end(); }
+    bool empty() const { return m_keys.empty(); }
+    size_t size() const { return m_keys.size(); }
+    void insert(const Key& k) { m_keys.insert(std::upper_bound(m_keys.begin(), m_keys.end(), k), k); }
+    void erase(const Key& k) {
+      const auto it = std::lower_bound(m_keys.begin(), m_keys.end(), k);
+      if (it != m_keys.end() && !(k < *it)) m_keys.erase(it);
+    }
+
+   private:
+    std::vector<Key> m_keys;
+  };
+
+  SortedKeys tree;  ///< queued entities, not curr, by vruntime
   uint32_t curr = UINT32_MAX;  ///< running fair entity (on_rq, outside the tree)
   int64_t minVruntime = 0;
   int64_t avgVruntime = 0;  ///< sum of (v - min_vruntime) * w over the tree
