@@ -247,6 +247,7 @@ class IdealSweep {
     }
     k.finishClock += more;
     ++k.version;
+    m_nextCompletionKnown = false;
     if (std::isfinite(k.finishClock)) m_buckets[k.bucket].finishes.push({k.finishClock, u, k.version});
   }
 
@@ -267,19 +268,17 @@ class IdealSweep {
 
   // Serves the ideal up to t: every demand that completes before t leaves its
   // bucket at its completion instant, and the rates are recomputed there.
+  // The next completion instant is kept until a demand or a rate changes: most
+  // changes of the recorded schedule (a switch, a preemption) come before it
+  // and then cost one comparison here.
   void serveUntil(double t) {
     for (;;) {
       allocateIfDirty();
-      double first = kInf;
-      uint32_t firstBucket = 0;
-      for (uint32_t b : m_nonEmpty) {
-        Bucket& bucket = m_buckets[b];
-        while (!bucket.finishes.empty() && !tagValid(b, bucket.finishes.top())) bucket.finishes.pop();
-        if (bucket.finishes.empty() || bucket.rate <= 0) continue;
-        const double at = m_now + std::max(0.0, bucket.finishes.top().finish - bucket.clock) / bucket.rate;
-        if (at < first) first = at, firstBucket = b;
-      }
-      if (first > t) return;
+      if (!m_nextCompletionKnown) findNextCompletion();
+      if (m_nextCompletionAt > t) return;
+      const double first = m_nextCompletionAt;
+      const uint32_t firstBucket = m_nextCompletionBucket;
+      m_nextCompletionKnown = false;
       advance(first);
       // The bucket whose completion was computed lets its first task go even if
       // rounding left its clock a hair short; others due at the same instant go too.
@@ -297,6 +296,19 @@ class IdealSweep {
       }
       for (uint32_t u : done) complete(u, first);
     }
+  }
+
+  void findNextCompletion() {
+    m_nextCompletionAt = kInf;
+    m_nextCompletionBucket = 0;
+    for (uint32_t b : m_nonEmpty) {
+      Bucket& bucket = m_buckets[b];
+      while (!bucket.finishes.empty() && !tagValid(b, bucket.finishes.top())) bucket.finishes.pop();
+      if (bucket.finishes.empty() || bucket.rate <= 0) continue;
+      const double at = m_now + std::max(0.0, bucket.finishes.top().finish - bucket.clock) / bucket.rate;
+      if (at < m_nextCompletionAt) m_nextCompletionAt = at, m_nextCompletionBucket = b;
+    }
+    m_nextCompletionKnown = true;
   }
 
   void complete(uint32_t u, double t) {
@@ -319,6 +331,7 @@ class IdealSweep {
   void allocateIfDirty() {
     if (!m_dirty) return;
     m_dirty = false;
+    m_nextCompletionKnown = false;
     // Most of the time every waiting task may run anywhere (or all share one
     // class): one water fill over the buckets, without the maps of the general case.
     const uint32_t firstClass = m_nonEmpty.empty() ? 0 : m_buckets[m_nonEmpty.front()].affinityClass;
@@ -473,6 +486,9 @@ class IdealSweep {
   std::vector<uint32_t> m_nonEmpty;
   bool m_dirty = true;
   double m_now = 0;
+  bool m_nextCompletionKnown = false;
+  double m_nextCompletionAt = kInf;
+  uint32_t m_nextCompletionBucket = 0;
   std::vector<uint32_t> m_byWeight, m_done;  // scratch, kept to spare an allocation per change
 };
 

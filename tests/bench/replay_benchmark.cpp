@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "core/analysis/fair_share.h"
+#include "core/analysis/stats.h"
 #include "importers/importer.h"
 #include "replay/replay.h"
 #include "replay/workload/trace_extractor.h"
@@ -108,15 +110,39 @@ void BM_Extract(benchmark::State& state) {
   }
 }
 
+// The statistics a replay computes for the recording (and again for the
+// replay), and their costliest part, the ideal fair share, alone.
+void BM_Stats(benchmark::State& state) {
+  const Imported& im = imported();
+  if (!im.model) {
+    state.SkipWithError(("no trace: " + im.error).c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(core::analysis::computeStats(*im.model).busyNs);
+}
+
+void BM_FairShare(benchmark::State& state) {
+  const Imported& im = imported();
+  if (!im.model) {
+    state.SkipWithError(("no trace: " + im.error).c_str());
+    return;
+  }
+  for (auto _ : state)
+    benchmark::DoNotOptimize(core::analysis::computeFairShare(*im.model, core::analysis::wholeTrace(*im.model)).size());
+}
+
 }  // namespace
 
 BENCHMARK(BM_Import)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Extract)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_Stats)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_FairShare)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK_CAPTURE(BM_Replay, cfs, "cfs")->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_Replay, eevdf, "eevdf")->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_Replay, bfs, "bfs")->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_Replay, gc, "gc")->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_Replay, vrq, "vrq")->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK_CAPTURE(BM_SimulateOnly, cfs, "cfs")->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK_CAPTURE(BM_SimulateOnly, eevdf, "eevdf")->Unit(benchmark::kMillisecond)->Iterations(3);
 
 BENCHMARK_MAIN();
