@@ -121,6 +121,175 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
   return out;
 }
 
+
+// A task's (burst, offset) at recorded time ts: the last burst that had become
+// runnable by ts, and the work done in it by then (as pass 3 computes it).
+bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t ts, uint32_t& burst, int64_t& offset) {
+  const auto it = std::upper_bound(bursts.begin(), bursts.end(), ts,
+                                   [](int64_t t, const Burst& b) { return t < b.recordedStart; });
+  if (it == bursts.begin()) return false;
+  const auto b = static_cast<size_t>(it - bursts.begin() - 1);
+  const auto run = static_cast<size_t>(std::upper_bound(sc.runTs.begin(), sc.runTs.end(), ts) - sc.runTs.begin());
+  const int64_t done = run == 0 ? 0 : sc.runCumBefore[run - 1] + std::min(ts, sc.runEnd[run - 1]) - sc.runTs[run - 1];
+  burst = static_cast<uint32_t>(b);
+  offset = std::clamp<int64_t>(done - sc.burstCumStart[b], 0, bursts[b].work);
+  return true;
+}
+
+// Dataflow gates (ExtractOptions::dataflowGates). The recording shows a
+// dependency only where the consumer slept: a read that found its data
+// (written while the reader was runnable) leaves no wakeup. A preempted task
+// that is switched in again at time t goes on with whatever its producers had
+// written by t; the nearest producer the trace names is the task that woke the
+// burst it is in (or those of its last few bursts: `producers`). So the burst
+// is split there, and the rest waits, like a wakeup dependency, until each
+// producer reaches its recorded progress at t
+// (or at the switch-out before, gateAtSwitchOut): in the kernel a reader that
+// got ahead of its writer finds the socket empty and blocks. Where the
+// replay's producer is not behind, the gate is passed at once (no switch).
+// Every constraint, recorded or gate, is "task A at its progress of recorded
+// time t waits for task B's progress of the same t"; a cycle of such waits
+// would need each t earlier than the last, so gates cannot deadlock a replay,
+// and the pieces of a burst add up to its recorded work.
+void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf, bool atSwitchOut,
+                      int producers) {
+  const size_t n = w.tasks.size();
+  std::vector<uint32_t> utidOf(n, 0);
+  for (size_t u = 0; u < idOf.size(); ++u)
+    if (idOf[u] != kNoTask) utidOf[idOf[u]] = static_cast<uint32_t>(u);
+  struct Wait {
+    TaskId producer;
+    uint32_t pBurst;  // the producer's point (original numbering)
+    int64_t pOffset;
+  };
+  struct Gate {
+    uint32_t burst;  // the gated task's (original numbering)
+    int64_t offset;  // work done in that burst at the switch-in
+    int64_t ts;      // the recorded switch-in
+    std::vector<Wait> waits;
+  };
+  std::vector<std::vector<Gate>> gates(n);
+  std::vector<TaskId> talksTo;
+  for (size_t id = 0; id < n; ++id) {
+    const Scan& sc = scans[utidOf[id]];
+    const auto& bursts = w.tasks[id].bursts;
+    size_t b = 0;
+    for (size_t r = 1; r < sc.runTs.size(); ++r) {
+      while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r]) ++b;
+      const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
+      if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;
+      // The producers: the distinct tasks that woke its last `producers` bursts woken by a task.
+      talksTo.clear();
+      int seen = 0;
+      for (size_t k = b + 1; k > 0 && seen < producers; --k) {
+        const Burst& woken = bursts[k - 1];
+        if (woken.wake != WakeKind::Task || woken.waker == kNoTask) continue;
+        ++seen;
+        if (woken.waker != id && std::find(talksTo.begin(), talksTo.end(), woken.waker) == talksTo.end())
+          talksTo.push_back(woken.waker);
+      }
+      const int64_t ref = atSwitchOut ? sc.runEnd[r - 1] : sc.runTs[r];
+      Gate gate{static_cast<uint32_t>(b), offset, sc.runTs[r], {}};
+      for (const TaskId p : talksTo) {
+        const Scan& ps = scans[utidOf[p]];
+        uint32_t pb = 0, fromB = 0;
+        int64_t po = 0, fromO = 0;
+        if (!recordedPointAt(ps, w.tasks[p].bursts, ref, pb, po)) continue;
+        // Nothing new since the burst began: the wakeup dependency (or an earlier gate) already holds it.
+        if (recordedPointAt(ps, w.tasks[p].bursts, bursts[b].recordedStart, fromB, fromO) &&
+            (pb < fromB || (pb == fromB && po <= fromO)))
+          continue;
+        gate.waits.push_back({p, pb, po});
+      }
+      if (!gate.waits.empty()) gates[id].push_back(std::move(gate));
+    }
+  }
+  // New numbering: each burst becomes its pieces; pieceStart = offset of the
+  // piece in its original burst.
+  std::vector<std::vector<uint32_t>> firstPiece(n);
+  std::vector<std::vector<int64_t>> pieceStart(n);
+  for (size_t id = 0; id < n; ++id) {
+    const auto& bursts = w.tasks[id].bursts;
+    firstPiece[id].resize(bursts.size() + 1);
+    size_t g = 0;
+    for (size_t b = 0; b < bursts.size(); ++b) {
+      firstPiece[id][b] = static_cast<uint32_t>(pieceStart[id].size());
+      pieceStart[id].push_back(0);
+      for (; g < gates[id].size() && gates[id][g].burst == b; ++g) pieceStart[id].push_back(gates[id][g].offset);
+    }
+    firstPiece[id][bursts.size()] = static_cast<uint32_t>(pieceStart[id].size());
+  }
+  // A point (burst, offset) in the new numbering: a point at a split belongs to
+  // the end of the piece before it (reached before the gate is passed).
+  const auto remap = [&](size_t id, uint32_t b, int64_t o, uint32_t& nb, int64_t& no) {
+    const auto begin = pieceStart[id].begin() + firstPiece[id][b];
+    const auto end = pieceStart[id].begin() + firstPiece[id][b + 1];
+    auto k = std::lower_bound(begin + 1, end, o);  // first piece starting at or after o
+    --k;
+    nb = static_cast<uint32_t>(k - pieceStart[id].begin());
+    no = o - *k;
+  };
+  for (size_t id = 0; id < n; ++id) {
+    if (gates[id].empty()) continue;
+    for (Trigger& tr : w.tasks[id].triggers) remap(id, tr.burst, tr.offset, tr.burst, tr.offset);
+  }
+  for (size_t id = 0; id < n; ++id) {
+    for (Trigger& tr : w.tasks[id].triggers)
+      if (!tr.fork && tr.target < n) tr.targetBurst = firstPiece[tr.target][tr.targetBurst];
+  }
+  for (size_t id = 0; id < n; ++id) {
+    if (gates[id].empty()) continue;
+    Task& t = w.tasks[id];
+    std::vector<Burst> pieces;
+    pieces.reserve(pieceStart[id].size());
+    size_t g = 0;
+    for (size_t b = 0; b < t.bursts.size(); ++b) {
+      const Burst& orig = t.bursts[b];
+      Burst first = orig;
+      int64_t start = 0;
+      pieces.push_back(first);
+      for (; g < gates[id].size() && gates[id][g].burst == b; ++g) {
+        const Gate& gate = gates[id][g];
+        pieces.back().work = gate.offset - start;
+        pieces.back().recordedEnd = gate.ts;
+        Burst piece;
+        piece.wake = WakeKind::Task;
+        piece.gate = true;
+        piece.blockState = core::TaskState::Sleeping;
+        piece.waker = gate.waits.front().producer;
+        piece.wakeAfter = static_cast<uint16_t>(gate.waits.size());
+        piece.recordedStart = gate.ts;
+        piece.recordedEnd = orig.recordedEnd;
+        piece.work = orig.work - gate.offset;
+        pieces.push_back(piece);
+        start = gate.offset;
+      }
+    }
+    t.bursts = std::move(pieces);
+    w.dataflowGates += gates[id].size();
+  }
+  for (size_t id = 0; id < n; ++id)
+    for (const Gate& gate : gates[id]) {
+      const auto piece = static_cast<uint32_t>(std::lower_bound(pieceStart[id].begin() + firstPiece[id][gate.burst] + 1,
+                                                                pieceStart[id].begin() + firstPiece[id][gate.burst + 1],
+                                                                gate.offset) -
+                                               pieceStart[id].begin());
+      for (const Wait& wait : gate.waits) {
+        Trigger tr;
+        remap(wait.producer, wait.pBurst, wait.pOffset, tr.burst, tr.offset);
+        tr.target = static_cast<TaskId>(id);
+        tr.targetBurst = piece;
+        w.tasks[wait.producer].triggers.push_back(tr);
+      }
+    }
+  for (Task& t : w.tasks) {
+    const auto before = [](const Trigger& a, const Trigger& b) {
+      return a.burst != b.burst ? a.burst < b.burst : a.offset < b.offset;
+    };
+    if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
+      std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
+  }
+}
 }  // namespace
 
 bool looksLikeKernelThread(std::string_view comm) {
@@ -518,6 +687,9 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
       std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
   }
+
+  if (options.dataflowGates)
+    addDataflowGates(w, scans, idOf, options.gateAtSwitchOut, std::max(1, options.gateProducers));
 
   // The makespan covers what the trace created (the traced command's tree);
   // background tasks that were already alive only count when nothing was created.
