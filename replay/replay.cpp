@@ -213,6 +213,9 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
       extractOptions.dataflowGates = true;
       extractOptions.gateAtSwitchOut = params->get("dataflow.gate_at") == "switch_out";
       extractOptions.gateProducers = static_cast<int>(params->getInt("dataflow.producers"));
+      extractOptions.gateMutualOnly = params->getBool("dataflow.mutual");
+      extractOptions.gateSkipPreempter = params->getBool("dataflow.skip_preempter");
+      extractOptions.gateMinWakeups = static_cast<int>(params->getInt("dataflow.min_wakeups"));
     }
   }
   auto workload = extractWorkload(recording, extractOptions);

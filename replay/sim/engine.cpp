@@ -50,6 +50,17 @@ void defineEngineParams(Params& params) {
   params.defineInt("dataflow.producers", 1, 1, 64,
                    "wakeup_dependency=dataflow: the producers a gate waits for: the distinct tasks that woke the task's "
                    "last N bursts woken by a task (1: the waker of the burst it is in)");
+  params.defineBool("dataflow.mutual", false,
+                    "wakeup_dependency=dataflow: a gate waits only for producers the task itself woke at least once in "
+                    "the recording (two-way traffic: a request and its reply, a bounded buffer's data and its space), "
+                    "not for a one-way pipeline's writer, which may be far ahead of what its reader consumes");
+  params.defineBool("dataflow.skip_preempter", true,
+                    "wakeup_dependency=dataflow: a gate does not wait for the producer that took the task's CPU when it "
+                    "was preempted there (the recorded order of a wakee preempting its waker is the scheduler's "
+                    "decision, not data)");
+  params.defineInt("dataflow.min_wakeups", 1, 1, 1000000,
+                   "wakeup_dependency=dataflow: a gate waits only for producers that woke the task at least this often "
+                   "in the recording (2: a channel used again, not a one-off start signal)");
   params.defineChoice("dataflow.gate_at", "switch_in", {"switch_in", "switch_out"},
                       "wakeup_dependency=dataflow: the recorded time whose producer progress a gate waits for: the "
                       "task's switch-in, or its switch-out before it (an earlier point: fewer gates block)");

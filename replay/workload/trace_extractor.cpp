@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 #include <unordered_map>
 
 namespace replay {
@@ -30,7 +31,10 @@ struct Scan {
   std::vector<int64_t> runEnd;
   std::vector<int64_t> runCumBefore;
   int64_t work = 0;
-  std::vector<std::pair<int64_t, int64_t>> runs;  // run intervals [start, end), from the CPU slices
+  // Run intervals [start, end), from the CPU slices, with the utid of the task
+  // that took the CPU at the end (0: none at once, or idle).
+  std::vector<std::tuple<int64_t, int64_t, uint32_t>> runs;
+  std::vector<uint32_t> runNext;
   bool exits = false;
   bool forked = false;
   int64_t startTs = 0;
@@ -152,7 +156,7 @@ bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t t
 // would need each t earlier than the last, so gates cannot deadlock a replay,
 // and the pieces of a burst add up to its recorded work.
 void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf, bool atSwitchOut,
-                      int producers) {
+                      int producers, bool mutualOnly, bool skipPreempter, int minWakeups) {
   const size_t n = w.tasks.size();
   std::vector<uint32_t> utidOf(n, 0);
   for (size_t u = 0; u < idOf.size(); ++u)
@@ -170,6 +174,21 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
   };
   std::vector<std::vector<Gate>> gates(n);
   std::vector<TaskId> talksTo;
+  // Who woke whom (waker << 32 | wakee), for mutualOnly.
+  std::vector<uint64_t> woke;
+  if (mutualOnly || minWakeups > 1) {
+    for (size_t id = 0; id < n; ++id)
+      for (const Burst& b : w.tasks[id].bursts)
+        if (b.wake == WakeKind::Task && b.waker != kNoTask) woke.push_back(uint64_t{b.waker} << 32 | id);
+    std::sort(woke.begin(), woke.end());
+  }
+  const auto wokeOnce = [&](TaskId waker, TaskId wakee) {
+    return std::binary_search(woke.begin(), woke.end(), uint64_t{waker} << 32 | wakee);
+  };
+  const auto timesWoken = [&](TaskId waker, TaskId wakee) {
+    const auto range = std::equal_range(woke.begin(), woke.end(), uint64_t{waker} << 32 | wakee);
+    return static_cast<int>(range.second - range.first);
+  };
   for (size_t id = 0; id < n; ++id) {
     const Scan& sc = scans[utidOf[id]];
     const auto& bursts = w.tasks[id].bursts;
@@ -185,9 +204,18 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
         const Burst& woken = bursts[k - 1];
         if (woken.wake != WakeKind::Task || woken.waker == kNoTask) continue;
         ++seen;
-        if (woken.waker != id && std::find(talksTo.begin(), talksTo.end(), woken.waker) == talksTo.end())
+        if (woken.waker != id && (!mutualOnly || wokeOnce(static_cast<TaskId>(id), woken.waker)) &&
+            (minWakeups <= 1 || timesWoken(woken.waker, static_cast<TaskId>(id)) >= minWakeups) &&
+            std::find(talksTo.begin(), talksTo.end(), woken.waker) == talksTo.end())
           talksTo.push_back(woken.waker);
       }
+      // The task that took its CPU at the switch-out (a wakee preempting its
+      // waker): what ran first there was the scheduler's choice, which the
+      // replayed model makes itself, not data the task needed.
+      const uint32_t preempterUtid = sc.runNext[r - 1];
+      const TaskId preempter = preempterUtid && preempterUtid < idOf.size() ? idOf[preempterUtid] : kNoTask;
+      if (skipPreempter && preempter != kNoTask)
+        talksTo.erase(std::remove(talksTo.begin(), talksTo.end(), preempter), talksTo.end());
       const int64_t ref = atSwitchOut ? sc.runEnd[r - 1] : sc.runTs[r];
       Gate gate{static_cast<uint32_t>(b), offset, sc.runTs[r], {}};
       for (const TaskId p : talksTo) {
@@ -350,7 +378,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     for (size_t i = 0; i < t.size(); ++i) {
       if (t.kind[i] != core::SliceKind::Task || t.dur[i] <= 0) continue;
       Scan& s = scans[t.utid[i].value];
-      s.runs.emplace_back(t.ts[i], t.end(i));
+      const bool handedOver = i + 1 < t.size() && t.kind[i + 1] == core::SliceKind::Task && t.ts[i + 1] == t.end(i);
+      s.runs.emplace_back(t.ts[i], t.end(i), handedOver ? t.utid[i + 1].value : 0u);
       if (s.lastRunCpu >= 0 && s.lastRunCpu != static_cast<int>(cpu)) s.ranOnOneCpu = false;
       s.lastRunCpu = static_cast<int>(cpu);
     }
@@ -474,8 +503,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     if (s.bursts.empty() && !s.runs.empty()) {
       // Ran without any state the builder could track: one burst over its runs.
       Burst b;
-      b.recordedStart = s.runs.front().first;
-      b.recordedEnd = s.runs.back().second;
+      b.recordedStart = std::get<0>(s.runs.front());
+      b.recordedEnd = std::get<1>(s.runs.back());
       s.startTs = b.recordedStart;
       s.bursts.push_back(b);
       ++w.unmodelled.tasksStartedBeforeTrace;
@@ -484,13 +513,14 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     // began; the first burst takes anything earlier.
     s.burstCumStart.assign(s.bursts.size(), 0);
     size_t b = 0;
-    for (const auto& [start, end] : s.runs) {
+    for (const auto& [start, end, next] : s.runs) {
       while (b + 1 < s.bursts.size() && s.bursts[b + 1].recordedStart <= start) {
         s.burstCumStart[b + 1] = s.work;
         ++b;
       }
       s.runTs.push_back(start);
       s.runEnd.push_back(end);
+      s.runNext.push_back(next);
       s.runCumBefore.push_back(s.work);
       s.bursts[b].work += end - start;
       s.work += end - start;
@@ -689,7 +719,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   }
 
   if (options.dataflowGates)
-    addDataflowGates(w, scans, idOf, options.gateAtSwitchOut, std::max(1, options.gateProducers));
+    addDataflowGates(w, scans, idOf, options.gateAtSwitchOut, std::max(1, options.gateProducers),
+                     options.gateMutualOnly, options.gateSkipPreempter, options.gateMinWakeups);
 
   // The makespan covers what the trace created (the traced command's tree);
   // background tasks that were already alive only count when nothing was created.

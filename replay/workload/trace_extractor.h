@@ -43,6 +43,12 @@ struct ExtractOptions {
   /// The producers a gate waits for: the distinct tasks that woke the task's
   /// last `gateProducers` bursts woken by a task (1: the current burst's waker).
   int gateProducers = 1;
+  /// Only producers the task itself woke at least once in the recording.
+  bool gateMutualOnly = false;
+  /// Not the producer that took the task's CPU when it was preempted.
+  bool gateSkipPreempter = true;
+  /// Only producers that woke the task at least this often in the recording.
+  int gateMinWakeups = 1;
 };
 
 /// Fails only when the model holds no task that ever ran.
