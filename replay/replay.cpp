@@ -216,6 +216,7 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
       extractOptions.gateMutualOnly = params->getBool("dataflow.mutual");
       extractOptions.gateSkipPreempter = params->getBool("dataflow.skip_preempter");
       extractOptions.gateMinWakeups = static_cast<int>(params->getInt("dataflow.min_wakeups"));
+      extractOptions.gateAtWakeups = params->getBool("dataflow.at_wakeups");
     }
   }
   auto workload = extractWorkload(recording, extractOptions);

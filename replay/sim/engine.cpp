@@ -61,6 +61,9 @@ void defineEngineParams(Params& params) {
   params.defineInt("dataflow.min_wakeups", 1, 1, 1000000,
                    "wakeup_dependency=dataflow: a gate waits only for producers that woke the task at least this often "
                    "in the recording (2: a channel used again, not a one-off start signal)");
+  params.defineBool("dataflow.at_wakeups", false,
+                    "wakeup_dependency=dataflow: gates also where the task woke another one in the recording (a "
+                    "write into a bounded buffer needs the space its producers had freed by then)");
   params.defineChoice("dataflow.gate_at", "switch_in", {"switch_in", "switch_out"},
                       "wakeup_dependency=dataflow: the recorded time whose producer progress a gate waits for: the "
                       "task's switch-in, or its switch-out before it (an earlier point: fewer gates block)");

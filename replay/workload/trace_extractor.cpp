@@ -156,7 +156,7 @@ bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t t
 // would need each t earlier than the last, so gates cannot deadlock a replay,
 // and the pieces of a burst add up to its recorded work.
 void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf, bool atSwitchOut,
-                      int producers, bool mutualOnly, bool skipPreempter, int minWakeups) {
+                      int producers, bool mutualOnly, bool skipPreempter, int minWakeups, bool atWakeups) {
   const size_t n = w.tasks.size();
   std::vector<uint32_t> utidOf(n, 0);
   for (size_t u = 0; u < idOf.size(); ++u)
@@ -189,42 +189,78 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
     const auto range = std::equal_range(woke.begin(), woke.end(), uint64_t{waker} << 32 | wakee);
     return static_cast<int>(range.second - range.first);
   };
+  // Where a gate may go: a switch-in after a preemption, and (atWakeups) a
+  // point where the task woke another one.
+  struct Candidate {
+    uint32_t burst;
+    int64_t offset;
+    int64_t ts;   // recorded time at the point
+    int64_t ref;  // recorded time whose producer progress the gate waits for
+    TaskId preempter;  // a producer it does not wait for (the preempter, or the task woken there)
+  };
+  std::vector<Candidate> candidates;
   for (size_t id = 0; id < n; ++id) {
     const Scan& sc = scans[utidOf[id]];
     const auto& bursts = w.tasks[id].bursts;
+    candidates.clear();
     size_t b = 0;
     for (size_t r = 1; r < sc.runTs.size(); ++r) {
       while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r]) ++b;
       const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
       if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;
-      // The producers: the distinct tasks that woke its last `producers` bursts woken by a task.
-      talksTo.clear();
-      int seen = 0;
-      for (size_t k = b + 1; k > 0 && seen < producers; --k) {
-        const Burst& woken = bursts[k - 1];
-        if (woken.wake != WakeKind::Task || woken.waker == kNoTask) continue;
-        ++seen;
-        if (woken.waker != id && (!mutualOnly || wokeOnce(static_cast<TaskId>(id), woken.waker)) &&
-            (minWakeups <= 1 || timesWoken(woken.waker, static_cast<TaskId>(id)) >= minWakeups) &&
-            std::find(talksTo.begin(), talksTo.end(), woken.waker) == talksTo.end())
-          talksTo.push_back(woken.waker);
-      }
       // The task that took its CPU at the switch-out (a wakee preempting its
       // waker): what ran first there was the scheduler's choice, which the
       // replayed model makes itself, not data the task needed.
       const uint32_t preempterUtid = sc.runNext[r - 1];
       const TaskId preempter = preempterUtid && preempterUtid < idOf.size() ? idOf[preempterUtid] : kNoTask;
-      if (skipPreempter && preempter != kNoTask)
-        talksTo.erase(std::remove(talksTo.begin(), talksTo.end(), preempter), talksTo.end());
-      const int64_t ref = atSwitchOut ? sc.runEnd[r - 1] : sc.runTs[r];
-      Gate gate{static_cast<uint32_t>(b), offset, sc.runTs[r], {}};
+      candidates.push_back({static_cast<uint32_t>(b), offset, sc.runTs[r], atSwitchOut ? sc.runEnd[r - 1] : sc.runTs[r],
+                            skipPreempter ? preempter : kNoTask});
+    }
+    if (atWakeups) {
+      for (const Trigger& tr : w.tasks[id].triggers) {
+        if (tr.fork || tr.target == kNoTask || tr.offset <= 0 || tr.offset >= bursts[tr.burst].work) continue;
+        // The recorded time of the point: in the run where the task's work reached it.
+        const int64_t cum = sc.burstCumStart[tr.burst] + tr.offset;
+        const auto it = std::lower_bound(sc.runCumBefore.begin(), sc.runCumBefore.end(), cum);
+        if (it == sc.runCumBefore.begin()) continue;
+        const auto r = static_cast<size_t>(it - sc.runCumBefore.begin() - 1);
+        const int64_t ts = sc.runTs[r] + (cum - sc.runCumBefore[r]);
+        // Not on the task it wakes there: that one sleeps until this write, so
+        // waiting for it would only copy the recorded order (the wakee asleep first).
+        candidates.push_back({tr.burst, tr.offset, ts, ts, tr.target});
+      }
+      std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& c) {
+        return a.burst != c.burst ? a.burst < c.burst : a.offset < c.offset;
+      });
+      candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                                   [](const Candidate& a, const Candidate& c) {
+                                     return a.burst == c.burst && a.offset == c.offset;
+                                   }),
+                       candidates.end());
+    }
+    for (const Candidate& c : candidates) {
+      const size_t cb = c.burst;
+      // The producers: the distinct tasks that woke its last `producers` bursts woken by a task.
+      talksTo.clear();
+      int seen = 0;
+      for (size_t k = cb + 1; k > 0 && seen < producers; --k) {
+        const Burst& woken = bursts[k - 1];
+        if (woken.wake != WakeKind::Task || woken.waker == kNoTask) continue;
+        ++seen;
+        if (woken.waker != id && woken.waker != c.preempter &&
+            (!mutualOnly || wokeOnce(static_cast<TaskId>(id), woken.waker)) &&
+            (minWakeups <= 1 || timesWoken(woken.waker, static_cast<TaskId>(id)) >= minWakeups) &&
+            std::find(talksTo.begin(), talksTo.end(), woken.waker) == talksTo.end())
+          talksTo.push_back(woken.waker);
+      }
+      Gate gate{c.burst, c.offset, c.ts, {}};
       for (const TaskId p : talksTo) {
         const Scan& ps = scans[utidOf[p]];
         uint32_t pb = 0, fromB = 0;
         int64_t po = 0, fromO = 0;
-        if (!recordedPointAt(ps, w.tasks[p].bursts, ref, pb, po)) continue;
+        if (!recordedPointAt(ps, w.tasks[p].bursts, c.ref, pb, po)) continue;
         // Nothing new since the burst began: the wakeup dependency (or an earlier gate) already holds it.
-        if (recordedPointAt(ps, w.tasks[p].bursts, bursts[b].recordedStart, fromB, fromO) &&
+        if (recordedPointAt(ps, w.tasks[p].bursts, bursts[cb].recordedStart, fromB, fromO) &&
             (pb < fromB || (pb == fromB && po <= fromO)))
           continue;
         gate.waits.push_back({p, pb, po});
@@ -720,7 +756,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
 
   if (options.dataflowGates)
     addDataflowGates(w, scans, idOf, options.gateAtSwitchOut, std::max(1, options.gateProducers),
-                     options.gateMutualOnly, options.gateSkipPreempter, options.gateMinWakeups);
+                     options.gateMutualOnly, options.gateSkipPreempter, options.gateMinWakeups,
+                     options.gateAtWakeups);
 
   // The makespan covers what the trace created (the traced command's tree);
   // background tasks that were already alive only count when nothing was created.

@@ -49,6 +49,9 @@ struct ExtractOptions {
   bool gateSkipPreempter = true;
   /// Only producers that woke the task at least this often in the recording.
   int gateMinWakeups = 1;
+  /// Gates also where the task woke another one (a write: what it wrote
+  /// needed, in a bounded buffer, the space its producers had freed by then).
+  bool gateAtWakeups = false;
 };
 
 /// Fails only when the model holds no task that ever ran.
