@@ -204,7 +204,22 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
   // while the workload is extracted and replayed (the model is immutable).
   auto recordedPending =
       std::async(std::launch::async, [&recording] { return core::analysis::computeStats(recording); });
-  auto workload = extractWorkload(recording, extract);
+  // wakeup_dependency=dataflow shapes the workload itself (its gates): read
+  // from the parameters as the replay will resolve them.
+  ExtractOptions extractOptions = extract;
+  if (auto params = defaultParams(options.model)) {
+    for (const std::string& assignment : options.params) (void)params->setAssignment(assignment);
+    if (params->get("wakeup_dependency") == "dataflow") {
+      extractOptions.dataflowGates = true;
+      extractOptions.gateAtSwitchOut = params->get("dataflow.gate_at") == "switch_out";
+      extractOptions.gateProducers = static_cast<int>(params->getInt("dataflow.producers"));
+      extractOptions.gateMutualOnly = params->getBool("dataflow.mutual");
+      extractOptions.gateSkipPreempter = params->getBool("dataflow.skip_preempter");
+      extractOptions.gateMinWakeups = static_cast<int>(params->getInt("dataflow.min_wakeups"));
+      extractOptions.gateAtWakeups = params->getBool("dataflow.at_wakeups");
+    }
+  }
+  auto workload = extractWorkload(recording, extractOptions);
   if (!workload) return workload.error();
   if (options.stop.stop_requested()) return core::Error("replay cancelled");
   if (progress) progress(0.25);

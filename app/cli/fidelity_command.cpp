@@ -21,13 +21,14 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kHelp =
-    "usage: schedlab-cli fidelity PATH... [--model MODEL] [--formats LIST] [--json]\n"
+    "usage: schedlab-cli fidelity PATH... [--model MODEL] [--formats LIST] [--param K=V]... [--json]\n"
     "Replays each recording through MODEL (default baseline: the model of the kernel that recorded\n"
     "it) on its recorded topology and prints the fidelity of every replay as one table: per metric\n"
     "the replay/recorded ratio (or the measure its bound applies to) and whether it is within the\n"
     "identity bounds (README \"Replay fidelity\"). A PATH is a trace, or a folder whose recordings\n"
     "(trace files in it and in its subfolders, one level down) are all taken.\n"
     "  --formats LIST   which files of a recording folder: any of dat,perf,txt,script (default dat,perf)\n"
+    "  --param K=V      a model parameter for every replay (repeatable; as replay --param)\n"
     "  --json           one validation.fidelity block per recording\n"
     "Exit codes: 0 every replay ran (whatever the verdicts), 1 a trace could not be read or replayed,\n"
     "2 bad usage.\n";
@@ -82,7 +83,7 @@ std::vector<std::string> recordingsIn(const std::string& path, const std::vector
 
 int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   std::string error;
-  auto args = Args::parse(argv, {"--model", "--formats"}, {"--json", "--help"}, error);
+  auto args = Args::parse(argv, {"--model", "--formats", "--param"}, {"--json", "--help"}, error);
   if (!args) {
     err << "schedlab-cli fidelity: " << error << " (see --help)\n";
     return kExitUsage;
@@ -149,6 +150,7 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     }
     replay::ReplayOptions o;
     o.model = replay::resolveBaseline(requested, recorded->kernelRelease());
+    o.params = args->values("--param");
     auto replayed = replay::replayRecording(*recorded, o);
     if (!replayed) {
       err << path << ": " << replayed.error().message() << "\n";

@@ -554,7 +554,9 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   out << "Source:      " << spec.source() << "\n";
   out << "Topology:    " << result.topology.describe() << "\n";
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
-      << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")\n";
+      << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")";
+  if (workload.dataflowGates) out << ", " << workload.dataflowGates << " of the bursts dataflow gates";
+  out << "\n";
   out << "Parameters:\n";
   for (const auto& p : result.params) {
     out << "  " << p.key << " = " << p.value;
@@ -562,6 +564,13 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     out << "\n";
   }
   if (!options.outTrace.empty()) out << "Wrote:       " << options.outTrace << " (ftrace text)\n";
+  if (workload.kind == "trace") {
+    const auto& st = result.stats;
+    out << "Blocks:      " << st.taskBlocks << " of " << st.taskBlocks + st.taskBlocksSkipped
+        << " recorded blocks on a task's wakeup replayed (the others' waker had already passed its point)";
+    if (workload.dataflowGates) out << "; " << st.gateBlocks << " of " << st.gateBlocks + st.gatesPassed << " dataflow gates blocked";
+    out << "\n";
+  }
   out << "\n";
   printSideBySide(out, recStats ? &*recStats : nullptr, repStats, top);
   out << "\n";

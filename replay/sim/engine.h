@@ -64,6 +64,10 @@ struct TaskOutcome {
 
 struct EngineStats {
   uint64_t switches = 0, wakeups = 0, migrations = 0, ticks = 0, events = 0, forks = 0, exits = 0;
+  /// Ends of bursts before a WakeKind::Task block: blocked there, or went on
+  /// because the waker had already passed its point (the recorded block lost);
+  /// the same for dataflow gates (Burst::gate).
+  uint64_t taskBlocks = 0, taskBlocksSkipped = 0, gateBlocks = 0, gatesPassed = 0;
   int64_t endTs = 0;
 };
 
@@ -219,7 +223,7 @@ class Engine {
   void fail(std::string message);
   int64_t drawWakeupDelay(WakeupPath path);
   /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
-  bool takeWakeup(TaskRt& r, uint32_t burst);
+  bool takeWakeup(TaskRt& r, uint32_t burst, uint16_t need);
 
   const Workload& m_workload;
   const core::Topology& m_topology;
@@ -233,7 +237,7 @@ class Engine {
   std::vector<Event> m_heap;
   std::vector<TaskRt> m_tasks;
   std::vector<CpuRt> m_cpus;
-  std::vector<uint8_t> m_woken;
+  std::vector<uint16_t> m_woken;  // per burst: how many of the triggers targeting it have fired
   std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
   std::vector<uint8_t> m_locality;
   std::vector<SchedDomain> m_domains;

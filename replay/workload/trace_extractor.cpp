@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 #include <unordered_map>
 
 namespace replay {
@@ -30,7 +31,10 @@ struct Scan {
   std::vector<int64_t> runEnd;
   std::vector<int64_t> runCumBefore;
   int64_t work = 0;
-  std::vector<std::pair<int64_t, int64_t>> runs;  // run intervals [start, end), from the CPU slices
+  // Run intervals [start, end), from the CPU slices, with the utid of the task
+  // that took the CPU at the end (0: none at once, or idle).
+  std::vector<std::tuple<int64_t, int64_t, uint32_t>> runs;
+  std::vector<uint32_t> runNext;
   bool exits = false;
   bool forked = false;
   int64_t startTs = 0;
@@ -121,6 +125,235 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
   return out;
 }
 
+
+// A task's (burst, offset) at recorded time ts: the last burst that had become
+// runnable by ts, and the work done in it by then (as pass 3 computes it).
+bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t ts, uint32_t& burst, int64_t& offset) {
+  const auto it = std::upper_bound(bursts.begin(), bursts.end(), ts,
+                                   [](int64_t t, const Burst& b) { return t < b.recordedStart; });
+  if (it == bursts.begin()) return false;
+  const auto b = static_cast<size_t>(it - bursts.begin() - 1);
+  const auto run = static_cast<size_t>(std::upper_bound(sc.runTs.begin(), sc.runTs.end(), ts) - sc.runTs.begin());
+  const int64_t done = run == 0 ? 0 : sc.runCumBefore[run - 1] + std::min(ts, sc.runEnd[run - 1]) - sc.runTs[run - 1];
+  burst = static_cast<uint32_t>(b);
+  offset = std::clamp<int64_t>(done - sc.burstCumStart[b], 0, bursts[b].work);
+  return true;
+}
+
+// Dataflow gates (ExtractOptions::dataflowGates). The recording shows a
+// dependency only where the consumer slept: a read that found its data
+// (written while the reader was runnable) leaves no wakeup. A preempted task
+// that is switched in again at time t goes on with whatever its producers had
+// written by t; the nearest producer the trace names is the task that woke the
+// burst it is in (or those of its last few bursts: `producers`). So the burst
+// is split there, and the rest waits, like a wakeup dependency, until each
+// producer reaches its recorded progress at t
+// (or at the switch-out before, gateAtSwitchOut): in the kernel a reader that
+// got ahead of its writer finds the socket empty and blocks. Where the
+// replay's producer is not behind, the gate is passed at once (no switch).
+// Every constraint, recorded or gate, is "task A at its progress of recorded
+// time t waits for task B's progress of the same t"; a cycle of such waits
+// would need each t earlier than the last, so gates cannot deadlock a replay,
+// and the pieces of a burst add up to its recorded work.
+void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf, bool atSwitchOut,
+                      int producers, bool mutualOnly, bool skipPreempter, int minWakeups, bool atWakeups) {
+  const size_t n = w.tasks.size();
+  std::vector<uint32_t> utidOf(n, 0);
+  for (size_t u = 0; u < idOf.size(); ++u)
+    if (idOf[u] != kNoTask) utidOf[idOf[u]] = static_cast<uint32_t>(u);
+  struct Wait {
+    TaskId producer;
+    uint32_t pBurst;  // the producer's point (original numbering)
+    int64_t pOffset;
+  };
+  struct Gate {
+    uint32_t burst;  // the gated task's (original numbering)
+    int64_t offset;  // work done in that burst at the switch-in
+    int64_t ts;      // the recorded switch-in
+    std::vector<Wait> waits;
+  };
+  std::vector<std::vector<Gate>> gates(n);
+  std::vector<TaskId> talksTo;
+  // Who woke whom (waker << 32 | wakee), for mutualOnly.
+  std::vector<uint64_t> woke;
+  if (mutualOnly || minWakeups > 1) {
+    for (size_t id = 0; id < n; ++id)
+      for (const Burst& b : w.tasks[id].bursts)
+        if (b.wake == WakeKind::Task && b.waker != kNoTask) woke.push_back(uint64_t{b.waker} << 32 | id);
+    std::sort(woke.begin(), woke.end());
+  }
+  const auto wokeOnce = [&](TaskId waker, TaskId wakee) {
+    return std::binary_search(woke.begin(), woke.end(), uint64_t{waker} << 32 | wakee);
+  };
+  const auto timesWoken = [&](TaskId waker, TaskId wakee) {
+    const auto range = std::equal_range(woke.begin(), woke.end(), uint64_t{waker} << 32 | wakee);
+    return static_cast<int>(range.second - range.first);
+  };
+  // Where a gate may go: a switch-in after a preemption, and (atWakeups) a
+  // point where the task woke another one.
+  struct Candidate {
+    uint32_t burst;
+    int64_t offset;
+    int64_t ts;   // recorded time at the point
+    int64_t ref;  // recorded time whose producer progress the gate waits for
+    TaskId preempter;  // a producer it does not wait for (the preempter, or the task woken there)
+  };
+  std::vector<Candidate> candidates;
+  for (size_t id = 0; id < n; ++id) {
+    const Scan& sc = scans[utidOf[id]];
+    const auto& bursts = w.tasks[id].bursts;
+    candidates.clear();
+    size_t b = 0;
+    for (size_t r = 1; r < sc.runTs.size(); ++r) {
+      while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r]) ++b;
+      const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
+      if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;
+      // The task that took its CPU at the switch-out (a wakee preempting its
+      // waker): what ran first there was the scheduler's choice, which the
+      // replayed model makes itself, not data the task needed.
+      const uint32_t preempterUtid = sc.runNext[r - 1];
+      const TaskId preempter = preempterUtid && preempterUtid < idOf.size() ? idOf[preempterUtid] : kNoTask;
+      candidates.push_back({static_cast<uint32_t>(b), offset, sc.runTs[r], atSwitchOut ? sc.runEnd[r - 1] : sc.runTs[r],
+                            skipPreempter ? preempter : kNoTask});
+    }
+    if (atWakeups) {
+      for (const Trigger& tr : w.tasks[id].triggers) {
+        if (tr.fork || tr.target == kNoTask || tr.offset <= 0 || tr.offset >= bursts[tr.burst].work) continue;
+        // The recorded time of the point: in the run where the task's work reached it.
+        const int64_t cum = sc.burstCumStart[tr.burst] + tr.offset;
+        const auto it = std::lower_bound(sc.runCumBefore.begin(), sc.runCumBefore.end(), cum);
+        if (it == sc.runCumBefore.begin()) continue;
+        const auto r = static_cast<size_t>(it - sc.runCumBefore.begin() - 1);
+        const int64_t ts = sc.runTs[r] + (cum - sc.runCumBefore[r]);
+        // Not on the task it wakes there: that one sleeps until this write, so
+        // waiting for it would only copy the recorded order (the wakee asleep first).
+        candidates.push_back({tr.burst, tr.offset, ts, ts, tr.target});
+      }
+      std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& c) {
+        return a.burst != c.burst ? a.burst < c.burst : a.offset < c.offset;
+      });
+      candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                                   [](const Candidate& a, const Candidate& c) {
+                                     return a.burst == c.burst && a.offset == c.offset;
+                                   }),
+                       candidates.end());
+    }
+    for (const Candidate& c : candidates) {
+      const size_t cb = c.burst;
+      // The producers: the distinct tasks that woke its last `producers` bursts woken by a task.
+      talksTo.clear();
+      int seen = 0;
+      for (size_t k = cb + 1; k > 0 && seen < producers; --k) {
+        const Burst& woken = bursts[k - 1];
+        if (woken.wake != WakeKind::Task || woken.waker == kNoTask) continue;
+        ++seen;
+        if (woken.waker != id && woken.waker != c.preempter &&
+            (!mutualOnly || wokeOnce(static_cast<TaskId>(id), woken.waker)) &&
+            (minWakeups <= 1 || timesWoken(woken.waker, static_cast<TaskId>(id)) >= minWakeups) &&
+            std::find(talksTo.begin(), talksTo.end(), woken.waker) == talksTo.end())
+          talksTo.push_back(woken.waker);
+      }
+      Gate gate{c.burst, c.offset, c.ts, {}};
+      for (const TaskId p : talksTo) {
+        const Scan& ps = scans[utidOf[p]];
+        uint32_t pb = 0, fromB = 0;
+        int64_t po = 0, fromO = 0;
+        if (!recordedPointAt(ps, w.tasks[p].bursts, c.ref, pb, po)) continue;
+        // Nothing new since the burst began: the wakeup dependency (or an earlier gate) already holds it.
+        if (recordedPointAt(ps, w.tasks[p].bursts, bursts[cb].recordedStart, fromB, fromO) &&
+            (pb < fromB || (pb == fromB && po <= fromO)))
+          continue;
+        gate.waits.push_back({p, pb, po});
+      }
+      if (!gate.waits.empty()) gates[id].push_back(std::move(gate));
+    }
+  }
+  // New numbering: each burst becomes its pieces; pieceStart = offset of the
+  // piece in its original burst.
+  std::vector<std::vector<uint32_t>> firstPiece(n);
+  std::vector<std::vector<int64_t>> pieceStart(n);
+  for (size_t id = 0; id < n; ++id) {
+    const auto& bursts = w.tasks[id].bursts;
+    firstPiece[id].resize(bursts.size() + 1);
+    size_t g = 0;
+    for (size_t b = 0; b < bursts.size(); ++b) {
+      firstPiece[id][b] = static_cast<uint32_t>(pieceStart[id].size());
+      pieceStart[id].push_back(0);
+      for (; g < gates[id].size() && gates[id][g].burst == b; ++g) pieceStart[id].push_back(gates[id][g].offset);
+    }
+    firstPiece[id][bursts.size()] = static_cast<uint32_t>(pieceStart[id].size());
+  }
+  // A point (burst, offset) in the new numbering: a point at a split belongs to
+  // the end of the piece before it (reached before the gate is passed).
+  const auto remap = [&](size_t id, uint32_t b, int64_t o, uint32_t& nb, int64_t& no) {
+    const auto begin = pieceStart[id].begin() + firstPiece[id][b];
+    const auto end = pieceStart[id].begin() + firstPiece[id][b + 1];
+    auto k = std::lower_bound(begin + 1, end, o);  // first piece starting at or after o
+    --k;
+    nb = static_cast<uint32_t>(k - pieceStart[id].begin());
+    no = o - *k;
+  };
+  for (size_t id = 0; id < n; ++id) {
+    if (gates[id].empty()) continue;
+    for (Trigger& tr : w.tasks[id].triggers) remap(id, tr.burst, tr.offset, tr.burst, tr.offset);
+  }
+  for (size_t id = 0; id < n; ++id) {
+    for (Trigger& tr : w.tasks[id].triggers)
+      if (!tr.fork && tr.target < n) tr.targetBurst = firstPiece[tr.target][tr.targetBurst];
+  }
+  for (size_t id = 0; id < n; ++id) {
+    if (gates[id].empty()) continue;
+    Task& t = w.tasks[id];
+    std::vector<Burst> pieces;
+    pieces.reserve(pieceStart[id].size());
+    size_t g = 0;
+    for (size_t b = 0; b < t.bursts.size(); ++b) {
+      const Burst& orig = t.bursts[b];
+      Burst first = orig;
+      int64_t start = 0;
+      pieces.push_back(first);
+      for (; g < gates[id].size() && gates[id][g].burst == b; ++g) {
+        const Gate& gate = gates[id][g];
+        pieces.back().work = gate.offset - start;
+        pieces.back().recordedEnd = gate.ts;
+        Burst piece;
+        piece.wake = WakeKind::Task;
+        piece.gate = true;
+        piece.blockState = core::TaskState::Sleeping;
+        piece.waker = gate.waits.front().producer;
+        piece.wakeAfter = static_cast<uint16_t>(gate.waits.size());
+        piece.recordedStart = gate.ts;
+        piece.recordedEnd = orig.recordedEnd;
+        piece.work = orig.work - gate.offset;
+        pieces.push_back(piece);
+        start = gate.offset;
+      }
+    }
+    t.bursts = std::move(pieces);
+    w.dataflowGates += gates[id].size();
+  }
+  for (size_t id = 0; id < n; ++id)
+    for (const Gate& gate : gates[id]) {
+      const auto piece = static_cast<uint32_t>(std::lower_bound(pieceStart[id].begin() + firstPiece[id][gate.burst] + 1,
+                                                                pieceStart[id].begin() + firstPiece[id][gate.burst + 1],
+                                                                gate.offset) -
+                                               pieceStart[id].begin());
+      for (const Wait& wait : gate.waits) {
+        Trigger tr;
+        remap(wait.producer, wait.pBurst, wait.pOffset, tr.burst, tr.offset);
+        tr.target = static_cast<TaskId>(id);
+        tr.targetBurst = piece;
+        w.tasks[wait.producer].triggers.push_back(tr);
+      }
+    }
+  for (Task& t : w.tasks) {
+    const auto before = [](const Trigger& a, const Trigger& b) {
+      return a.burst != b.burst ? a.burst < b.burst : a.offset < b.offset;
+    };
+    if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
+      std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
+  }
+}
 }  // namespace
 
 bool looksLikeKernelThread(std::string_view comm) {
@@ -181,7 +414,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     for (size_t i = 0; i < t.size(); ++i) {
       if (t.kind[i] != core::SliceKind::Task || t.dur[i] <= 0) continue;
       Scan& s = scans[t.utid[i].value];
-      s.runs.emplace_back(t.ts[i], t.end(i));
+      const bool handedOver = i + 1 < t.size() && t.kind[i + 1] == core::SliceKind::Task && t.ts[i + 1] == t.end(i);
+      s.runs.emplace_back(t.ts[i], t.end(i), handedOver ? t.utid[i + 1].value : 0u);
       if (s.lastRunCpu >= 0 && s.lastRunCpu != static_cast<int>(cpu)) s.ranOnOneCpu = false;
       s.lastRunCpu = static_cast<int>(cpu);
     }
@@ -305,8 +539,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     if (s.bursts.empty() && !s.runs.empty()) {
       // Ran without any state the builder could track: one burst over its runs.
       Burst b;
-      b.recordedStart = s.runs.front().first;
-      b.recordedEnd = s.runs.back().second;
+      b.recordedStart = std::get<0>(s.runs.front());
+      b.recordedEnd = std::get<1>(s.runs.back());
       s.startTs = b.recordedStart;
       s.bursts.push_back(b);
       ++w.unmodelled.tasksStartedBeforeTrace;
@@ -315,13 +549,14 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     // began; the first burst takes anything earlier.
     s.burstCumStart.assign(s.bursts.size(), 0);
     size_t b = 0;
-    for (const auto& [start, end] : s.runs) {
+    for (const auto& [start, end, next] : s.runs) {
       while (b + 1 < s.bursts.size() && s.bursts[b + 1].recordedStart <= start) {
         s.burstCumStart[b + 1] = s.work;
         ++b;
       }
       s.runTs.push_back(start);
       s.runEnd.push_back(end);
+      s.runNext.push_back(next);
       s.runCumBefore.push_back(s.work);
       s.bursts[b].work += end - start;
       s.work += end - start;
@@ -518,6 +753,11 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
       std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
   }
+
+  if (options.dataflowGates)
+    addDataflowGates(w, scans, idOf, options.gateAtSwitchOut, std::max(1, options.gateProducers),
+                     options.gateMutualOnly, options.gateSkipPreempter, options.gateMinWakeups,
+                     options.gateAtWakeups);
 
   // The makespan covers what the trace created (the traced command's tree);
   // background tasks that were already alive only count when nothing was created.

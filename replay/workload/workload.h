@@ -44,6 +44,14 @@ struct Burst {
   // burst became runnable and when its work was done. Used for the recorded makespan.
   int64_t recordedStart = -1;
   int64_t recordedEnd = -1;
+  /// A dataflow gate (ExtractOptions::dataflowGates): not a recorded block but
+  /// a split of a recorded burst at a switch-in after a preemption, passed at
+  /// once unless the replay's `waker` is behind its recorded progress there.
+  bool gate = false;
+  /// WakeKind::Task: how many triggers targeting this burst must have fired
+  /// before it may start (1 for a recorded wakeup; a dataflow gate waits for
+  /// every producer it names, each by its own trigger).
+  uint16_t wakeAfter = 1;
 };
 
 /// Something a task does when its work reaches a point: wake a task's burst, or fork a child.
@@ -137,6 +145,7 @@ struct Workload {
   std::optional<core::Topology> recordedTopology;
   std::string kernelRelease;  ///< the recording kernel's release ("6.18.44-fc-v857"), empty if unknown
   Unmodelled unmodelled;
+  uint64_t dataflowGates = 0;  ///< bursts split by ExtractOptions::dataflowGates (Burst::gate)
   /// From the first burst's start to the last burst's end of the makespan tasks
   /// (Task::inMakespan), in the recording; -1 when not recorded.
   int64_t recordedMakespanNs = -1;
