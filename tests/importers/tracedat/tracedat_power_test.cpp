@@ -177,6 +177,6 @@ TEST_P(SchedLoadPower, ResidenciesMatchTheReportAndCoverEachCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Lisa, SchedLoadPower, ::testing::ValuesIn(kPowerTraces),
-                         [](const auto& info) { return std::string(info.index == 0 ? "sched_load" : "example_rtapp"); });
+                         [](const auto& param) { return std::string(param.index == 0 ? "sched_load" : "example_rtapp"); });
 
 }  // namespace
