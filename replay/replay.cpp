@@ -197,6 +197,15 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   return result;
 }
 
+ExtractOptions extractOptionsFor(const ReplayOptions& options, ExtractOptions extract) {
+  // Read as runReplay() will resolve the parameters (a bad assignment fails there).
+  if (auto params = defaultParams(options.model)) {
+    for (const std::string& assignment : options.params) (void)params->setAssignment(assignment);
+    extract.dataflowGates = params->get("wakeup_dependency") == "dataflow";
+  }
+  return extract;
+}
+
 core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording, const ReplayOptions& options,
                                               const ExtractOptions& extract,
                                               const std::function<void(double)>& progress) {
@@ -204,22 +213,7 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
   // while the workload is extracted and replayed (the model is immutable).
   auto recordedPending =
       std::async(std::launch::async, [&recording] { return core::analysis::computeStats(recording); });
-  // wakeup_dependency=dataflow shapes the workload itself (its gates): read
-  // from the parameters as the replay will resolve them.
-  ExtractOptions extractOptions = extract;
-  if (auto params = defaultParams(options.model)) {
-    for (const std::string& assignment : options.params) (void)params->setAssignment(assignment);
-    if (params->get("wakeup_dependency") == "dataflow") {
-      extractOptions.dataflowGates = true;
-      extractOptions.gateAtSwitchOut = params->get("dataflow.gate_at") == "switch_out";
-      extractOptions.gateProducers = static_cast<int>(params->getInt("dataflow.producers"));
-      extractOptions.gateMutualOnly = params->getBool("dataflow.mutual");
-      extractOptions.gateSkipPreempter = params->getBool("dataflow.skip_preempter");
-      extractOptions.gateMinWakeups = static_cast<int>(params->getInt("dataflow.min_wakeups"));
-      extractOptions.gateAtWakeups = params->getBool("dataflow.at_wakeups");
-    }
-  }
-  auto workload = extractWorkload(recording, extractOptions);
+  auto workload = extractWorkload(recording, extractOptionsFor(options, extract));
   if (!workload) return workload.error();
   if (options.stop.stop_requested()) return core::Error("replay cancelled");
   if (progress) progress(0.25);

@@ -90,6 +90,11 @@ struct RecordingReplay {
   ReplayResult result;
 };
 
+/// `extract` as the replay's parameters shape the workload: the dataflow gates
+/// of wakeup_dependency=dataflow (the default). For callers that extract a
+/// workload themselves before runReplay().
+ExtractOptions extractOptionsFor(const ReplayOptions& options, ExtractOptions extract = {});
+
 /// Extracts the recording's workload and replays it (options.model as given:
 /// resolve "baseline" first), computing the recording's statistics on a
 /// second thread meanwhile; then the replay's statistics and its fidelity

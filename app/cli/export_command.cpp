@@ -68,16 +68,16 @@ int exportCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   if (losses.any()) err << "schedlab-cli export: " << *output << ": not carried: " << losses.describe() << "\n";
   if (models.empty()) return failed ? kExitFailure : kExitOk;
 
-  auto workload = replay::extractWorkload(*model);
-  if (!workload) {
-    err << "schedlab-cli export: " << workload.error().message() << "\n";
-    return kExitFailure;
-  }
   for (const auto& m : models) {
     replay::ReplayOptions options;
     options.model = m;
     options.params = args->values("--param");
     options.recordingPath = args->positional()[0];
+    auto workload = replay::extractWorkload(*model, replay::extractOptionsFor(options));
+    if (!workload) {
+      err << "schedlab-cli export: " << workload.error().message() << "\n";
+      return kExitFailure;
+    }
     auto result = replay::runReplay(*workload, options);
     if (!result) {
       err << "schedlab-cli export: replay " << m << ": " << result.error().message() << "\n";

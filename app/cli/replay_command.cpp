@@ -39,8 +39,11 @@ std::string replayHelp() {
       "style JSON file through a scheduler model, on the recorded topology unless --topology is given.\n"
       "Each task becomes bursts of CPU work (its recorded CPU time, summed across preemptions), each\n"
       "ended by a block; a block ends when the recorded waker reaches the same point of its own work,\n"
-      "or, for wakeups from interrupt/idle context, after the recorded sleep. Forks start children at\n"
-      "the parent's work point; exits end tasks.\n"
+      "or, for wakeups from interrupt/idle context, after the recorded sleep; where a task was switched\n"
+      "in again after a preemption, the rest of its burst waits for its waker to reach its recorded\n"
+      "progress of that instant (a dataflow gate; wakeup_dependency=exact leaves them out). Forks start\n"
+      "children at the parent's work point; exits end tasks. \"Blocks:\" counts the recorded blocks\n"
+      "replayed and those lost because the waker had already passed its point.\n"
       "Models:\n";
   for (const auto& p : replay::allPolicies()) s += "  " + std::string(p.name) + "  " + std::string(p.title) + "\n";
   s +=
@@ -418,7 +421,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       if (!recorded) return kExitFailure;
       const auto recStats = core::analysis::computeStats(*recorded);
       at[kRecordedStats + 1] = Stamp();
-      auto workload = replay::extractWorkload(*recorded, extract);
+      auto workload = replay::extractWorkload(*recorded, replay::extractOptionsFor(options, extract));
       if (!workload) {
         err << "error: " << workload.error().message() << "\n";
         return kExitFailure;

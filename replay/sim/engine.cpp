@@ -39,34 +39,14 @@ void defineEngineParams(Params& params) {
   params.defineChoice("wakeup_delay_sampling", "distribution", {"distribution", "median"},
                       "delays measured from the recording: each wakeup draws one from the measured distribution "
                       "(deterministically, from seed), or every wakeup takes the median");
-  params.defineChoice("wakeup_dependency", "exact", {"exact", "counted", "dataflow"},
+  params.defineChoice("wakeup_dependency", "dataflow", {"dataflow", "exact", "counted"},
                       "how a task's blocks end (docs/models.md §8.1): exact = each block ends when the task that woke it "
-                      "in the recording reaches the point of its own work where it did; counted = each wakeup of the "
-                      "recording is a token for its wakee, and a block ends with the next token any of its wakers "
-                      "produces (a pipe or socket written by several tasks); dataflow = exact, plus a gate wherever a "
-                      "task was switched in again after a preemption: it goes on there only once the task that woke "
-                      "its burst has reached its recorded progress of that time, else it blocks (applied when the "
-                      "workload is extracted from a recording)");
-  params.defineInt("dataflow.producers", 1, 1, 64,
-                   "wakeup_dependency=dataflow: the producers a gate waits for: the distinct tasks that woke the task's "
-                   "last N bursts woken by a task (1: the waker of the burst it is in)");
-  params.defineBool("dataflow.mutual", false,
-                    "wakeup_dependency=dataflow: a gate waits only for producers the task itself woke at least once in "
-                    "the recording (two-way traffic: a request and its reply, a bounded buffer's data and its space), "
-                    "not for a one-way pipeline's writer, which may be far ahead of what its reader consumes");
-  params.defineBool("dataflow.skip_preempter", true,
-                    "wakeup_dependency=dataflow: a gate does not wait for the producer that took the task's CPU when it "
-                    "was preempted there (the recorded order of a wakee preempting its waker is the scheduler's "
-                    "decision, not data)");
-  params.defineInt("dataflow.min_wakeups", 1, 1, 1000000,
-                   "wakeup_dependency=dataflow: a gate waits only for producers that woke the task at least this often "
-                   "in the recording (2: a channel used again, not a one-off start signal)");
-  params.defineBool("dataflow.at_wakeups", false,
-                    "wakeup_dependency=dataflow: gates also where the task woke another one in the recording (a "
-                    "write into a bounded buffer needs the space its producers had freed by then)");
-  params.defineChoice("dataflow.gate_at", "switch_in", {"switch_in", "switch_out"},
-                      "wakeup_dependency=dataflow: the recorded time whose producer progress a gate waits for: the "
-                      "task's switch-in, or its switch-out before it (an earlier point: fewer gates block)");
+                      "in the recording reaches the point of its own work where it did; dataflow = exact, plus a gate "
+                      "wherever a task was switched in again after a preemption: it goes on there only once the task "
+                      "that woke its burst has reached its recorded progress of that time, else it blocks (a reader "
+                      "ahead of its writer finds nothing to read; applied when the workload is extracted from a "
+                      "recording); counted = each wakeup of the recording is a token for its wakee, and a block ends "
+                      "with the next token any of its wakers produces (a pipe or socket written by several tasks)");
   params.defineChoice("irq_wakeup_cpu", "sleeper", {"sleeper", "recorded"},
                       "the CPU in whose context a wakeup from interrupt context (a timer, a device) happens, which "
                       "select_task_rq() takes as this_cpu: sleeper = the sleeping task's own CPU; recorded = the CPU "
@@ -247,8 +227,8 @@ void Engine::resched(int cpu) {
   push(m_now + delay, EvKind::Ipi, static_cast<uint32_t>(cpu), ++c.ipiGen);
 }
 
-bool Engine::takeWakeup(TaskRt& r, uint32_t burst, uint16_t need) {
-  if (!m_config.countedWakeups) return m_woken[r.wokenBase + burst] >= need;
+bool Engine::takeWakeup(TaskRt& r, uint32_t burst) {
+  if (!m_config.countedWakeups) return m_woken[r.wokenBase + burst] != 0;
   if (r.tokens == 0) return false;
   --r.tokens;
   return true;
@@ -473,11 +453,8 @@ void Engine::fireTriggers(int cpu, TaskId t) {
         ++target.tokens;
       continue;
     }
-    uint16_t& fired = m_woken[target.wokenBase + tr.targetBurst];
-    if (fired < UINT16_MAX) ++fired;
-    if (target.state == TState::Blocked && target.burst == tr.targetBurst &&
-        fired >= m_workload.tasks[tr.target].bursts[tr.targetBurst].wakeAfter)
-      wake(tr.target, tr.targetBurst, cpu, false, sync);
+    m_woken[target.wokenBase + tr.targetBurst] = 1;
+    if (target.state == TState::Blocked && target.burst == tr.targetBurst) wake(tr.target, tr.targetBurst, cpu, false, sync);
   }
 }
 
@@ -494,7 +471,7 @@ void Engine::burstDone(int cpu, TaskId t) {
     switch (nb.wake) {
       case WakeKind::None: cont = true; break;
       case WakeKind::Task:
-        cont = takeWakeup(r, next, nb.wakeAfter);
+        cont = takeWakeup(r, next);
         ++(nb.gate ? (cont ? m_stats.gatesPassed : m_stats.gateBlocks) : (cont ? m_stats.taskBlocksSkipped : m_stats.taskBlocks));
         break;
       case WakeKind::Sleep:
@@ -561,7 +538,7 @@ void Engine::startTask(TaskId t, TaskId parent, int parentCpu) {
     r.burst = 0;
     m_policy.taskNew(t, kNoTask);
     const Burst& b = task.bursts[0];
-    if (b.wake == WakeKind::Task && takeWakeup(r, 0, b.wakeAfter)) {
+    if (b.wake == WakeKind::Task && takeWakeup(r, 0)) {
       wake(t, 0, r.cpu, false, false);
     } else if (b.wake == WakeKind::Sleep) {
       push(m_workload.originTs + b.sleepNs, EvKind::TimerWake, t, 0);

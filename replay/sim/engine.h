@@ -223,7 +223,7 @@ class Engine {
   void fail(std::string message);
   int64_t drawWakeupDelay(WakeupPath path);
   /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
-  bool takeWakeup(TaskRt& r, uint32_t burst, uint16_t need);
+  bool takeWakeup(TaskRt& r, uint32_t burst);
 
   const Workload& m_workload;
   const core::Topology& m_topology;
@@ -237,7 +237,7 @@ class Engine {
   std::vector<Event> m_heap;
   std::vector<TaskRt> m_tasks;
   std::vector<CpuRt> m_cpus;
-  std::vector<uint16_t> m_woken;  // per burst: how many of the triggers targeting it have fired
+  std::vector<uint8_t> m_woken;
   std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
   std::vector<uint8_t> m_locality;
   std::vector<SchedDomain> m_domains;

@@ -125,7 +125,6 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
   return out;
 }
 
-
 // A task's (burst, offset) at recorded time ts: the last burst that had become
 // runnable by ts, and the work done in it by then (as pass 3 computes it).
 bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t ts, uint32_t& burst, int64_t& offset) {
@@ -143,129 +142,60 @@ bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t t
 // Dataflow gates (ExtractOptions::dataflowGates). The recording shows a
 // dependency only where the consumer slept: a read that found its data
 // (written while the reader was runnable) leaves no wakeup. A preempted task
-// that is switched in again at time t goes on with whatever its producers had
+// that is switched in again at time t goes on with whatever its producer had
 // written by t; the nearest producer the trace names is the task that woke the
-// burst it is in (or those of its last few bursts: `producers`). So the burst
-// is split there, and the rest waits, like a wakeup dependency, until each
-// producer reaches its recorded progress at t
-// (or at the switch-out before, gateAtSwitchOut): in the kernel a reader that
-// got ahead of its writer finds the socket empty and blocks. Where the
-// replay's producer is not behind, the gate is passed at once (no switch).
-// Every constraint, recorded or gate, is "task A at its progress of recorded
-// time t waits for task B's progress of the same t"; a cycle of such waits
-// would need each t earlier than the last, so gates cannot deadlock a replay,
-// and the pieces of a burst add up to its recorded work.
-void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf, bool atSwitchOut,
-                      int producers, bool mutualOnly, bool skipPreempter, int minWakeups, bool atWakeups) {
+// burst it is in. So the burst is split there, and the rest waits, like a
+// wakeup dependency, until that producer reaches its recorded progress at t:
+// in the kernel a reader that got ahead of its writer finds the socket empty
+// and blocks. Where the replay's producer is not behind, the gate is passed at
+// once (no switch). The task that took the CPU at the switch-out is never the
+// producer waited for: a wakee preempting its waker is an order the scheduler
+// chose, which the replayed model decides for itself (waiting for it made
+// nicemix's `awk | grep` block 80 times more than recorded). Every constraint,
+// recorded or gate, is "task A at its progress of recorded time t waits for
+// task B's progress of the same t"; a cycle of such waits would need each t
+// earlier than the last, so gates cannot deadlock a replay, and the pieces of
+// a burst add up to its recorded work.
+void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf) {
   const size_t n = w.tasks.size();
   std::vector<uint32_t> utidOf(n, 0);
   for (size_t u = 0; u < idOf.size(); ++u)
     if (idOf[u] != kNoTask) utidOf[idOf[u]] = static_cast<uint32_t>(u);
-  struct Wait {
+  struct Gate {
+    uint32_t burst;     // the gated task's (original numbering)
+    int64_t offset;     // work done in that burst at the switch-in
+    int64_t ts;         // the recorded switch-in
     TaskId producer;
-    uint32_t pBurst;  // the producer's point (original numbering)
+    uint32_t pBurst;    // the producer's point at ts (original numbering)
     int64_t pOffset;
   };
-  struct Gate {
-    uint32_t burst;  // the gated task's (original numbering)
-    int64_t offset;  // work done in that burst at the switch-in
-    int64_t ts;      // the recorded switch-in
-    std::vector<Wait> waits;
-  };
   std::vector<std::vector<Gate>> gates(n);
-  std::vector<TaskId> talksTo;
-  // Who woke whom (waker << 32 | wakee), for mutualOnly.
-  std::vector<uint64_t> woke;
-  if (mutualOnly || minWakeups > 1) {
-    for (size_t id = 0; id < n; ++id)
-      for (const Burst& b : w.tasks[id].bursts)
-        if (b.wake == WakeKind::Task && b.waker != kNoTask) woke.push_back(uint64_t{b.waker} << 32 | id);
-    std::sort(woke.begin(), woke.end());
-  }
-  const auto wokeOnce = [&](TaskId waker, TaskId wakee) {
-    return std::binary_search(woke.begin(), woke.end(), uint64_t{waker} << 32 | wakee);
-  };
-  const auto timesWoken = [&](TaskId waker, TaskId wakee) {
-    const auto range = std::equal_range(woke.begin(), woke.end(), uint64_t{waker} << 32 | wakee);
-    return static_cast<int>(range.second - range.first);
-  };
-  // Where a gate may go: a switch-in after a preemption, and (atWakeups) a
-  // point where the task woke another one.
-  struct Candidate {
-    uint32_t burst;
-    int64_t offset;
-    int64_t ts;   // recorded time at the point
-    int64_t ref;  // recorded time whose producer progress the gate waits for
-    TaskId preempter;  // a producer it does not wait for (the preempter, or the task woken there)
-  };
-  std::vector<Candidate> candidates;
   for (size_t id = 0; id < n; ++id) {
     const Scan& sc = scans[utidOf[id]];
     const auto& bursts = w.tasks[id].bursts;
-    candidates.clear();
+    if (bursts.empty()) continue;
+    // The producer: the waker of the latest burst a task woke (kept as the bursts are passed).
+    const auto wokenBy = [](const Burst& x) { return x.wake == WakeKind::Task ? x.waker : kNoTask; };
     size_t b = 0;
+    TaskId p = wokenBy(bursts[0]);
     for (size_t r = 1; r < sc.runTs.size(); ++r) {
-      while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r]) ++b;
+      while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r])
+        if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask) p = waker;
       const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
+      // A switch-in inside the burst after a gap (a preemption, not a burst's start).
       if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;
-      // The task that took its CPU at the switch-out (a wakee preempting its
-      // waker): what ran first there was the scheduler's choice, which the
-      // replayed model makes itself, not data the task needed.
       const uint32_t preempterUtid = sc.runNext[r - 1];
-      const TaskId preempter = preempterUtid && preempterUtid < idOf.size() ? idOf[preempterUtid] : kNoTask;
-      candidates.push_back({static_cast<uint32_t>(b), offset, sc.runTs[r], atSwitchOut ? sc.runEnd[r - 1] : sc.runTs[r],
-                            skipPreempter ? preempter : kNoTask});
-    }
-    if (atWakeups) {
-      for (const Trigger& tr : w.tasks[id].triggers) {
-        if (tr.fork || tr.target == kNoTask || tr.offset <= 0 || tr.offset >= bursts[tr.burst].work) continue;
-        // The recorded time of the point: in the run where the task's work reached it.
-        const int64_t cum = sc.burstCumStart[tr.burst] + tr.offset;
-        const auto it = std::lower_bound(sc.runCumBefore.begin(), sc.runCumBefore.end(), cum);
-        if (it == sc.runCumBefore.begin()) continue;
-        const auto r = static_cast<size_t>(it - sc.runCumBefore.begin() - 1);
-        const int64_t ts = sc.runTs[r] + (cum - sc.runCumBefore[r]);
-        // Not on the task it wakes there: that one sleeps until this write, so
-        // waiting for it would only copy the recorded order (the wakee asleep first).
-        candidates.push_back({tr.burst, tr.offset, ts, ts, tr.target});
-      }
-      std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& c) {
-        return a.burst != c.burst ? a.burst < c.burst : a.offset < c.offset;
-      });
-      candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                                   [](const Candidate& a, const Candidate& c) {
-                                     return a.burst == c.burst && a.offset == c.offset;
-                                   }),
-                       candidates.end());
-    }
-    for (const Candidate& c : candidates) {
-      const size_t cb = c.burst;
-      // The producers: the distinct tasks that woke its last `producers` bursts woken by a task.
-      talksTo.clear();
-      int seen = 0;
-      for (size_t k = cb + 1; k > 0 && seen < producers; --k) {
-        const Burst& woken = bursts[k - 1];
-        if (woken.wake != WakeKind::Task || woken.waker == kNoTask) continue;
-        ++seen;
-        if (woken.waker != id && woken.waker != c.preempter &&
-            (!mutualOnly || wokeOnce(static_cast<TaskId>(id), woken.waker)) &&
-            (minWakeups <= 1 || timesWoken(woken.waker, static_cast<TaskId>(id)) >= minWakeups) &&
-            std::find(talksTo.begin(), talksTo.end(), woken.waker) == talksTo.end())
-          talksTo.push_back(woken.waker);
-      }
-      Gate gate{c.burst, c.offset, c.ts, {}};
-      for (const TaskId p : talksTo) {
-        const Scan& ps = scans[utidOf[p]];
-        uint32_t pb = 0, fromB = 0;
-        int64_t po = 0, fromO = 0;
-        if (!recordedPointAt(ps, w.tasks[p].bursts, c.ref, pb, po)) continue;
-        // Nothing new since the burst began: the wakeup dependency (or an earlier gate) already holds it.
-        if (recordedPointAt(ps, w.tasks[p].bursts, bursts[cb].recordedStart, fromB, fromO) &&
-            (pb < fromB || (pb == fromB && po <= fromO)))
-          continue;
-        gate.waits.push_back({p, pb, po});
-      }
-      if (!gate.waits.empty()) gates[id].push_back(std::move(gate));
+      if (p == kNoTask || p == id || (preempterUtid && preempterUtid < idOf.size() && idOf[preempterUtid] == p)) continue;
+      const Burst& burst = bursts[b];
+      const Scan& ps = scans[utidOf[p]];
+      uint32_t pb = 0, fromB = 0;
+      int64_t po = 0, fromO = 0;
+      if (!recordedPointAt(ps, w.tasks[p].bursts, sc.runTs[r], pb, po)) continue;
+      // Nothing new since the burst began: the wakeup dependency (or an earlier gate) already holds it.
+      if (recordedPointAt(ps, w.tasks[p].bursts, burst.recordedStart, fromB, fromO) &&
+          (pb < fromB || (pb == fromB && po <= fromO)))
+        continue;
+      gates[id].push_back({static_cast<uint32_t>(b), offset, sc.runTs[r], p, pb, po});
     }
   }
   // New numbering: each burst becomes its pieces; pieceStart = offset of the
@@ -320,8 +250,7 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
         piece.wake = WakeKind::Task;
         piece.gate = true;
         piece.blockState = core::TaskState::Sleeping;
-        piece.waker = gate.waits.front().producer;
-        piece.wakeAfter = static_cast<uint16_t>(gate.waits.size());
+        piece.waker = gate.producer;
         piece.recordedStart = gate.ts;
         piece.recordedEnd = orig.recordedEnd;
         piece.work = orig.work - gate.offset;
@@ -338,13 +267,11 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
                                                                 pieceStart[id].begin() + firstPiece[id][gate.burst + 1],
                                                                 gate.offset) -
                                                pieceStart[id].begin());
-      for (const Wait& wait : gate.waits) {
-        Trigger tr;
-        remap(wait.producer, wait.pBurst, wait.pOffset, tr.burst, tr.offset);
-        tr.target = static_cast<TaskId>(id);
-        tr.targetBurst = piece;
-        w.tasks[wait.producer].triggers.push_back(tr);
-      }
+      Trigger tr;
+      remap(gate.producer, gate.pBurst, gate.pOffset, tr.burst, tr.offset);
+      tr.target = static_cast<TaskId>(id);
+      tr.targetBurst = piece;
+      w.tasks[gate.producer].triggers.push_back(tr);
     }
   for (Task& t : w.tasks) {
     const auto before = [](const Trigger& a, const Trigger& b) {
@@ -354,6 +281,7 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
       std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
   }
 }
+
 }  // namespace
 
 bool looksLikeKernelThread(std::string_view comm) {
@@ -754,10 +682,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
   }
 
-  if (options.dataflowGates)
-    addDataflowGates(w, scans, idOf, options.gateAtSwitchOut, std::max(1, options.gateProducers),
-                     options.gateMutualOnly, options.gateSkipPreempter, options.gateMinWakeups,
-                     options.gateAtWakeups);
+  if (options.dataflowGates) addDataflowGates(w, scans, idOf);
 
   // The makespan covers what the trace created (the traced command's tree);
   // background tasks that were already alive only count when nothing was created.

@@ -34,24 +34,7 @@ struct ExtractOptions {
   /// A recording's wakeups only show the data a task slept for; these gates
   /// add the data it found waiting, so a replayed consumer cannot run ahead
   /// of its producer by more than the recording did at each of its returns.
-  bool dataflowGates = false;
-  /// The recorded time whose producer progress a gate waits for: false = the
-  /// task's switch-in (everything the producer had written by the time the
-  /// task went on), true = the switch-out before it (only what was written
-  /// while the task still ran: an earlier, more conservative point).
-  bool gateAtSwitchOut = false;
-  /// The producers a gate waits for: the distinct tasks that woke the task's
-  /// last `gateProducers` bursts woken by a task (1: the current burst's waker).
-  int gateProducers = 1;
-  /// Only producers the task itself woke at least once in the recording.
-  bool gateMutualOnly = false;
-  /// Not the producer that took the task's CPU when it was preempted.
-  bool gateSkipPreempter = true;
-  /// Only producers that woke the task at least this often in the recording.
-  int gateMinWakeups = 1;
-  /// Gates also where the task woke another one (a write: what it wrote
-  /// needed, in a bounded buffer, the space its producers had freed by then).
-  bool gateAtWakeups = false;
+  bool dataflowGates = true;
 };
 
 /// Fails only when the model holds no task that ever ran.

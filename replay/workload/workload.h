@@ -48,10 +48,6 @@ struct Burst {
   /// a split of a recorded burst at a switch-in after a preemption, passed at
   /// once unless the replay's `waker` is behind its recorded progress there.
   bool gate = false;
-  /// WakeKind::Task: how many triggers targeting this burst must have fired
-  /// before it may start (1 for a recorded wakeup; a dataflow gate waits for
-  /// every producer it names, each by its own trigger).
-  uint16_t wakeAfter = 1;
 };
 
 /// Something a task does when its work reaches a point: wake a task's burst, or fork a child.
