@@ -558,7 +558,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   out << "Topology:    " << result.topology.describe() << "\n";
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
       << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")";
-  if (workload.dataflowGates) out << ", " << workload.dataflowGates << " of the bursts dataflow gates";
+  if (workload.dataflowGates) out << ", " << workload.dataflowGates << " of them dataflow gates";
   out << "\n";
   out << "Parameters:\n";
   for (const auto& p : result.params) {
