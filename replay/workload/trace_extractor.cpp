@@ -125,6 +125,12 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
   return out;
 }
 
+// The work a task had done by recorded time ts, `run` being how many of its
+// runs had begun by then.
+int64_t workDoneBy(const Scan& sc, size_t run, int64_t ts) {
+  return run == 0 ? 0 : sc.runCumBefore[run - 1] + std::min(ts, sc.runEnd[run - 1]) - sc.runTs[run - 1];
+}
+
 // A task's (burst, offset) at recorded time ts: the last burst that had become
 // runnable by ts, and the work done in it by then (as pass 3 computes it).
 bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t ts, uint32_t& burst, int64_t& offset) {
@@ -133,7 +139,7 @@ bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t t
   if (it == bursts.begin()) return false;
   const auto b = static_cast<size_t>(it - bursts.begin() - 1);
   const auto run = static_cast<size_t>(std::upper_bound(sc.runTs.begin(), sc.runTs.end(), ts) - sc.runTs.begin());
-  const int64_t done = run == 0 ? 0 : sc.runCumBefore[run - 1] + std::min(ts, sc.runEnd[run - 1]) - sc.runTs[run - 1];
+  const int64_t done = workDoneBy(sc, run, ts);
   burst = static_cast<uint32_t>(b);
   offset = std::clamp<int64_t>(done - sc.burstCumStart[b], 0, bursts[b].work);
   return true;
@@ -168,6 +174,7 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
     TaskId producer;
     uint32_t pBurst;    // the producer's point at ts (original numbering)
     int64_t pOffset;
+    uint32_t piece = 0;  // the gated piece, in the new numbering
   };
   std::vector<std::vector<Gate>> gates(n);
   for (size_t id = 0; id < n; ++id) {
@@ -239,11 +246,11 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
     size_t g = 0;
     for (size_t b = 0; b < t.bursts.size(); ++b) {
       const Burst& orig = t.bursts[b];
-      Burst first = orig;
       int64_t start = 0;
-      pieces.push_back(first);
+      pieces.push_back(orig);
       for (; g < gates[id].size() && gates[id][g].burst == b; ++g) {
-        const Gate& gate = gates[id][g];
+        Gate& gate = gates[id][g];
+        gate.piece = static_cast<uint32_t>(pieces.size());
         pieces.back().work = gate.offset - start;
         pieces.back().recordedEnd = gate.ts;
         Burst piece;
@@ -263,23 +270,12 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
   }
   for (size_t id = 0; id < n; ++id)
     for (const Gate& gate : gates[id]) {
-      const auto piece = static_cast<uint32_t>(std::lower_bound(pieceStart[id].begin() + firstPiece[id][gate.burst] + 1,
-                                                                pieceStart[id].begin() + firstPiece[id][gate.burst + 1],
-                                                                gate.offset) -
-                                               pieceStart[id].begin());
       Trigger tr;
       remap(gate.producer, gate.pBurst, gate.pOffset, tr.burst, tr.offset);
       tr.target = static_cast<TaskId>(id);
-      tr.targetBurst = piece;
+      tr.targetBurst = gate.piece;
       w.tasks[gate.producer].triggers.push_back(tr);
     }
-  for (Task& t : w.tasks) {
-    const auto before = [](const Trigger& a, const Trigger& b) {
-      return a.burst != b.burst ? a.burst < b.burst : a.offset < b.offset;
-    };
-    if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
-      std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
-  }
 }
 
 }  // namespace
@@ -626,7 +622,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       while (b < bursts.size() && bursts[b].recordedStart <= ts) ++b;
       if (b == 0) continue;
       while (run < sc.runTs.size() && sc.runTs[run] <= ts) ++run;
-      const int64_t done = run == 0 ? 0 : sc.runCumBefore[run - 1] + std::min(ts, sc.runEnd[run - 1]) - sc.runTs[run - 1];
+      const int64_t done = workDoneBy(sc, run, ts);
       Point& p = points[queries[q].index];
       p.ok = true;
       p.burst = static_cast<uint32_t>(b - 1);
@@ -673,16 +669,15 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     w.tasks[idOf[m.taskEvents.other[i].value]].startTs = m.taskEvents.ts[i];
     ++w.unmodelled.forksOfUnreplayedParent;
   }
+  if (options.dataflowGates) addDataflowGates(w, scans, idOf);
   for (Task& t : w.tasks) {
-    // Same-point triggers keep their recorded order (stable).
+    // Same-point triggers keep their recorded order (stable), gates' after them.
     const auto before = [](const Trigger& a, const Trigger& b) {
       return a.burst != b.burst ? a.burst < b.burst : a.offset < b.offset;
     };
     if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
       std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
   }
-
-  if (options.dataflowGates) addDataflowGates(w, scans, idOf);
 
   // The makespan covers what the trace created (the traced command's tree);
   // background tasks that were already alive only count when nothing was created.
