@@ -68,6 +68,8 @@ struct Workspace {
 
 // babeltrace2's plugins have no frame pointers: only the slow unwinder finds the
 // libbabeltrace2 frames that lsan.supp matches (tests/sanitizers/full_unwind.cpp).
+// run-fuzzers.sh searches with fast stacks and no leak checks, then runs what
+// it kept again with these options (leaks_checked_after there).
 extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
 
 // Beyond tests/sanitizers/lsan.supp, for what only corrupt streams reach: the

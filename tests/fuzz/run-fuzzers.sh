@@ -7,7 +7,8 @@
 # tests/sanitizers/lsan.supp, hang (-timeout: one input taking longer than
 # TIMEOUT s) or memory blow-up (-rss_limit_mb / -malloc_limit_mb) fails the run;
 # the input that did it is kept in BUILD_DIR/fuzz-artifacts/ and its log tail
-# printed. So does a fuzzer that executes fewer inputs than it should
+# printed (for ctf, leaks are checked after the search: leaks_checked_after
+# below). So does a fuzzer that executes fewer inputs than it should
 # (min_execs_of below: 20,000 per 45 s of a core, in proportion to SECONDS and
 # to the CPU time it had where the machine is shared; FUZZ_MIN_EXECS
 # overrides): one that slow explores little, and a drop in its pace is a
@@ -60,14 +61,29 @@ max_len_of() {
 }
 
 # The executions a fuzzer must reach in SECONDS: 20,000 per 45 s, except
-# ctf: every input builds babeltrace2 graphs (plugin lookup, source, muxer;
-# ~10 ms of CPU for a one-packet stream), and the slow unwinder the leak
-# suppressions need (ctf_fuzzer.cpp) triples that, so 45 s hold ~1,500.
+# ctf: every input builds babeltrace2 graphs (source, muxer; ~4-8 ms of CPU for
+# a one-packet stream under ASan), so 45 s hold 3,600-5,400 (2026-12-02, on a
+# host 1.7x slower than the month before).
 min_execs_of() {
   if [ -n "${FUZZ_MIN_EXECS:-}" ]; then echo "$FUZZ_MIN_EXECS"; return; fi
   case $1 in
-    ctf) echo $((1000 * seconds / 45)) ;;
+    ctf) echo $((2000 * seconds / 45)) ;;
     *) echo $((20000 * seconds / 45)) ;;
+  esac
+}
+
+# Fuzzers whose leak suppressions need ASan's slow unwinder: babeltrace2's
+# plugins have no frame pointers, so only DWARF unwinding reaches the frames
+# lsan.supp names (ctf_fuzzer.cpp). That unwinder makes every allocation and
+# free ~16x dearer (ctf_fuzzer -runs=0 over its corpus: 5.7 s of CPU against
+# 0.34 s with fast stacks) and left the search a few hundred inputs. So the
+# search runs with fast stacks and no leak checks, and then every input it
+# kept (the seeds and what it found, each reaching code the others do not)
+# runs once more with full stacks and libFuzzer's per-input leak check.
+leaks_checked_after() {
+  case $1 in
+    ctf) return 0 ;;
+    *) return 1 ;;
   esac
 }
 
@@ -91,7 +107,13 @@ for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
   min_execs=$(min_execs_of "$name")
   echo "fuzz: $name for ${seconds}s ($(ls "$corpus" | wc -l) seeds, -max_len=$max_len)"
   TIMEFORMAT='%U %S'
-  if ! { time "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -dict="$dict" -timeout="$timeout_s" \
+  search_asan=$ASAN_OPTIONS
+  leak_flag=()
+  if leaks_checked_after "$name"; then
+    search_asan="$ASAN_OPTIONS:fast_unwind_on_malloc=1:detect_leaks=0"
+    leak_flag=(-detect_leaks=0)
+  fi
+  if ! { time ASAN_OPTIONS=$search_asan "$fuzzer" "${leak_flag[@]}" -max_total_time="$seconds" -max_len="$max_len" -dict="$dict" -timeout="$timeout_s" \
        -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb" -artifact_prefix="$artifacts/$name-" \
        -print_final_stats=1 "$corpus" > "$log" 2>&1; } 2> "$log.cpu"; then
     echo "fuzz: $name FAILED (log: $log; inputs: $artifacts/$name-*)"
@@ -108,12 +130,23 @@ for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
       echo "fuzz: $name too slow: ${execs:-no} executions (log: $log)"
       status=1
     fi
+    if leaks_checked_after "$name"; then
+      inputs=$(ls "$corpus" | wc -l)
+      if ! "$fuzzer" -runs=0 -timeout="$timeout_s" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb" \
+           -artifact_prefix="$artifacts/$name-" "$corpus" >> "$log" 2>&1; then
+        echo "fuzz: $name FAILED when its $inputs inputs ran again with full stacks and leak checks (log: $log; inputs: $artifacts/$name-*)"
+        tail -60 "$log"
+        status=1
+      else
+        echo "fuzz: $name no leak in its $inputs inputs (run again with full stacks)"
+      fi
+    fi
     if [ "${FUZZ_GROW:-0}" = 1 ]; then
       # Into an empty folder, smallest inputs first: the code the corpus and
       # this run reached, in as few and as small inputs as libFuzzer keeps.
       before=$(ls "$seeds" | wc -l)
       fresh=$(mktemp -d)
-      "$fuzzer" -merge=1 -use_counters=0 -max_len="$max_len" -timeout="$timeout_s" -rss_limit_mb="$rss_mb" \
+      ASAN_OPTIONS=$search_asan "$fuzzer" "${leak_flag[@]}" -merge=1 -use_counters=0 -max_len="$max_len" -timeout="$timeout_s" -rss_limit_mb="$rss_mb" \
         "$fresh" "$seeds" "$corpus" >> "$log" 2>&1 || { echo "fuzz: $name merge failed (log: $log)"; status=1; }
       # libFuzzer names inputs by their SHA-1; other names are regression
       # seeds (what an input once broke, corpus/README.md): they stay.
