@@ -272,6 +272,8 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   const int64_t wakeup = u != kIdleUtid ? m_threads[u.value].lastStateTs : INT64_MIN;
   const int64_t lower = std::min(std::max(local, wakeup), ts);
   const BoundKind kind = boundKind(local, wakeup);
+  const TaskState before = u != kIdleUtid ? m_threads[u.value].state : TaskState::Running;
+  const bool unwoken = before != TaskState::Unknown && before != TaskState::Running && !isRunnable(before);
   char buf[160];
   uint32_t displacedRow = kNoRow;
   if (displaced != kIdleUtid) {
@@ -318,7 +320,7 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
     m_model->diagnostics.add(DiagCode::switch_in_inferred);
   }
   openSlice(c, cpu, u, ts, kSliceStartInferred, false);
-  m_inferred.push_back({cpu, prevSlice, row, displacedRow, lower, ts, kind});
+  m_inferred.push_back({cpu, prevSlice, row, displacedRow, lower, ts, kind, unwoken});
 }
 
 void SchedBuilder::DelaySamples::add(int64_t delay) {
@@ -343,7 +345,12 @@ int64_t SchedBuilder::DelaySamples::median() {
 // woken task whose lower bound is of the same kind, of the time from that
 // bound (the later of the wakeup, the idle slice's start and the CPU's last
 // event in another context) to the switch. With no such sample the switch-in
-// stays at the first event that shows the task running (a lower bound of its run).
+// stays at the first event that shows the task running (a lower bound of its
+// run), and so it does for a task that was blocked with no traced wakeup: it
+// was woken at some unknown point after it slept, and taking its sleep's start
+// for a wakeup would give it the whole sleep as CPU time (perf.data of a
+// cyclictest whose CPU's idle-context events were all missing: a thread
+// asleep 99% of the time shown running 92%).
 void SchedBuilder::placeInferredSwitchIns() {
   if (m_inferred.empty()) return;
   int64_t delay[kBoundKinds];
@@ -356,10 +363,13 @@ void SchedBuilder::placeInferredSwitchIns() {
                               : std::to_string(delay[k]) + " ns, median of " +
                                     std::to_string(m_switchInDelays[k].seen) + " traced switches from idle";
   }
+  const auto unwoken = std::count_if(m_inferred.begin(), m_inferred.end(), [](const InferredSwitchIn& r) { return r.unwoken; });
+  if (unwoken)
+    described += "; " + std::to_string(unwoken) + " of a blocked task with no traced wakeup kept at the first event";
   m_model->metadata["switch_in_inferred_delay"] = described;
   auto& states = m_model->threadStates;
   for (const InferredSwitchIn& r : m_inferred) {
-    if (delay[r.kind] < 0) continue;
+    if (delay[r.kind] < 0 || r.unwoken) continue;
     auto& t = m_model->cpuSlices[static_cast<size_t>(r.cpu)];
     const size_t i = r.prevSlice + 1;
     if (i >= t.size() || t.ts[i] != r.firstSeen || !(t.flags[i] & kSliceStartInferred)) continue;

@@ -189,6 +189,9 @@ class SchedBuilder {
     int64_t lowerBound;  // the latest event that shows it was not yet running there
     int64_t firstSeen;
     BoundKind kind;
+    // It was blocked, and no wakeup of it is traced: when it was woken is
+    // unknown, and the delays measured from traced wakeups do not apply.
+    bool unwoken;
   };
   std::vector<InferredSwitchIn> m_inferred;
   // Traced switches from idle to a woken task: the delay from the same lower

@@ -962,12 +962,19 @@ class EventSink {
 
     // Each field read is two or three calls into libbabeltrace2, a third of
     // the import's own cost: read only what the builder uses for this kind.
+    // The task current when the event fired, as perf.data gives it for every
+    // event: the builder infers a switch-in the trace lacks from the first
+    // event in a task's context. Not read for a switch, whose prev says it.
+    if (ci.kind != Kind::Switch) {
+      if (ci.commonPid.present())
+        ctx.ctxTid = readI32(payload, ci.commonPid, -1);
+      else if (ci.ctxTid.present())
+        ctx.ctxTid = readI32(context, ci.ctxTid, -1);
+    }
     const auto& s = ci.slots;
     switch (ci.kind) {
       case Kind::Other: m_builder.onOtherEvent(ctx); return;
       case Kind::Power: {
-        if (ci.ctxTid.present()) ctx.ctxTid = readI32(context, ci.ctxTid, -1);
-        else if (ci.commonPid.present()) ctx.ctxTid = readI32(payload, ci.commonPid, -1);
         core::DecodedEvent base;
         base.ts = ctx.ts;
         base.cpu = ctx.cpu;
@@ -1008,11 +1015,7 @@ class EventSink {
       case Kind::Waking:
       case Kind::Wakeup:
       case Kind::WakeupNew: {
-        // Only wakeups use the context: the waker and whether an irq woke it.
-        if (ci.commonPid.present())
-          ctx.ctxTid = readI32(payload, ci.commonPid, -1);
-        else if (ci.ctxTid.present())
-          ctx.ctxTid = readI32(context, ci.ctxTid, -1);
+        // Whether an irq woke it.
         if (ci.commonFlags.present()) {
           const auto flags = static_cast<uint32_t>(readInt(payload, ci.commonFlags, 0));
           ctx.irq = static_cast<uint8_t>(((flags & kTraceFlagHardIrq) ? core::kCtxHardIrq : 0) |

@@ -184,6 +184,31 @@ TEST(SchedBuilder, SwitchOutAsTheOnlySignOfALostSwitchInStillGetsARun) {
   EXPECT_EQ(m->threadStates.state[first + 2], TaskState::Sleeping);
 }
 
+// As perf recorded cyclictest on this machine: CPU 1's idle-context events
+// (the timer wakeups and the switches from idle) are all missing, so the task
+// is seen only switching out to sleep, again and again. Each run in between
+// starts after a wakeup whose time is unknown: it stays at the switch-out that
+// shows it, rather than a measured wakeup delay after the task fell asleep,
+// which would hand it its whole sleep as CPU time.
+TEST(SchedBuilder, SwitchInOfASleeperWithNoTracedWakeupStaysAtItsFirstEvent) {
+  TraceBuilder t;
+  t.sw(10, 0, 9, "S", 0).sw(20, 1, 8, "S", 0);
+  t.waking(100, 0, 0, 5, 0, core::kCtxHardIrq).sw(106, 0, 0, "R", 5).sw(200, 0, 5, "S", 0);  // 6 ns measured
+  t.sw(300, 1, 0, "R", 7).sw(310, 1, 7, "S", 0);  // traced: 7 runs 10 ns and sleeps
+  t.sw(1310, 1, 7, "S", 0).sw(2310, 1, 7, "S", 0).other(2400, 1, 0);  // two runs without a wakeup or switch-in
+  auto m = t.build();
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_in_inferred), 2u);
+  const auto& s = m->cpuSlices[1];
+  const auto seven = utidOfTid(*m, 7);
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (start, duration) of 7's slices
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s.utid[i] == seven) runs.emplace_back(s.ts[i], s.dur[i]);
+  EXPECT_EQ(runs, (std::vector<std::pair<int64_t, int64_t>>{{300, 10}, {1310, 0}, {2310, 0}}));
+  EXPECT_NE(m->metadata.at("switch_in_inferred_delay").find("2 of a blocked task with no traced wakeup kept at the first event"),
+            std::string::npos)
+      << m->metadata.at("switch_in_inferred_delay");
+}
+
 TEST(SchedBuilder, DataLossBecomesALostSpanAndUnknownStart) {
   TraceBuilder t;
   t.sw(10, 0, 0, "R", 2).other(20, 0, 2).loss(0, 30, 7).other(30, 0, 3).sw(40, 0, 3, "S", 1).other(50, 0, 1);
