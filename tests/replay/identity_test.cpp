@@ -173,8 +173,13 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
   // of the light loads is the busy host's other work; interactive-batch's
   // migrations (3 replayed, 7 recorded) are a count this small that one
   // migration moves it across the factor-2 bound (tests/data/fidelity/README.md).
+  // make-j2's migrations (19 replayed, 51 recorded) met their bound only
+  // through idle pulls the kernel cannot make (the only task of a runqueue,
+  // queued on a CPU still leaving idle; detach_tasks() takes nothing when
+  // nr_running <= 1): what the workload lacks (timer wakeups that coincide,
+  // sched_exec() and affinity moves) is the rest, docs/models.md §8.3.
   const std::map<std::string, std::vector<std::string>> documentedGaps = {
-      {"make-j2", {}},
+      {"make-j2", {"migrations"}},
       {"nicemix", {"wakeup_latency_p90_ns", "wakeup_latency_p99_ns"}},
       {"interactive-batch", {"migrations", "wakeup_latency_p99_ns"}},
   };

@@ -319,3 +319,43 @@ TEST(FairPlacement, WakeAffineWeightComparesPeltLoads) {
     EXPECT_EQ(r.outcomes.back().workDone, 8 * 200'000);
   }
 }
+
+// --- Idle balance and detach_tasks() (docs/models.md §5.5, §8.3) ---
+
+// make forks g++ and blocks at once (vfork): the child is placed on idle CPU 0
+// and waits there for CPU 0 to leave idle (50 µs), while CPU 1, emptied by the
+// parent's block, balances. The kernel's idle balance takes nothing from a
+// runqueue holding one task (detach_tasks(): nr_running <= 1), so the child
+// runs where fork placed it and the parent, woken by it, on its own idle CPU:
+// nothing migrates. A model that pulls the child (as this one did) moves both.
+TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task parent;
+  parent.tid = parent.tgid = 100;
+  parent.comm = "make";
+  parent.startCpu = 1;
+  parent.exits = true;
+  parent.bursts.push_back(replay::Burst{.work = 1'000'000});
+  parent.bursts.push_back(replay::Burst{.work = 1'000'000, .wake = replay::WakeKind::Task, .waker = 1});
+  parent.triggers.push_back(replay::Trigger{.burst = 0, .offset = 1'000'000, .target = 1, .fork = true});
+  replay::Task child;
+  child.tid = child.tgid = 101;
+  child.comm = "g++";
+  child.parent = 0;
+  child.exits = true;
+  child.bursts.push_back(replay::Burst{.work = 5'000'000});
+  child.triggers.push_back(replay::Trigger{.burst = 0, .offset = 100'000, .target = 0, .targetBurst = 1});
+  w.tasks = {parent, child};
+  for (const char* model : {"cfs", "eevdf"}) {
+    SCOPED_TRACE(model);
+    const auto r = replayOn(w, model, 2, {"idle_wakeup_ns=50000"});
+    ASSERT_TRUE(r.model);
+    EXPECT_EQ(r.outcomes[1].runtimeNs, 5'000'000);
+    // g++ ran on CPU 0 only.
+    const auto& cpu1 = r.model->cpuSlices[1];
+    for (size_t i = 0; i < cpu1.size(); ++i)
+      if (cpu1.kind[i] == core::SliceKind::Task) EXPECT_NE(r.model->comm(cpu1.utid[i]), "g++");
+    EXPECT_EQ(r.stats.migrations, 0u);
+  }
+}

@@ -364,8 +364,11 @@ void FairPolicy::idleBalance(int cpu) {
       const int c = (cpu + i) % n;
       const int distance = m_e->locality(cpu, c);
       if (distance <= inner || distance > d->level) continue;
+      // detach_tasks() takes nothing from a runqueue of one task (nr_running
+      // <= 1, the current one included): a wakee queued on a CPU that is still
+      // leaving idle stays there.
       const size_t q = m_rqs[static_cast<size_t>(c)].cfs.tree.size();
-      if (q > most && hasMovableFor(c, cpu)) src = c, most = q;
+      if (q > most && nrRunning(c) >= 2 && hasMovableFor(c, cpu)) src = c, most = q;
     }
     inner = d->level;
     if (src < 0) continue;
@@ -411,8 +414,12 @@ void FairPolicy::loadBalance(int cpu, size_t level) {
   const int cacheNiceTries = d.level == 4 ? 2 : 1;
   int64_t imbalance = (busiestLoad - load(cpu)) / 2;
   int moved = 0;
+  // detach_tasks(): nothing from a runqueue of one task, and an idle puller
+  // leaves the source one.
+  const bool idle = m_e->curr(cpu) == kNoTask;
+  const bool onlyOne = nrRunning(busiest) <= 1;
   for (uint32_t t : movable(busiest, cpu)) {
-    if (imbalance <= 0 || moved >= 32) break;
+    if (onlyOne || imbalance <= 0 || moved >= 32 || (idle && nrRunning(busiest) <= 1)) break;
     if (cacheHot(t, cpu) && sd.failed <= cacheNiceTries) continue;
     const int64_t w = m_ents[t].weight;
     if ((w >> std::min(sd.failed, 62)) > imbalance) continue;
