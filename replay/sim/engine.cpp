@@ -52,6 +52,11 @@ void defineEngineParams(Params& params) {
                       "select_task_rq() takes as this_cpu: sleeper = the sleeping task's own CPU; recorded = the CPU "
                       "whose interrupt woke it in the recording (timers of idle CPUs fire on busy ones), when the "
                       "replay's topology has it. docs/models.md §8.1");
+  params.defineChoice("irq_wakeup_time", "relative", {"relative", "recorded"},
+                      "when a sleep the recording saw ended by an interrupt (a timer, a device) or by nothing traced "
+                      "ends: relative = its recorded length after the replayed task blocked; recorded = at the "
+                      "recorded instant of its wakeup (an absolute timer, as clock_nanosleep(TIMER_ABSTIME)), or at "
+                      "once when the replay blocked later than that. docs/models.md §8.1");
   params.defineInt("seed", 1, 0, INT64_MAX, "seed of the draws from measured distributions (same seed, same replay)");
   params.defineText("cpu_speed", "1.0",
                     "work rate per CPU, ns of work per ns: one number for all CPUs or a comma list per CPU "
@@ -77,6 +82,7 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
   c.recordedIrqCpu = params.get("irq_wakeup_cpu") == "recorded";
+  c.recordedSleepEnd = params.get("irq_wakeup_time") == "recorded";
   c.smtFactor = params.getDouble("smt.factor");
   const std::string& text = params.get("cpu_speed");
   std::vector<double> speeds;
@@ -475,8 +481,12 @@ void Engine::burstDone(int cpu, TaskId t) {
         ++(nb.gate ? (cont ? m_stats.gatesPassed : m_stats.gateBlocks) : (cont ? m_stats.taskBlocksSkipped : m_stats.taskBlocks));
         break;
       case WakeKind::Sleep:
-        if (nb.sleepNs <= 0) cont = true;
-        else wakeAt = m_now + nb.sleepNs;
+        if (m_config.recordedSleepEnd && nb.recordedStart >= 0)
+          wakeAt = nb.recordedStart > m_now ? nb.recordedStart : -1, cont = wakeAt < 0;
+        else if (nb.sleepNs <= 0)
+          cont = true;
+        else
+          wakeAt = m_now + nb.sleepNs;
         break;
       case WakeKind::Timer: {
         // rt-app: the timer counts periods from the task's start; each wait ends

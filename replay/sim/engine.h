@@ -41,6 +41,7 @@ struct EngineConfig {
   uint64_t seed = 1;  ///< of the draws from measured distributions
   bool countedWakeups = false;  ///< wakeup_dependency=counted
   bool recordedIrqCpu = false;  ///< irq_wakeup_cpu=recorded
+  bool recordedSleepEnd = false;  ///< irq_wakeup_time=recorded
   std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
   double smtFactor = 1.0;        ///< a task's rate while an SMT sibling is busy (topologies with SMT only)
   std::vector<TaskAttributes> taskAttrs;  ///< per workload task (missing: defaults)

@@ -359,3 +359,33 @@ TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
     EXPECT_EQ(r.stats.migrations, 0u);
   }
 }
+
+// --- When an interrupt's sleep ends (irq_wakeup_time, docs/models.md §8.1) ---
+
+// One task alone: 1 ms of work, a sleep the recording saw end by an interrupt
+// after 2 ms, at 5 ms of the trace, then 1 ms more. Relative, the sleep lasts
+// its 2 ms from the replayed block (wakes at 3 ms, done at 4 ms); recorded, it
+// ends at the recorded 5 ms (done at 6 ms); a sleep whose recorded end the
+// replay has already passed (recorded at 0.5 ms) does not sleep at all.
+TEST(SleepEnd, RecordedInstantOrRecordedLength) {
+  auto workload = [](int64_t recordedWake) {
+    replay::Workload w;
+    w.kind = "trace";
+    replay::Task s;
+    s.tid = s.tgid = 100;
+    s.comm = "s";
+    s.startCpu = 0;
+    s.bursts.push_back(replay::Burst{.work = 1'000'000, .recordedStart = 0});
+    s.bursts.push_back(replay::Burst{
+        .work = 1'000'000, .wake = replay::WakeKind::Sleep, .sleepNs = 2'000'000, .recordedStart = recordedWake});
+    w.tasks.push_back(std::move(s));
+    return w;
+  };
+  EXPECT_EQ(replayOn(workload(5'000'000), "eevdf", 1, {"idle_irq_wakeup_ns=0"}).outcomes[0].lastEnd, 4'000'000);
+  EXPECT_EQ(replayOn(workload(5'000'000), "eevdf", 1, {"idle_irq_wakeup_ns=0", "irq_wakeup_time=recorded"})
+                .outcomes[0].lastEnd,
+            6'000'000);
+  EXPECT_EQ(replayOn(workload(500'000), "eevdf", 1, {"idle_irq_wakeup_ns=0", "irq_wakeup_time=recorded"})
+                .outcomes[0].lastEnd,
+            2'000'000);
+}
