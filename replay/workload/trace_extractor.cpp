@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <queue>
 #include <tuple>
 #include <unordered_map>
 
@@ -333,9 +334,21 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   // Work is CPU time as the run slices have it (what `stats` calls runtime), so
   // that a replay conserves exactly what the recording shows; the state
   // intervals give the structure (when a task blocks and what woke it).
-  for (size_t cpu = 0; cpu < m.cpuSlices.size(); ++cpu) {
-    const auto& t = m.cpuSlices[cpu];
-    for (size_t i = 0; i < t.size(); ++i) {
+  // The CPUs' slices are merged by start time (each CPU's are in time order),
+  // so that every task's runs come out sorted: sorting them per task afterwards
+  // cost 6% of the extraction.
+  {
+    using Head = std::pair<int64_t, uint32_t>;  // (start of the CPU's next slice, cpu)
+    std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+    std::vector<size_t> next(m.cpuSlices.size(), 0);
+    for (size_t cpu = 0; cpu < m.cpuSlices.size(); ++cpu)
+      if (!m.cpuSlices[cpu].ts.empty()) heads.emplace(m.cpuSlices[cpu].ts[0], static_cast<uint32_t>(cpu));
+    while (!heads.empty()) {
+      const uint32_t cpu = heads.top().second;
+      heads.pop();
+      const auto& t = m.cpuSlices[cpu];
+      const size_t i = next[cpu]++;
+      if (next[cpu] < t.size()) heads.emplace(t.ts[next[cpu]], cpu);
       if (t.kind[i] != core::SliceKind::Task || t.dur[i] <= 0) continue;
       Scan& s = scans[t.utid[i].value];
       const bool handedOver = i + 1 < t.size() && t.kind[i + 1] == core::SliceKind::Task && t.ts[i + 1] == t.end(i);
@@ -459,7 +472,6 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       closeBurst(m.lastTs);
       if (lastState == TaskState::Running || core::isRunnable(lastState)) ++w.unmodelled.tasksRunningAtTraceEnd;
     }
-    std::sort(s.runs.begin(), s.runs.end());
     if (s.bursts.empty() && !s.runs.empty()) {
       // Ran without any state the builder could track: one burst over its runs.
       Burst b;
@@ -472,6 +484,10 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     // Each run counts for the burst that was open (had become runnable) when it
     // began; the first burst takes anything earlier.
     s.burstCumStart.assign(s.bursts.size(), 0);
+    s.runTs.reserve(s.runs.size());
+    s.runEnd.reserve(s.runs.size());
+    s.runNext.reserve(s.runs.size());
+    s.runCumBefore.reserve(s.runs.size());
     size_t b = 0;
     for (const auto& [start, end, next] : s.runs) {
       while (b + 1 < s.bursts.size() && s.bursts[b + 1].recordedStart <= start) {
