@@ -481,12 +481,14 @@ void Engine::burstDone(int cpu, TaskId t) {
         ++(nb.gate ? (cont ? m_stats.gatesPassed : m_stats.gateBlocks) : (cont ? m_stats.taskBlocksSkipped : m_stats.taskBlocks));
         break;
       case WakeKind::Sleep:
-        if (m_config.recordedSleepEnd && nb.recordedStart >= 0)
-          wakeAt = nb.recordedStart > m_now ? nb.recordedStart : -1, cont = wakeAt < 0;
-        else if (nb.sleepNs <= 0)
+        if (m_config.recordedSleepEnd && nb.recordedStart >= 0) {
+          if (nb.recordedStart > m_now) wakeAt = nb.recordedStart;
+          else cont = true;
+        } else if (nb.sleepNs <= 0) {
           cont = true;
-        else
+        } else {
           wakeAt = m_now + nb.sleepNs;
+        }
         break;
       case WakeKind::Timer: {
         // rt-app: the timer counts periods from the task's start; each wait ends
