@@ -1,6 +1,7 @@
 // `schedlab-cli export`: a run as a Perfetto trace for ui.perfetto.dev (and
 // SchedLab itself): the recording, and each --replay of it beside it.
 #include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "app/cli/cli.h"
@@ -68,15 +69,23 @@ int exportCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   if (losses.any()) err << "schedlab-cli export: " << *output << ": not carried: " << losses.describe() << "\n";
   if (models.empty()) return failed ? kExitFailure : kExitOk;
 
+  // Extracted again only for a model whose parameters shape it differently.
+  std::optional<replay::Workload> workload;
+  replay::ExtractOptions extractedWith;
   for (const auto& m : models) {
     replay::ReplayOptions options;
     options.model = m;
     options.params = args->values("--param");
     options.recordingPath = args->positional()[0];
-    auto workload = replay::extractWorkload(*model, replay::extractOptionsFor(options));
-    if (!workload) {
-      err << "schedlab-cli export: " << workload.error().message() << "\n";
-      return kExitFailure;
+    const replay::ExtractOptions extract = replay::extractOptionsFor(options);
+    if (!workload || extract != extractedWith) {
+      auto extracted = replay::extractWorkload(*model, extract);
+      if (!extracted) {
+        err << "schedlab-cli export: " << extracted.error().message() << "\n";
+        return kExitFailure;
+      }
+      workload = std::move(*extracted);
+      extractedWith = extract;
     }
     auto result = replay::runReplay(*workload, options);
     if (!result) {

@@ -238,7 +238,7 @@ class Engine {
   std::vector<Event> m_heap;
   std::vector<TaskRt> m_tasks;
   std::vector<CpuRt> m_cpus;
-  std::vector<uint8_t> m_woken;
+  std::vector<uint8_t> m_woken;  // per burst: a trigger targeting it has fired
   std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
   std::vector<uint8_t> m_locality;
   std::vector<SchedDomain> m_domains;

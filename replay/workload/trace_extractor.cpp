@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <queue>
-#include <tuple>
 #include <unordered_map>
 
 namespace replay {
@@ -27,15 +26,15 @@ struct PendingDep {
 struct Scan {
   std::vector<Burst> bursts;
   std::vector<int64_t> burstCumStart;  // work done before each burst
-  // Running intervals, for the work done by a given time.
+  // Run intervals [runTs, runEnd) in time order, from the CPU slices, with the
+  // utid of the task that took the CPU at the end (runNext; 0: none at once, or
+  // idle) and the work done before each (runCumBefore, for the work done by a
+  // given time).
   std::vector<int64_t> runTs;
   std::vector<int64_t> runEnd;
+  std::vector<uint32_t> runNext;
   std::vector<int64_t> runCumBefore;
   int64_t work = 0;
-  // Run intervals [start, end), from the CPU slices, with the utid of the task
-  // that took the CPU at the end (0: none at once, or idle).
-  std::vector<std::tuple<int64_t, int64_t, uint32_t>> runs;
-  std::vector<uint32_t> runNext;
   bool exits = false;
   bool forked = false;
   int64_t startTs = 0;
@@ -352,7 +351,9 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       if (t.kind[i] != core::SliceKind::Task || t.dur[i] <= 0) continue;
       Scan& s = scans[t.utid[i].value];
       const bool handedOver = i + 1 < t.size() && t.kind[i + 1] == core::SliceKind::Task && t.ts[i + 1] == t.end(i);
-      s.runs.emplace_back(t.ts[i], t.end(i), handedOver ? t.utid[i + 1].value : 0u);
+      s.runTs.push_back(t.ts[i]);
+      s.runEnd.push_back(t.end(i));
+      s.runNext.push_back(handedOver ? t.utid[i + 1].value : 0u);
       if (s.lastRunCpu >= 0 && s.lastRunCpu != static_cast<int>(cpu)) s.ranOnOneCpu = false;
       s.lastRunCpu = static_cast<int>(cpu);
     }
@@ -363,7 +364,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     if (m.threads.flags[u] & core::kThreadIdle) continue;
     Scan& s = scans[u];
     const auto [first, last] = m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
-    if (first == last && s.runs.empty()) continue;
+    if (first == last && s.runTs.empty()) continue;
     s.forked = forkTs[u] >= 0;
     const auto wakeRows = m.wakeupsOf(Utid(static_cast<uint32_t>(u)));
     // The effective wakeup (one that made it runnable) at or before ts, not
@@ -472,11 +473,11 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       closeBurst(m.lastTs);
       if (lastState == TaskState::Running || core::isRunnable(lastState)) ++w.unmodelled.tasksRunningAtTraceEnd;
     }
-    if (s.bursts.empty() && !s.runs.empty()) {
+    if (s.bursts.empty() && !s.runTs.empty()) {
       // Ran without any state the builder could track: one burst over its runs.
       Burst b;
-      b.recordedStart = std::get<0>(s.runs.front());
-      b.recordedEnd = std::get<1>(s.runs.back());
+      b.recordedStart = s.runTs.front();
+      b.recordedEnd = s.runEnd.back();
       s.startTs = b.recordedStart;
       s.bursts.push_back(b);
       ++w.unmodelled.tasksStartedBeforeTrace;
@@ -484,20 +485,15 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     // Each run counts for the burst that was open (had become runnable) when it
     // began; the first burst takes anything earlier.
     s.burstCumStart.assign(s.bursts.size(), 0);
-    s.runTs.reserve(s.runs.size());
-    s.runEnd.reserve(s.runs.size());
-    s.runNext.reserve(s.runs.size());
-    s.runCumBefore.reserve(s.runs.size());
+    s.runCumBefore.resize(s.runTs.size());
     size_t b = 0;
-    for (const auto& [start, end, next] : s.runs) {
+    for (size_t k = 0; k < s.runTs.size(); ++k) {
+      const int64_t start = s.runTs[k], end = s.runEnd[k];
       while (b + 1 < s.bursts.size() && s.bursts[b + 1].recordedStart <= start) {
         s.burstCumStart[b + 1] = s.work;
         ++b;
       }
-      s.runTs.push_back(start);
-      s.runEnd.push_back(end);
-      s.runNext.push_back(next);
-      s.runCumBefore.push_back(s.work);
+      s.runCumBefore[k] = s.work;
       s.bursts[b].work += end - start;
       s.work += end - start;
       if (b == 0 && !s.forked && s.bursts[0].wake == WakeKind::None) s.startTs = std::min(s.startTs, start);

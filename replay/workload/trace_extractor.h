@@ -35,6 +35,8 @@ struct ExtractOptions {
   /// add the data it found waiting, so a replayed consumer cannot run ahead
   /// of its producer by more than the recording did at each of its returns.
   bool dataflowGates = true;
+
+  bool operator==(const ExtractOptions&) const = default;
 };
 
 /// Fails only when the model holds no task that ever ran.

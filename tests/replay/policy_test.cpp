@@ -354,8 +354,11 @@ TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
     EXPECT_EQ(r.outcomes[1].runtimeNs, 5'000'000);
     // g++ ran on CPU 0 only.
     const auto& cpu1 = r.model->cpuSlices[1];
-    for (size_t i = 0; i < cpu1.size(); ++i)
-      if (cpu1.kind[i] == core::SliceKind::Task) EXPECT_NE(r.model->comm(cpu1.utid[i]), "g++");
+    for (size_t i = 0; i < cpu1.size(); ++i) {
+      if (cpu1.kind[i] == core::SliceKind::Task) {
+        EXPECT_NE(r.model->comm(cpu1.utid[i]), "g++");
+      }
+    }
     EXPECT_EQ(r.stats.migrations, 0u);
   }
 }
