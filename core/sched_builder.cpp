@@ -21,8 +21,8 @@ constexpr size_t kMaxSwitchInDelaySamples = 1 << 16;
 
 // Returning growth slack costs a copy; only worth it when the slack is large
 // (the memory budget is per event, so a few percent does not matter).
-template <typename T>
-void shrink(std::vector<T>& v) {
+template <typename Column>
+void shrink(Column& v) {
   if (v.capacity() > v.size() + v.size() / 8 + 1024) v.shrink_to_fit();
 }
 
@@ -139,7 +139,7 @@ void SchedBuilder::reserve(uint64_t expectedEvents) {
   // space only: untouched pages are never faulted in.
   const auto n = static_cast<size_t>(std::min<uint64_t>(expectedEvents, uint64_t{1} << 32));
   auto& s = m_model->threadStates;
-  s.ts.reserve(n * 11 / 10);
+  m_stateTs.reserve(n * 11 / 10);
   s.state.reserve(n * 11 / 10);
   s.cpu.reserve(n * 11 / 10);
   m_stateUtid.reserve(n * 11 / 10);
@@ -290,7 +290,7 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
                                m_cpus[static_cast<size_t>(d.cpu)].current == displaced;
     if (d.state == TaskState::Running && !runsElsewhere) {
       setState(displaced, ts, TaskState::Unknown, cpu);
-      displacedRow = static_cast<uint32_t>(m_model->threadStates.ts.size() - 1);
+      displacedRow = static_cast<uint32_t>(m_stateTs.size() - 1);
     }
   } else {
     closeSlice(c, cpu, ts, TaskState::RunnablePreempted, SliceEnd::Mismatch);
@@ -308,7 +308,7 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
       }
     }
     setState(u, ts, TaskState::Running, cpu);
-    row = static_cast<uint32_t>(m_model->threadStates.ts.size() - 1);
+    row = static_cast<uint32_t>(m_stateTs.size() - 1);
     m_inferredRunningRow = row;  // a switch-out at this instant must not overwrite it: finalize() widens it
     m_threads[u.value].pendingWaking = kNoRow;
   }
@@ -367,7 +367,6 @@ void SchedBuilder::placeInferredSwitchIns() {
   if (unwoken)
     described += "; " + std::to_string(unwoken) + " of a blocked task with no traced wakeup kept at the first event";
   m_model->metadata["switch_in_inferred_delay"] = described;
-  auto& states = m_model->threadStates;
   for (const InferredSwitchIn& r : m_inferred) {
     if (delay[r.kind] < 0 || r.unwoken) continue;
     auto& t = m_model->cpuSlices[static_cast<size_t>(r.cpu)];
@@ -375,11 +374,11 @@ void SchedBuilder::placeInferredSwitchIns() {
     if (i >= t.size() || t.ts[i] != r.firstSeen || !(t.flags[i] & kSliceStartInferred)) continue;
     const int64_t at = std::clamp(r.lowerBound + delay[r.kind], r.lowerBound, r.firstSeen);
     if (at == r.firstSeen || at < t.ts[r.prevSlice]) continue;
-    t.dur[r.prevSlice] = at - t.ts[r.prevSlice];
-    t.dur[i] += r.firstSeen - at;
-    t.ts[i] = at;
+    t.dur.set(r.prevSlice, at - t.ts[r.prevSlice]);
+    t.dur.set(i, t.dur[i] + r.firstSeen - at);
+    t.ts.set(i, at);
     for (const uint32_t row : {r.stateRow, r.displacedRow})
-      if (row != kNoRow && states.ts[row] == r.firstSeen) states.ts[row] = at;
+      if (row != kNoRow && m_stateTs[row] == r.firstSeen) m_stateTs[row] = at;
     auto& startTs = m_model->threads.startTs[t.utid[i].value];
     startTs = std::min(startTs, at);
   }
@@ -485,12 +484,13 @@ void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
   if (rt.state == state && (state != TaskState::Running || rt.cpu == cpu)) return;
   if (ts < rt.lastStateTs) ts = rt.lastStateTs;
   auto& s = m_model->threadStates;
-  if (rt.lastStateTs == ts && !s.ts.empty() && m_stateUtid.back() == u && s.ts.size() - 1 != m_inferredRunningRow) {
+  if (rt.lastStateTs == ts && !m_stateTs.empty() && m_stateUtid.back() == u &&
+      m_stateTs.size() - 1 != m_inferredRunningRow) {
     // Two changes at the same instant: the later one wins, no zero-length row.
     s.state.back() = state;
     s.cpu.back() = static_cast<CpuId>(cpu < 0 ? 0 : cpu);
   } else {
-    s.ts.push_back(ts);
+    m_stateTs.push_back(ts);
     s.state.push_back(state);
     s.cpu.push_back(static_cast<CpuId>(cpu < 0 ? 0 : cpu));
     m_stateUtid.push_back(u);
@@ -1028,9 +1028,15 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     auto& s = m.threadStates;
     partitionInPlace(
         m_stateUtid, m.threads.size(), [](Utid u) { return static_cast<size_t>(u.value); },
-        [](Utid& u, uint32_t row) { u.value = row; }, s.rowsBegin, s.ts, s.state, s.cpu);
+        [](Utid& u, uint32_t row) { u.value = row; }, s.rowsBegin, m_stateTs, s.state, s.cpu);
     m_stateUtid.clear();
     m_stateUtid.shrink_to_fit();
+    // Compacted only now: rows partitioned by thread are still neighbours in time.
+    s.ts.clear();
+    s.ts.reserve(m_stateTs.size());
+    for (const int64_t ts : m_stateTs) s.ts.push_back(ts);
+    m_stateTs.clear();
+    m_stateTs.shrink_to_fit();
   }
   // Wakeups: per-wakee index.
   {
@@ -1104,7 +1110,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     shrink(t.ts), shrink(t.dur), shrink(t.utid), shrink(t.prio), shrink(t.endState), shrink(t.endReason),
         shrink(t.kind), shrink(t.flags);
   }
-  shrink(m.threadStates.ts), shrink(m.threadStates.state), shrink(m.threadStates.cpu);
+  shrink(m.threadStates.state), shrink(m.threadStates.cpu);
   shrink(m.wakeups.ts), shrink(m.wakeups.wakee), shrink(m.wakeups.waker), shrink(m.wakeups.targetCpu),
       shrink(m.wakeups.wakerCpu), shrink(m.wakeups.flags);
   shrink(m.migrations.ts), shrink(m.migrations.utid), shrink(m.migrations.origCpu), shrink(m.migrations.destCpu);

@@ -212,6 +212,9 @@ class SchedBuilder {
   std::vector<uint32_t> m_tidToUtid;  // dense for small tids
   std::unordered_map<int32_t, uint32_t> m_bigTidToUtid;
   std::vector<Utid> m_stateUtid;      // import-time column, dropped at finalize
+  // Thread-state times in event order during import, plain so that finalize's
+  // in-place partition by thread can move them; compacted into the model after it.
+  std::vector<int64_t> m_stateTs;
   std::vector<uint32_t> m_counterTrackOfRow;
   using CounterTrackKey = std::tuple<CounterKind, CounterScope, int32_t, uint32_t>;  // kind, scope, index, name
   std::map<CounterTrackKey, uint32_t> m_counterTrackIndex;

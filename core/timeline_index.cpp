@@ -52,14 +52,13 @@ TimelineTrack TimelineTrack::fromCpu(const TraceModel& model, int cpu) {
   TimelineTrack t;
   if (cpu < 0 || cpu >= model.cpuCount()) return t;
   const CpuSliceTable& s = model.cpuSlices[static_cast<size_t>(cpu)];
-  t.m_ts = s.ts;
+  t.m_modelTs = &s.ts;
   if (std::any_of(s.dur.begin(), s.dur.end(), [](int64_t d) { return d < 0; })) {
     // Open slices (dur -1) only exist before finalize(); clamp rather than draw backwards.
-    t.m_ownDur.resize(s.size());
-    for (size_t i = 0; i < s.size(); ++i) t.m_ownDur[i] = std::max<int64_t>(0, s.dur[i]);
-    t.m_dur = t.m_ownDur;
+    t.m_ownDur.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) t.m_ownDur.push_back(std::max<int64_t>(0, s.dur[i]));
   } else {
-    t.m_dur = s.dur;
+    t.m_modelDur = &s.dur;
   }
   t.m_kind.resize(s.size());
   for (size_t i = 0; i < s.size(); ++i) t.m_kind[i] = trackKindOf(s.kind[i]);
@@ -78,8 +77,6 @@ TimelineTrack TimelineTrack::fromCpuFiltered(const TraceModel& model, int cpu, c
     t.m_kind.push_back(TrackKind::Running);
     t.m_rowMap.push_back(static_cast<uint32_t>(i));
   }
-  t.m_ts = t.m_ownTs;
-  t.m_dur = t.m_ownDur;
   t.buildIndex();
   return t;
 }
@@ -90,16 +87,16 @@ TimelineTrack TimelineTrack::fromThread(const TraceModel& model, Utid utid) {
   const auto [a, b] = model.stateRowsOf(utid);
   const auto& st = model.threadStates;
   t.m_rowOffset = a;
-  t.m_ts = std::span<const int64_t>(st.ts).subspan(a, b - a);
-  t.m_ownDur.resize(b - a);
+  t.m_modelTs = &st.ts;
+  t.m_tsOffset = a;
+  t.m_ownDur.reserve(b - a);
   t.m_kind.resize(b - a);
   const int64_t threadEnd = model.threads.endTs[utid.value];
   for (uint32_t r = a; r < b; ++r) {
     const int64_t end = r + 1 < b ? st.ts[r + 1] : std::max(st.ts[r], threadEnd);
-    t.m_ownDur[r - a] = std::max<int64_t>(0, end - st.ts[r]);
+    t.m_ownDur.push_back(std::max<int64_t>(0, end - st.ts[r]));
     t.m_kind[r - a] = trackKindOf(st.state[r]);
   }
-  t.m_dur = t.m_ownDur;
   t.buildIndex();
   return t;
 }
@@ -114,7 +111,7 @@ void TimelineTrack::buildIndex() {
     const uint32_t e = std::min(n, (b + 1) * kBlock);
     for (uint32_t i = b * kBlock; i < e; ++i) {
       const int c = foldCategory(m_kind[i]);
-      if (c >= 0 && c < kFoldCategories) run[static_cast<size_t>(c)] += m_dur[i];
+      if (c >= 0 && c < kFoldCategories) run[static_cast<size_t>(c)] += dur(i);
     }
   }
   std::copy(run.begin(), run.end(), m_cum.begin() + static_cast<ptrdiff_t>(blocks) * kFoldCategories);
@@ -158,7 +155,7 @@ uint32_t TimelineTrack::betterRunning(uint32_t a, uint32_t b) const {
 int64_t TimelineTrack::prefix(int c, uint32_t x) const {
   int64_t s = m_cum[static_cast<size_t>(x >> kBlockShift) * kFoldCategories + static_cast<size_t>(c)];
   for (uint32_t i = x & ~(kBlock - 1); i < x; ++i)
-    if (foldCategory(m_kind[i]) == c) s += m_dur[i];
+    if (foldCategory(m_kind[i]) == c) s += dur(i);
   return s;
 }
 
@@ -167,33 +164,43 @@ int64_t TimelineTrack::categoryTime(int c, uint32_t a, uint32_t b) const {
   if (b - a <= kBlock) {
     int64_t s = 0;
     for (uint32_t i = a; i < b; ++i)
-      if (foldCategory(m_kind[i]) == c) s += m_dur[i];
+      if (foldCategory(m_kind[i]) == c) s += dur(i);
     return s;
   }
   return prefix(c, b) - prefix(c, a);
 }
 
+uint32_t TimelineTrack::upperBound(uint32_t from, uint32_t to, int64_t t) const {
+  const auto first = tsColumn().begin() + m_tsOffset;
+  return static_cast<uint32_t>(std::upper_bound(first + from, first + to, t) - first);
+}
+
+uint32_t TimelineTrack::lowerBound(uint32_t from, uint32_t to, int64_t t) const {
+  const auto first = tsColumn().begin() + m_tsOffset;
+  return static_cast<uint32_t>(std::lower_bound(first + from, first + to, t) - first);
+}
+
 namespace {
-// First index in [from, n) with t[index] >= e, galloping from `from`: edges
+// First index in [from, n) with first[index] >= e, galloping from `from`: edges
 // come in order, so consecutive searches start where the last one ended.
-uint32_t gallop(std::span<const int64_t> t, uint32_t from, int64_t e) {
-  const auto n = static_cast<uint32_t>(t.size());
+template <typename It>
+uint32_t gallop(It first, uint32_t n, uint32_t from, int64_t e) {
   uint32_t lo = from;
   uint32_t step = 1;
   uint32_t hi = from;
-  while (hi < n && t[hi] < e) {
+  while (hi < n && first[hi] < e) {
     lo = hi + 1;
     hi = step > n - hi ? n : hi + step;
     step *= 2;
   }
-  return static_cast<uint32_t>(std::lower_bound(t.begin() + lo, t.begin() + std::min(hi, n), e) - t.begin());
+  return static_cast<uint32_t>(std::lower_bound(first + lo, first + std::min(hi, n), e) - first);
 }
 }  // namespace
 
 void TimelineTrack::categoryIntegral(int c, std::span<const int64_t> edges, std::span<int64_t> out) const {
   uint32_t pos = 0;
   for (size_t i = 0; i < edges.size() && i < out.size(); ++i) {
-    pos = gallop(m_ts, pos, edges[i]);
+    pos = gallop(tsColumn().begin() + m_tsOffset, static_cast<uint32_t>(size()), pos, edges[i]);
     int64_t v = pos ? prefix(c, pos) : 0;
     // Rows do not overlap: only the last one starting before the edge can reach past it.
     if (pos > 0 && foldCategory(m_kind[pos - 1]) == c) v -= std::max<int64_t>(0, end(pos - 1) - edges[i]);
@@ -232,7 +239,7 @@ void CountIntegral::integral(std::span<const int64_t> edges, std::span<int64_t> 
   uint32_t pos = 0;
   for (size_t i = 0; i < edges.size() && i < out.size(); ++i) {
     // The last change at or before the edge.
-    pos = gallop(m_t, pos, edges[i] + 1);
+    pos = gallop(m_t.begin(), static_cast<uint32_t>(m_t.size()), pos, edges[i] + 1);
     out[i] = pos == 0 ? 0 : m_cum[pos - 1] + (edges[i] - m_t[pos - 1]) * m_level[pos - 1];
     if (pos > 0) --pos;  // the next edge may fall in the same step
   }
@@ -343,17 +350,16 @@ void TimelineTrack::queryPyramid(size_t level, int64_t t0, int64_t t1, int64_t m
     out.push_back(item);
   }
   // Rows wide enough to stand alone are drawn over the bins, with their labels.
-  const int64_t* ts = m_ts.data();
-  auto a = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t0) - ts);
+  uint32_t a = upperBound(0, n, t0);
   if (a > 0) --a;
-  const auto b = static_cast<uint32_t>(std::lower_bound(ts + a, ts + n, t1) - ts);
+  const uint32_t b = lowerBound(a, n, t1);
   for (uint32_t i = findFirstWide(a, b, minVis); i < b; i = findFirstWide(i + 1, b, minVis)) {
     if (m_kind[i] == TrackKind::Empty || end(i) <= t0) continue;
     DrawItem item;
     item.kind = drawKindOf(m_kind[i]);
     item.firstIdx = i;
     item.count = 1;
-    item.ts = ts[i];
+    item.ts = ts(i);
     item.end = end(i);
     out.push_back(item);
   }
@@ -361,17 +367,16 @@ void TimelineTrack::queryPyramid(size_t level, int64_t t0, int64_t t1, int64_t m
 
 void TimelineTrack::queryRows(int64_t t0, int64_t t1, int64_t minVis, int64_t binNs, std::vector<DrawItem>& out) const {
   const auto n = static_cast<uint32_t>(size());
-  const int64_t* ts = m_ts.data();
-  auto pos = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t0) - ts);
+  uint32_t pos = upperBound(0, n, t0);
   if (pos > 0 && end(pos - 1) > t0) --pos;
-  while (pos < n && ts[pos] < t1) {
+  while (pos < n && ts(pos) < t1) {
     if (wideKey(pos) >= minVis) {
       if (m_kind[pos] != TrackKind::Empty) {
         DrawItem item;
         item.kind = drawKindOf(m_kind[pos]);
         item.firstIdx = pos;
         item.count = 1;
-        item.ts = ts[pos];
+        item.ts = ts(pos);
         item.end = end(pos);
         out.push_back(item);
       }
@@ -379,22 +384,22 @@ void TimelineTrack::queryRows(int64_t t0, int64_t t1, int64_t minVis, int64_t bi
       continue;
     }
     // Narrow: fold the rows that start in this bin, stopping before a wide one.
-    const int64_t binEnd = (floorDiv(ts[pos], binNs) + 1) * binNs;
+    const int64_t binEnd = (floorDiv(ts(pos), binNs) + 1) * binNs;
     // Gallop: the next bin is usually near.
     uint32_t lo = pos + 1;
     uint32_t step = 1;
-    while (lo + step < n && ts[lo + step] < binEnd) {
+    while (lo + step < n && ts(lo + step) < binEnd) {
       lo += step;
       step *= 2;
     }
     const uint32_t hi = std::min(n, lo + step + 1);
-    const auto q = static_cast<uint32_t>(std::lower_bound(ts + std::min(lo, n), ts + hi, binEnd) - ts);
+    const uint32_t q = lowerBound(std::min(lo, n), hi, binEnd);
     const uint32_t last = std::max(pos + 1, findFirstWide(pos + 1, q, minVis));
 
     DrawItem item;
     item.firstIdx = pos;
     item.count = last - pos;
-    item.ts = ts[pos];
+    item.ts = ts(pos);
     item.end = std::max(end(last - 1), item.ts);
     bool any = false;
     if (item.count == 1) {
@@ -422,9 +427,9 @@ void TimelineTrack::buildPyramid() {
   const auto n = static_cast<uint32_t>(size());
   // Below a few hundred rows the row walk is as cheap as any bin.
   if (n < 256) return;
-  int64_t spanEnd = m_ts[0];
+  int64_t spanEnd = ts(0);
   for (uint32_t i = 0; i < n; ++i) spanEnd = std::max(spanEnd, end(i));
-  const int64_t span = std::max<int64_t>(1, spanEnd - m_ts[0]);
+  const int64_t span = std::max<int64_t>(1, spanEnd - ts(0));
   // Level 0: about 16 rows per bin on average; widths are powers of two ns.
   const double target = static_cast<double>(span) * 16.0 / n;
   int64_t w0 = 1;
@@ -432,13 +437,13 @@ void TimelineTrack::buildPyramid() {
 
   PyramidLevel L0;
   L0.width = w0;
-  L0.base = floorDiv(m_ts[0], w0);
+  L0.base = floorDiv(ts(0), w0);
   const int64_t lastBin = floorDiv(spanEnd - 1, w0);
   const auto bins = static_cast<size_t>(std::max<int64_t>(1, lastBin - L0.base + 1));
   std::vector<std::array<int64_t, kFoldCategories>> acc(bins, std::array<int64_t, kFoldCategories>{});
   L0.bins.assign(bins, FoldBin{{}, kNoRow, kNoRow});
   for (uint32_t i = 0; i < n; ++i) {
-    const int64_t s = m_ts[i];
+    const int64_t s = ts(i);
     const int64_t e = end(i);
     auto j = static_cast<size_t>(floorDiv(s, w0) - L0.base);
     if (L0.bins[j].firstRow == kNoRow) L0.bins[j].firstRow = i;
@@ -486,26 +491,23 @@ void TimelineTrack::buildPyramid() {
 }
 
 std::optional<uint32_t> TimelineTrack::rowAt(int64_t t) const {
-  const int64_t* ts = m_ts.data();
-  const auto n = static_cast<uint32_t>(size());
-  auto i = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t) - ts);
+  uint32_t i = upperBound(0, static_cast<uint32_t>(size()), t);
   if (i == 0) return std::nullopt;
   --i;
-  if (t < end(i) || (m_dur[i] == 0 && t == ts[i])) return i;
+  if (t < end(i) || (dur(i) == 0 && t == ts(i))) return i;
   return std::nullopt;
 }
 
 std::optional<uint32_t> TimelineTrack::rowNear(int64_t t, int64_t slack) const {
   if (auto r = rowAt(t); r && m_kind[*r] != TrackKind::Empty) return r;
-  const int64_t* ts = m_ts.data();
   const auto n = static_cast<uint32_t>(size());
-  auto i = static_cast<uint32_t>(std::upper_bound(ts, ts + n, t - slack) - ts);
+  uint32_t i = upperBound(0, n, t - slack);
   if (i > 0) --i;
   std::optional<uint32_t> best;
   int64_t bestDist = INT64_MAX;
-  for (int guard = 0; i < n && ts[i] <= t + slack && guard < 512; ++i, ++guard) {
+  for (int guard = 0; i < n && ts(i) <= t + slack && guard < 512; ++i, ++guard) {
     if (m_kind[i] == TrackKind::Empty) continue;
-    const int64_t d = t < ts[i] ? ts[i] - t : (t >= end(i) ? t - end(i) : 0);
+    const int64_t d = t < ts(i) ? ts(i) - t : (t >= end(i) ? t - end(i) : 0);
     if (d <= slack && d < bestDist) {
       bestDist = d;
       best = i;
@@ -515,7 +517,7 @@ std::optional<uint32_t> TimelineTrack::rowNear(int64_t t, int64_t slack) const {
 }
 
 size_t TimelineTrack::memoryBytes() const {
-  size_t b = m_ownTs.capacity() * 8 + m_ownDur.capacity() * 8 + m_kind.capacity() + m_rowMap.capacity() * 4 +
+  size_t b = m_ownTs.memoryBytes() + m_ownDur.memoryBytes() + m_kind.capacity() + m_rowMap.capacity() * 4 +
              m_cum.capacity() * 8;
   for (const auto& l : m_maxWide) b += l.capacity() * 8;
   for (const auto& l : m_argRunning) b += l.capacity() * 4;
@@ -551,9 +553,9 @@ const CountIntegral& TimelineIndex::waitingOn(int cpu) const {
     const auto& st = m.threadStates;
     for (size_t u = 0; u + 1 < st.rowsBegin.size(); ++u)
       for (uint32_t r = st.rowsBegin[u]; r < st.rowsBegin[u + 1]; ++r) {
-        const int cpu = st.cpu[r];
-        if (classify(st.state[r]) != StateClass::Runnable || cpu < 0 || cpu >= m.cpuCount()) continue;
-        perCpu[static_cast<size_t>(cpu)].emplace_back(st.ts[r], m.stateEnd(r));
+        const int queue = st.cpu[r];
+        if (classify(st.state[r]) != StateClass::Runnable || queue >= m.cpuCount()) continue;
+        perCpu[static_cast<size_t>(queue)].emplace_back(st.ts[r], m.stateEnd(r));
       }
     m_waiting.reserve(perCpu.size());
     for (auto& intervals : perCpu) m_waiting.push_back(CountIntegral::fromIntervals(std::move(intervals)));

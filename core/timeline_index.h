@@ -60,17 +60,16 @@ class TimelineTrack {
   static TimelineTrack fromThread(const TraceModel& model, Utid utid);
 
   TimelineTrack() = default;
-  // Spans may point into the own vectors: moving keeps their buffers, copying would not.
   TimelineTrack(const TimelineTrack&) = delete;
   TimelineTrack& operator=(const TimelineTrack&) = delete;
   TimelineTrack(TimelineTrack&&) noexcept = default;
   TimelineTrack& operator=(TimelineTrack&&) noexcept = default;
 
-  size_t size() const { return m_ts.size(); }
-  bool empty() const { return m_ts.empty(); }
-  int64_t ts(uint32_t i) const { return m_ts[i]; }
-  int64_t dur(uint32_t i) const { return m_dur[i]; }
-  int64_t end(uint32_t i) const { return m_ts[i] + m_dur[i]; }
+  size_t size() const { return m_kind.size(); }
+  bool empty() const { return m_kind.empty(); }
+  int64_t ts(uint32_t i) const { return tsColumn()[m_tsOffset + i]; }
+  int64_t dur(uint32_t i) const { return durColumn()[i]; }
+  int64_t end(uint32_t i) const { return ts(i) + dur(i); }
   TrackKind kind(uint32_t i) const { return m_kind[i]; }
   /// Row of the model table behind track row i (cpuSlices[cpu] or threadStates).
   uint32_t sourceRow(uint32_t i) const { return m_rowMap.empty() ? m_rowOffset + i : m_rowMap[i]; }
@@ -108,15 +107,24 @@ class TimelineTrack {
   void buildPyramid();
   void queryRows(int64_t t0, int64_t t1, int64_t minVis, int64_t binNs, std::vector<DrawItem>& out) const;
   void queryPyramid(size_t level, int64_t t0, int64_t t1, int64_t minVis, std::vector<DrawItem>& out) const;
-  int64_t wideKey(uint32_t i) const { return m_kind[i] == TrackKind::Loss ? INT64_MAX : m_dur[i]; }
-  int64_t runningKey(uint32_t i) const { return m_kind[i] == TrackKind::Running ? m_dur[i] : -1; }
+  int64_t wideKey(uint32_t i) const { return m_kind[i] == TrackKind::Loss ? INT64_MAX : dur(i); }
+  int64_t runningKey(uint32_t i) const { return m_kind[i] == TrackKind::Running ? dur(i) : -1; }
+  // The model's columns when the track reads them in place (CPU slices, a
+  // thread's rows from m_tsOffset), else the track's own: resolved on each read
+  // so that moving a track keeps it valid.
+  const TimeColumn& tsColumn() const { return m_modelTs ? *m_modelTs : m_ownTs; }
+  const TimeColumn& durColumn() const { return m_modelDur ? *m_modelDur : m_ownDur; }
+  /// First row in [from, to) starting after t (upper) or at or after t (lower).
+  uint32_t upperBound(uint32_t from, uint32_t to, int64_t t) const;
+  uint32_t lowerBound(uint32_t from, uint32_t to, int64_t t) const;
   uint32_t betterRunning(uint32_t a, uint32_t b) const;
   int64_t prefix(int c, uint32_t x) const;
 
-  std::span<const int64_t> m_ts;
-  std::span<const int64_t> m_dur;
-  std::vector<int64_t> m_ownTs;  // when the model has no such column (thread states, filtered tracks)
-  std::vector<int64_t> m_ownDur;
+  const TimeColumn* m_modelTs = nullptr;
+  const TimeColumn* m_modelDur = nullptr;
+  uint32_t m_tsOffset = 0;
+  TimeColumn m_ownTs;  // when the model has no such column (thread states, filtered tracks)
+  TimeColumn m_ownDur;
   std::vector<TrackKind> m_kind;
   std::vector<uint32_t> m_rowMap;
   uint32_t m_rowOffset = 0;

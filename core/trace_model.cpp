@@ -116,6 +116,7 @@ template <typename T>
 size_t bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
 }
+size_t bytes(const TimeColumn& c) { return c.memoryBytes(); }
 }  // namespace
 
 size_t TraceModel::memoryBytes() const {

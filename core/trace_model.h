@@ -15,6 +15,7 @@
 #include "core/ids.h"
 #include "core/string_pool.h"
 #include "core/task_state.h"
+#include "core/time_column.h"
 #include "core/topology.h"
 
 namespace core {
@@ -63,8 +64,8 @@ enum SliceFlags : uint8_t {
 
 /// One CPU's run slices, sorted by ts, non-overlapping.
 struct CpuSliceTable {
-  std::vector<int64_t> ts;
-  std::vector<int64_t> dur;
+  TimeColumn ts;
+  TimeColumn dur;
   std::vector<Utid> utid;
   std::vector<int16_t> prio;
   std::vector<TaskState> endState;
@@ -79,7 +80,7 @@ struct CpuSliceTable {
 /// [rowsBegin[u], rowsBegin[u+1])) and sorted by ts within a thread. A state lasts
 /// until the next row of the same thread, or the thread's endTs.
 struct ThreadStateTable {
-  std::vector<int64_t> ts;
+  TimeColumn ts;
   std::vector<TaskState> state;
   std::vector<CpuId> cpu;  ///< CPU it runs on, is queued on (target), or last ran on
   std::vector<uint32_t> rowsBegin;
@@ -97,7 +98,7 @@ enum WakeupFlags : uint8_t {
 /// Wakeups, sorted by ts. One row per wakeup: sched_waking and the
 /// sched_wakeup that follows it are merged (ts = the earlier of the two).
 struct WakeupTable {
-  std::vector<int64_t> ts;
+  TimeColumn ts;
   std::vector<Utid> wakee;
   std::vector<Utid> waker;  ///< invalid when woken from irq context or unknown
   std::vector<CpuId> targetCpu;

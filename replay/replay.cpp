@@ -42,6 +42,12 @@ class Hasher {
     bytes(&n, sizeof n);
     if (!v.empty()) bytes(v.data(), v.size() * sizeof(T));
   }
+  // Hashed as the int64 vector it stands for, so a hash does not depend on the storage.
+  void column(const core::TimeColumn& c) {
+    const uint64_t n = c.size();
+    bytes(&n, sizeof n);
+    for (const int64_t v : c) bytes(&v, sizeof v);
+  }
   uint64_t value() const { return m_h; }
 
  private:
