@@ -521,18 +521,11 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
   const auto& st = m.threadStates;
   std::vector<SweepTask> tasks(threadCount);
   std::vector<int64_t> demands;
-  // The row's state and CPU travel with it: read back through the row index
-  // after the sort, they were a cache miss per change.
-  struct Change {
-    int64_t ts;
-    uint32_t utid;
-    CpuId cpu;
-    TaskState state;
-  };
-  std::vector<Change> changes;
-  changes.reserve(st.size());
   std::vector<TaskState> atStart(threadCount, TaskState::Unknown);
   std::vector<int> cpuAtStart(threadCount, -1);
+  // Each task's state changes inside the range: rows [nextChange, changesEnd).
+  std::vector<uint32_t> nextChange(threadCount, 0), changesEnd(threadCount, 0);
+  size_t changeCount = 0;
   for (size_t u = 1; u < threadCount; ++u) {
     if (!existedIn(m, Utid(static_cast<uint32_t>(u)), range)) continue;
     const SchedClass cls = schedClassOf(m.threads.prio[u], m.threads.policy[u]);
@@ -542,6 +535,10 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     k.affinityClass = classOf(m.threads.affinity[u]);
     k.nextDemand = demands.size();
     const auto [b, e] = m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
+    const auto rows = st.ts.begin();
+    nextChange[u] = static_cast<uint32_t>(std::upper_bound(rows + b, rows + e, range.from) - rows);
+    changesEnd[u] = static_cast<uint32_t>(std::lower_bound(rows + nextChange[u], rows + e, end) - rows);
+    changeCount += changesEnd[u] - nextChange[u];
     // Bursts: each maximal stretch of wanting a CPU, with the CPU time it got
     // there; one still wanting when the range ends asked for more than it got.
     bool inBurst = false;
@@ -550,7 +547,6 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
       const int64_t rowEnd = r + 1 < e ? st.ts[r + 1] : std::max(st.ts[r], m.threads.endTs[u]);
       if (st.ts[r] <= range.from) atStart[u] = st.state[r], cpuAtStart[u] = st.cpu[r];
       if (st.ts[r] >= end) break;
-      if (st.ts[r] > range.from) changes.push_back({st.ts[r], static_cast<uint32_t>(u), st.cpu[r], st.state[r]});
       if (rowEnd <= range.from || !k.fair) continue;
       const bool wanting = wantsCpu(st.state[r]);
       if (wanting && !inBurst) inBurst = true, work = 0;
@@ -559,19 +555,43 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     }
     if (inBurst) demands.push_back(kUnboundedDemand);
   }
-  // By time, then row: the changes were pushed in row order, and the sort is stable.
-  static_assert(sizeof(Change) == 16);
-  const int64_t first = changes.empty() ? 0 : std::min_element(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
-                                                 return x.ts < y.ts;
-                                               })->ts;
-  radixSortByKey(changes, [first](const Change& c) { return static_cast<uint64_t>(c.ts - first); });
 
   IdealSweep sweep(std::move(tasks), std::move(classCpus), cpuLimit, std::move(demands));
   for (size_t u = 1; u < threadCount; ++u)
     if (wantsCpu(atStart[u]))
       sweep.change(static_cast<uint32_t>(u), true, atStart[u] == TaskState::Running, cpuAtStart[u], 0.0);
-  for (const Change& c : changes)
-    sweep.change(c.utid, wantsCpu(c.state), c.state == TaskState::Running, c.cpu, at(c.ts));
+
+  // The changes in time order, one time window at a time: each window's changes
+  // are gathered task by task and sorted alone (stably, so equal times keep task
+  // order, as one sort of the whole range would). One sort of every change held
+  // two 16-byte copies per state row: at 50M events, 1.7 GB beside a 1.1 GB model.
+  // The row's state and CPU travel with it: read back through the row index
+  // after the sort, they were a cache miss per change.
+  struct Change {
+    int64_t ts;
+    uint32_t utid;
+    CpuId cpu;
+    TaskState state;
+  };
+  static_assert(sizeof(Change) == 16);
+  constexpr size_t kChangesPerWindow = size_t{1} << 20;
+  const auto windows = static_cast<int64_t>(changeCount / kChangesPerWindow + 1);
+  std::vector<Change> changes;
+  changes.reserve(std::min(changeCount, 2 * kChangesPerWindow));
+  for (int64_t w = 1; w <= windows; ++w) {
+    const int64_t windowEnd = w == windows ? end : range.from + (end - range.from) / windows * w;
+    changes.clear();
+    for (size_t u = 1; u < threadCount; ++u)
+      for (uint32_t& r = nextChange[u]; r < changesEnd[u] && st.ts[r] < windowEnd; ++r)
+        changes.push_back({st.ts[r], static_cast<uint32_t>(u), st.cpu[r], st.state[r]});
+    if (changes.empty()) continue;
+    const int64_t first = std::min_element(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
+                            return x.ts < y.ts;
+                          })->ts;
+    radixSortByKey(changes, [first](const Change& c) { return static_cast<uint64_t>(c.ts - first); });
+    for (const Change& c : changes)
+      sweep.change(c.utid, wantsCpu(c.state), c.state == TaskState::Running, c.cpu, at(c.ts));
+  }
   sweep.finish(at(end));
 
   for (size_t u = 1; u < threadCount; ++u) {

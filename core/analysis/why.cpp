@@ -318,26 +318,29 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
   const int cpus = m.cpuCount();
   if (cpus < 2 || range.length() <= 0) return 0;
   enum : uint8_t { kOther, kBusy, kIdle };
+  // 16 bytes: two per runnable stretch are the peak of a whole trace's statistics.
   struct Event {
     int64_t ts;
-    int32_t cpu;
-    int32_t delta;  // waiter +1/-1; 0: the CPU's status becomes `status`
+    CpuId cpu;
+    int8_t delta;  // waiter +1/-1; 0: the CPU's status becomes `status`
     uint8_t status;
     uint32_t restricted;  // utid of an affinity-restricted waiter, else 0
   };
+  static_assert(sizeof(Event) == 16);
   std::vector<Event> events;
   // CPU status changes (runs of task slices are one busy span).
   for (int cpu = 0; cpu < cpus; ++cpu) {
     const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
     uint8_t status = kOther;
     int64_t prevEnd = INT64_MIN;
+    const auto id = static_cast<CpuId>(cpu);
     forEachSlice(s, range.from, range.to, [&](size_t i) {
-      if (s.ts[i] > prevEnd && status != kOther) events.push_back({prevEnd, cpu, 0, status = kOther, 0});
+      if (s.ts[i] > prevEnd && status != kOther) events.push_back({prevEnd, id, 0, status = kOther, 0});
       const uint8_t now = s.kind[i] == SliceKind::Task ? kBusy : s.kind[i] == SliceKind::Idle ? kIdle : kOther;
-      if (now != status) events.push_back({std::max(s.ts[i], range.from), cpu, 0, status = now, 0});
+      if (now != status) events.push_back({std::max(s.ts[i], range.from), id, 0, status = now, 0});
       prevEnd = s.end(i);
     });
-    if (status != kOther) events.push_back({prevEnd, cpu, 0, kOther, 0});
+    if (status != kOther) events.push_back({prevEnd, id, 0, kOther, 0});
   }
   // Outside the union of every CPU's idle time the condition cannot hold: a
   // stretch that misses it needs no events (on a busy machine, most of them).
@@ -377,8 +380,8 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     const std::span<const uint32_t> migrations(migOrder.data() + migBegin[u], migBegin[u + 1] - migBegin[u]);
     forEachRunnableStretch(m, utid, range, migrations, [&](int64_t a0, int64_t a1, int q) {
       if (q >= cpus || !meetsIdle(a0, a1)) return;
-      events.push_back({a0, q, +1, 0, restricted});
-      events.push_back({a1, q, -1, 0, restricted});
+      events.push_back({a0, static_cast<CpuId>(q), +1, 0, restricted});
+      events.push_back({a1, static_cast<CpuId>(q), -1, 0, restricted});
     });
   }
   std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) { return x.ts < y.ts; });
