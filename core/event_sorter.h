@@ -168,7 +168,12 @@ class EventSorter {
   size_t m_maxQueued;
   bool m_explicit = false;
   std::vector<Queue> m_queues;  // by CPU
-  std::vector<uint32_t> m_heap;  // flush scratch: CPUs by their queue's head
+  struct HeapEntry {
+    int64_t ts;
+    uint64_t position;
+    uint32_t cpu;
+  };
+  std::vector<HeapEntry> m_heap;  // flush scratch: CPUs by their queue's head
   TextSlots m_texts;
   size_t m_queued = 0;
   int64_t m_maxTs = INT64_MIN;    // latest time pushed
