@@ -380,8 +380,8 @@ int main(int argc, char** argv) {
     if (phase == 1) {
       phase = 2;
       if (parser.isSet(timingOpt))
-        std::fprintf(stderr, "timing: everything loaded and painted %.1f ms after start\n",
-                     static_cast<double>(sinceStart.nsecsElapsed()) / 1e6);
+        std::fprintf(stderr, "timing: everything loaded and painted %.1f ms after start, peak RSS %.1f MiB\n",
+                     static_cast<double>(sinceStart.nsecsElapsed()) / 1e6, app::gui::peakRssMib());
       if (!parser.isSet(screenshotOpt)) {
         driver->stop();
         if (parser.isSet(exportOpt)) {

@@ -1,5 +1,7 @@
 #include "app/gui/main_window.h"
 
+#include <sys/resource.h>
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
@@ -57,6 +59,12 @@
 #include "importers/importer.h"
 
 namespace app::gui {
+
+double peakRssMib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
 
 namespace {
 constexpr int kMaxRecent = 10;
@@ -535,8 +543,8 @@ int MainWindow::openFile(const QString& path, std::optional<core::Topology> topo
             *conn = connect(pane, &TimelinePane::drawListUpdated, this, [this, conn, pane, abs, opened] {
               QObject::disconnect(*conn);
               pane->repaint();
-              std::fprintf(stderr, "timing: %s: first paint %.1f ms after open\n", abs.toLocal8Bit().constData(),
-                           msSince(opened));
+              std::fprintf(stderr, "timing: %s: first paint %.1f ms after open, peak RSS %.1f MiB\n",
+                           abs.toLocal8Bit().constData(), msSince(opened), peakRssMib());
             });
           }
         }

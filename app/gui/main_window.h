@@ -45,6 +45,9 @@ struct Shortcut {
 /// Every keyboard and mouse shortcut, for Help → Shortcuts and the README.
 const std::vector<Shortcut>& shortcutTable();
 
+/// The process's peak resident set so far, in MiB (--timing's figures).
+double peakRssMib();
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
@@ -91,7 +94,7 @@ class MainWindow : public QMainWindow {
   const QStringList& errors() const { return m_errors; }
   /// Show errors in message boxes (off for tests and --screenshot).
   void setInteractive(bool on) { m_interactive = on; }
-  /// Print import/first-paint timings to stderr.
+  /// Print import/first-paint timings (and the peak RSS so far) to stderr.
   void setTimingLog(bool on) { m_timingLog = on; }
   void cancelAllJobs();
   void setSearchText(const QString& text);
