@@ -243,7 +243,17 @@ void LatencyView::setRuns(const std::vector<RunChoice>& runs) {
   recompute();
 }
 
+void LatencyView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (m_stale) recompute();
+}
+
 void LatencyView::recompute() {
+  if (!isVisible()) {
+    m_stale = true;
+    return;
+  }
+  m_stale = false;
   if (m_watcher->isRunning()) {
     m_again = true;
     return;

@@ -360,6 +360,12 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   // Per-task summaries, run totals, fairness.
   const auto shares = sharesPending.get();
   std::vector<int64_t> allLat, allDelay;
+  {
+    size_t lat = 0, del = 0;
+    for (const TaskStats& t : out.tasks) lat += wakeLat[t.utid.value].size(), del += delay[t.utid.value].size();
+    allLat.reserve(lat);
+    allDelay.reserve(del);
+  }
   std::vector<double> ratios;
   double lagSum = 0, lagMax = 0;
   for (TaskStats& t : out.tasks) {

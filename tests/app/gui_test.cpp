@@ -1084,7 +1084,11 @@ TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   EXPECT_GE(v.end(), 100 * kUs);
 
   // Latency tab: A, B, C and D were woken; p99 200 us for A, B and C, 100 us for D (last).
+  // Its samples are computed once the tab is shown, not while it is hidden.
   auto* lat = why->latencyView();
+  ASSERT_TRUE(waitIdle(w));
+  EXPECT_EQ(lat->data(), nullptr);
+  w.tabs()->setCurrentWidget(lat);
   ASSERT_TRUE(waitIdle(w));
   ASSERT_NE(lat->data(), nullptr);
   QAbstractItemModelTester tester(lat->table()->model(), QAbstractItemModelTester::FailureReportingMode::Warning);
