@@ -73,40 +73,79 @@ std::vector<uint32_t> migrationsOf(const TraceModel& m, Utid u, TimeRange range)
   return out;
 }
 
-// Calls fn(a, b, queueCpu) for each piece of u's runnable time in the range,
-// split where a sched_migrate_task moved it to another runqueue. `migrations`
-// are u's migration rows in time order.
+// u's runnable time in the range, piece by piece in time order, split where a
+// sched_migrate_task moved it to another runqueue. `migrations` are u's
+// migration rows in time order. A cursor, so that a sweep can take the pieces
+// of many tasks a time window at a time.
+class RunnableStretches {
+ public:
+  struct Piece {
+    int64_t from = 0;
+    int64_t to = 0;
+    int queue = 0;
+  };
+  RunnableStretches(const TraceModel& m, Utid u, TimeRange range, std::span<const uint32_t> migrations)
+      : m_m(m), m_u(u), m_range(range), m_migrations(migrations), m_wakeups(m, u) {
+    std::tie(m_r, m_e) = m.stateRowsOf(u);
+    m_b = m_r;
+  }
+
+  /// The next piece; false when there are no more.
+  bool next(Piece& out) {
+    const auto& st = m_m.threadStates;
+    const auto& mg = m_m.migrations;
+    for (;;) {
+      if (!m_inRow) {
+        if (m_r >= m_e || st.ts[m_r] >= m_range.to) return false;
+        const uint32_t r = m_r;
+        if (!isRunnable(st.state[r]) || (m_rowEnd = rowEnd(m_m, m_u, r, m_e)) <= m_range.from) {
+          ++m_r;
+          continue;
+        }
+        m_at = st.ts[r];
+        m_queue = st.cpu[r];
+        if (st.state[r] == TaskState::Runnable) {
+          if (auto w = m_wakeups.ofRow(m_at, r > m_b ? st.ts[r - 1] : INT64_MIN)) m_queue = m_m.wakeups.targetCpu[*w];
+        }
+        while (m_k < m_migrations.size() && mg.ts[m_migrations[m_k]] < m_at) ++m_k;
+        m_inRow = true;
+      }
+      if (m_k < m_migrations.size() && mg.ts[m_migrations[m_k]] < m_rowEnd) {
+        const int64_t t = mg.ts[m_migrations[m_k]];
+        const Piece piece{std::max(m_at, m_range.from), std::min(t, m_range.to), m_queue};
+        m_queue = mg.destCpu[m_migrations[m_k]];
+        const bool some = t > m_at && piece.to > piece.from;
+        m_at = std::max(m_at, t);
+        ++m_k;
+        if (some) return out = piece, true;
+        continue;
+      }
+      m_inRow = false;
+      ++m_r;
+      const Piece piece{std::max(m_at, m_range.from), std::min(m_rowEnd, m_range.to), m_queue};
+      if (piece.to > piece.from) return out = piece, true;
+    }
+  }
+
+ private:
+  const TraceModel& m_m;
+  Utid m_u;
+  TimeRange m_range;
+  std::span<const uint32_t> m_migrations;
+  WakeupCursor m_wakeups;
+  uint32_t m_b = 0, m_r = 0, m_e = 0;  // the task's rows; the current one
+  size_t m_k = 0;                      // next migration
+  bool m_inRow = false;                // pieces of row m_r are being handed out
+  int64_t m_at = 0;                    // where the row's next piece starts
+  int64_t m_rowEnd = 0;
+  int m_queue = 0;
+};
+
 template <typename Fn>
 void forEachRunnableStretch(const TraceModel& m, Utid u, TimeRange range, std::span<const uint32_t> migrations,
                             Fn&& fn) {
-  const auto& st = m.threadStates;
-  const auto& mg = m.migrations;
-  const auto [b, e] = m.stateRowsOf(u);
-  size_t k = 0;
-  WakeupCursor wakeups(m, u);
-  for (uint32_t r = b; r < e && st.ts[r] < range.to; ++r) {
-    if (!isRunnable(st.state[r])) continue;
-    const int64_t rowStart = st.ts[r];
-    const int64_t end = rowEnd(m, u, r, e);
-    if (end <= range.from) continue;
-    int q = st.cpu[r];
-    if (st.state[r] == TaskState::Runnable) {
-      if (auto w = wakeups.ofRow(rowStart, r > b ? st.ts[r - 1] : INT64_MIN)) q = m.wakeups.targetCpu[*w];
-    }
-    while (k < migrations.size() && mg.ts[migrations[k]] < rowStart) ++k;
-    int64_t at = rowStart;
-    for (; k < migrations.size() && mg.ts[migrations[k]] < end; ++k) {
-      const int64_t t = mg.ts[migrations[k]];
-      if (t > at) {
-        const int64_t from = std::max(at, range.from), to = std::min(t, range.to);
-        if (to > from) fn(from, to, q);
-      }
-      q = mg.destCpu[migrations[k]];
-      at = std::max(at, t);
-    }
-    const int64_t from = std::max(at, range.from), to = std::min(end, range.to);
-    if (to > from) fn(from, to, q);
-  }
+  RunnableStretches pieces(m, u, range, migrations);
+  for (RunnableStretches::Piece p; pieces.next(p);) fn(p.from, p.to, p.queue);
 }
 
 // Visits the slices of one CPU that overlap [a, b).
@@ -318,7 +357,6 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
   const int cpus = m.cpuCount();
   if (cpus < 2 || range.length() <= 0) return 0;
   enum : uint8_t { kOther, kBusy, kIdle };
-  // 16 bytes: two per runnable stretch are the peak of a whole trace's statistics.
   struct Event {
     int64_t ts;
     CpuId cpu;
@@ -327,21 +365,6 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     uint32_t restricted;  // utid of an affinity-restricted waiter, else 0
   };
   static_assert(sizeof(Event) == 16);
-  std::vector<Event> events;
-  // CPU status changes (runs of task slices are one busy span).
-  for (int cpu = 0; cpu < cpus; ++cpu) {
-    const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
-    uint8_t status = kOther;
-    int64_t prevEnd = INT64_MIN;
-    const auto id = static_cast<CpuId>(cpu);
-    forEachSlice(s, range.from, range.to, [&](size_t i) {
-      if (s.ts[i] > prevEnd && status != kOther) events.push_back({prevEnd, id, 0, status = kOther, 0});
-      const uint8_t now = s.kind[i] == SliceKind::Task ? kBusy : s.kind[i] == SliceKind::Idle ? kIdle : kOther;
-      if (now != status) events.push_back({std::max(s.ts[i], range.from), id, 0, status = now, 0});
-      prevEnd = s.end(i);
-    });
-    if (status != kOther) events.push_back({prevEnd, id, 0, kOther, 0});
-  }
   // Outside the union of every CPU's idle time the condition cannot hold: a
   // stretch that misses it needs no events (on a busy machine, most of them).
   std::vector<Interval> anyIdle;
@@ -356,7 +379,52 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     auto it = std::upper_bound(anyIdle.begin(), anyIdle.end(), a0, [](int64_t t, const Interval& iv) { return t < iv.second; });
     return it != anyIdle.end() && it->first < a1;
   };
-  // Waiters, per runnable stretch.
+
+  // The events come a time window at a time, each sorted alone and swept; an
+  // event a window makes for later (a waiter leaving, a CPU's gap after a slice
+  // that runs on) waits in `later`. All of them at once were two 16-byte
+  // events per stretch: 500 MB at 50M events, the peak of a trace's statistics.
+  std::vector<Event> batch, later;
+  int64_t windowEnd = 0;
+  const auto add = [&](const Event& e) { (e.ts < windowEnd ? batch : later).push_back(e); };
+
+  // CPU status changes (runs of task slices are one busy span), from a cursor
+  // per CPU over its slices that overlap the range. A slice is taken in the
+  // window of its first event: the gap before it, else its start.
+  struct CpuCursor {
+    size_t i = 0;
+    uint8_t status = kOther;
+    int64_t prevEnd = INT64_MIN;
+    bool done = false;
+  };
+  std::vector<CpuCursor> cpuCursors(static_cast<size_t>(cpus));
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+    auto i = static_cast<size_t>(std::lower_bound(s.ts.begin(), s.ts.end(), range.from) - s.ts.begin());
+    if (i > 0 && s.end(i - 1) > range.from) --i;
+    cpuCursors[static_cast<size_t>(cpu)].i = i;
+  }
+  const auto cpuEvents = [&](int cpu) {
+    const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
+    CpuCursor& c = cpuCursors[static_cast<size_t>(cpu)];
+    const auto id = static_cast<CpuId>(cpu);
+    for (; !c.done; ++c.i) {
+      if (c.i >= s.size() || s.ts[c.i] >= range.to) {
+        if (c.status != kOther) add({c.prevEnd, id, 0, kOther, 0});
+        c.done = true;
+        break;
+      }
+      if (s.end(c.i) <= range.from) continue;
+      const bool gap = s.ts[c.i] > c.prevEnd && c.status != kOther;
+      if ((gap ? c.prevEnd : std::max(s.ts[c.i], range.from)) >= windowEnd) break;
+      if (gap) add({c.prevEnd, id, 0, c.status = kOther, 0});
+      const uint8_t now = s.kind[c.i] == SliceKind::Task ? kBusy : s.kind[c.i] == SliceKind::Idle ? kIdle : kOther;
+      if (now != c.status) add({std::max(s.ts[c.i], range.from), id, 0, c.status = now, 0});
+      c.prevEnd = s.end(c.i);
+    }
+  };
+
+  // Waiters, per runnable stretch that meets idle time, from a cursor per task.
   std::vector<uint32_t> migBegin;
   const auto& mg = m.migrations;
   std::vector<uint32_t> migOrder;
@@ -368,26 +436,32 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     std::vector<uint32_t> next(migBegin.begin(), migBegin.end() - 1);
     for (size_t i = 0; i < mg.size(); ++i) migOrder[next[mg.utid[i].value]++] = static_cast<uint32_t>(i);
   }
+  struct TaskCursor {
+    RunnableStretches pieces;
+    RunnableStretches::Piece piece;
+    bool has = false;
+    uint32_t restricted = 0;  // the task's utid when it is kept off some CPU: checked per waiter
+  };
+  std::vector<TaskCursor> tasks;
+  const auto advance = [&](TaskCursor& t) {
+    while ((t.has = t.pieces.next(t.piece)))
+      if (t.piece.queue < cpus && meetsIdle(t.piece.from, t.piece.to)) return;
+  };
   for (uint32_t u = 1; u < m.threads.size(); ++u) {
-    const Utid utid(u);
-    // Only a task kept off some CPU needs the per-waiter check; one allowed everywhere counts in busyWaiters.
     const auto& aff = m.threads.affinity[u];
     std::set<CpuId> allowed;
     for (const CpuId c : aff)
       if (c < cpus) allowed.insert(c);
     const bool everywhere = aff.empty() || allowed.size() == static_cast<size_t>(cpus);
-    const uint32_t restricted = everywhere ? 0 : u;
     const std::span<const uint32_t> migrations(migOrder.data() + migBegin[u], migBegin[u + 1] - migBegin[u]);
-    forEachRunnableStretch(m, utid, range, migrations, [&](int64_t a0, int64_t a1, int q) {
-      if (q >= cpus || !meetsIdle(a0, a1)) return;
-      events.push_back({a0, static_cast<CpuId>(q), +1, 0, restricted});
-      events.push_back({a1, static_cast<CpuId>(q), -1, 0, restricted});
-    });
+    TaskCursor t{RunnableStretches(m, Utid(u), range, migrations), {}, false, everywhere ? 0 : u};
+    advance(t);
+    if (t.has) tasks.push_back(std::move(t));
   }
-  std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) { return x.ts < y.ts; });
 
   // Sweep: busyWaiters counts unrestricted waiters queued on busy CPUs; with any
-  // of them and any idle CPU the condition holds (a busy CPU is not idle).
+  // of them and any idle CPU the condition holds (a busy CPU is not idle). The
+  // state after a group of equal times does not depend on the order within it.
   std::vector<uint8_t> status(static_cast<size_t>(cpus), kOther);
   std::vector<int64_t> waiters(static_cast<size_t>(cpus), 0);
   std::vector<std::pair<uint32_t, int>> restrictedWaiters;  // (utid, queue CPU)
@@ -404,31 +478,53 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     }
     return false;
   };
-  for (size_t i = 0; i < events.size();) {
-    const int64_t t = events[i].ts;
-    for (; i < events.size() && events[i].ts == t; ++i) {
-      const Event& ev = events[i];
-      const auto c = static_cast<size_t>(ev.cpu);
-      if (ev.delta == 0) {
-        if (status[c] == kBusy) busyWaiters -= waiters[c];
-        if (status[c] == kIdle) --idleCpus;
-        status[c] = ev.status;
-        if (status[c] == kBusy) busyWaiters += waiters[c];
-        if (status[c] == kIdle) ++idleCpus;
-      } else if (ev.restricted) {
-        if (ev.delta > 0) {
-          restrictedWaiters.emplace_back(ev.restricted, ev.cpu);
-        } else {
-          const auto it = std::find(restrictedWaiters.begin(), restrictedWaiters.end(),
-                                    std::make_pair(ev.restricted, static_cast<int>(ev.cpu)));
-          if (it != restrictedWaiters.end()) restrictedWaiters.erase(it);
-        }
+  const auto apply = [&](const Event& ev) {
+    const auto c = static_cast<size_t>(ev.cpu);
+    if (ev.delta == 0) {
+      if (status[c] == kBusy) busyWaiters -= waiters[c];
+      if (status[c] == kIdle) --idleCpus;
+      status[c] = ev.status;
+      if (status[c] == kBusy) busyWaiters += waiters[c];
+      if (status[c] == kIdle) ++idleCpus;
+    } else if (ev.restricted) {
+      if (ev.delta > 0) {
+        restrictedWaiters.emplace_back(ev.restricted, ev.cpu);
       } else {
-        waiters[c] += ev.delta;
-        if (status[c] == kBusy) busyWaiters += ev.delta;
+        const auto it = std::find(restrictedWaiters.begin(), restrictedWaiters.end(),
+                                  std::make_pair(ev.restricted, static_cast<int>(ev.cpu)));
+        if (it != restrictedWaiters.end()) restrictedWaiters.erase(it);
       }
+    } else {
+      waiters[c] += ev.delta;
+      if (status[c] == kBusy) busyWaiters += ev.delta;
     }
-    if (i < events.size() && holds()) total += overlap(t, events[i].ts, range.from, range.to);
+  };
+
+  // About a million state rows and slices per window.
+  const size_t rows = m.threadStates.size() + m.sliceCount();
+  const auto windows = static_cast<int64_t>(rows / (size_t{1} << 20) + 1);
+  int64_t groupTs = INT64_MIN;  // the last group swept, and whether the condition held after it
+  bool heldAfterGroup = false;
+  for (int64_t w = 1; w <= windows; ++w) {
+    windowEnd = w == windows ? INT64_MAX : range.from + (std::min(range.to, m.lastTs) - range.from) / windows * w;
+    batch.clear();
+    std::vector<Event> stillLater;
+    for (const Event& e : later) (e.ts < windowEnd ? batch : stillLater).push_back(e);
+    later.swap(stillLater);
+    for (int cpu = 0; cpu < cpus; ++cpu) cpuEvents(cpu);
+    for (TaskCursor& t : tasks)
+      for (; t.has && t.piece.from < windowEnd; advance(t)) {
+        add({t.piece.from, static_cast<CpuId>(t.piece.queue), +1, 0, t.restricted});
+        add({t.piece.to, static_cast<CpuId>(t.piece.queue), -1, 0, t.restricted});
+      }
+    std::sort(batch.begin(), batch.end(), [](const Event& x, const Event& y) { return x.ts < y.ts; });
+    for (size_t i = 0; i < batch.size();) {
+      const int64_t t = batch[i].ts;
+      if (heldAfterGroup) total += overlap(groupTs, t, range.from, range.to);
+      for (; i < batch.size() && batch[i].ts == t; ++i) apply(batch[i]);
+      groupTs = t;
+      heldAfterGroup = holds();
+    }
   }
   return total;
 }
