@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -318,6 +319,28 @@ void Writer::write() {
 }
 
 }  // namespace
+
+TraceDatContent metadataOf(const TraceLayout& layout) {
+  TraceDatContent c;
+  c.pageSize = layout.pageSize;
+  c.headerPage = layout.headerPageText;
+  c.headerEvent = layout.headerEventText;
+  for (const auto& f : layout.formats) {
+    if (f.system == "ftrace") {
+      c.ftraceFormats.push_back(f.text);
+      continue;
+    }
+    auto system = std::find_if(c.eventSystems.begin(), c.eventSystems.end(),
+                               [&](const EventSystemFormats& s) { return s.name == f.system; });
+    if (system == c.eventSystems.end()) system = c.eventSystems.insert(system, {f.system, {}});
+    system->formats.push_back(f.text);
+  }
+  c.cmdlines = layout.cmdlines;
+  c.clock = layout.clock;
+  c.uname = layout.uname;
+  c.cpuCount = layout.cpuCount;
+  return c;
+}
 
 core::Status writeTraceDat(const std::string& path, const TraceDatContent& content,
                            const std::function<void(double)>& progress) {

@@ -19,6 +19,7 @@
 
 #include "core/result.h"
 #include "importers/tracedat/tracedat_compress.h"
+#include "importers/tracedat/tracedat_layout.h"
 
 namespace importers::tracedat {
 
@@ -59,6 +60,12 @@ struct TraceDatContent {
 /// over `path` only once complete: a failed write (disk full, I/O error) leaves
 /// no file and returns an error naming `path` and the cause. `progress` gets the
 /// fraction of the CPU data written so far.
+/// What a trace.dat read back says of its recording (page size, header_page and
+/// header_event, every event format by system, saved_cmdlines, clock, uname,
+/// CPU count), to write it again around other CPU data: no CPU data, no
+/// version, trace id or trace_clock text.
+TraceDatContent metadataOf(const TraceLayout& layout);
+
 core::Status writeTraceDat(const std::string& path, const TraceDatContent& content,
                            const std::function<void(double)>& progress = {});
 

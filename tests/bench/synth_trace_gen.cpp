@@ -150,25 +150,15 @@ class TextSink : public Sink {
 class TraceDatSink : public Sink {
  public:
   TraceDatSink(std::string path, const td::TraceLayout& source, int cpus, td::Compression compression)
-      : m_path(std::move(path)), m_header(source.headerPage), m_pageSize(source.pageSize) {
-    m_content.pageSize = source.pageSize;
+      : m_path(std::move(path)), m_header(source.headerPage), m_pageSize(source.pageSize),
+        m_content(td::metadataOf(source)) {
     m_content.compression = compression;
-    m_content.headerPage = source.headerPageText;
-    m_content.headerEvent = source.headerEventText;
-    for (const auto& f : source.formats) {
-      if (f.system == "ftrace") {
-        m_content.ftraceFormats.push_back(f.text);
-        continue;
-      }
-      auto sys = std::find_if(m_content.eventSystems.begin(), m_content.eventSystems.end(),
-                              [&](const auto& s) { return s.name == f.system; });
-      if (sys == m_content.eventSystems.end()) sys = m_content.eventSystems.insert(sys, {f.system, {}});
-      sys->formats.push_back(f.text);
-      if (auto fmt = td::parseEventFormat(f.text, f.system)) {
-        for (Kind k : {Kind::Switch, Kind::Waking, Kind::Wakeup, Kind::Migrate})
-          if (fmt->system == "sched" && fmt->name == eventName(k)) m_formats[static_cast<int>(k)] = *fmt;
-      }
-    }
+    m_content.cmdlines.clear();  // the source's tasks are not this trace's
+    for (const auto& f : source.formats)
+      if (f.system == "sched")
+        if (auto fmt = td::parseEventFormat(f.text, f.system))
+          for (Kind k : {Kind::Switch, Kind::Waking, Kind::Wakeup, Kind::Migrate})
+            if (fmt->name == eventName(k)) m_formats[static_cast<int>(k)] = *fmt;
     m_content.clock = "local";
     m_content.traceClock = "[local] global counter uptime perf mono mono_raw boot\n";
     m_content.uname = "Linux synthetic 0.0.0-synthetic x86_64";

@@ -47,26 +47,11 @@ std::unique_ptr<Source> openFixture() {
 
 TraceDatContent contentOf(const Source& s, Compression compression) {
   const TraceLayout& l = s.layout;
-  TraceDatContent c;
-  c.pageSize = l.pageSize;
+  TraceDatContent c = metadataOf(l);
   c.compression = compression;
-  c.headerPage = l.headerPageText;
-  c.headerEvent = l.headerEventText;
-  for (const auto& f : l.formats) {
-    if (f.system == "ftrace") {
-      c.ftraceFormats.push_back(f.text);
-      continue;
-    }
-    if (c.eventSystems.empty() || c.eventSystems.back().name != f.system) c.eventSystems.push_back({f.system, {}});
-    c.eventSystems.back().formats.push_back(f.text);
-  }
-  c.cmdlines = l.cmdlines;
   c.traceClock = "[local] global counter uptime perf mono mono_raw boot tai x86-tsc\n";
-  c.clock = l.clock;
-  c.uname = l.uname;
   c.version = "SchedLab test";
   c.traceId = 0x5eed;
-  c.cpuCount = l.cpuCount;
   for (const auto& ref : l.cpuData) c.cpus.push_back({ref.cpu, s.fd, ref.offset, ref.size, {}});
   return c;
 }
