@@ -25,10 +25,16 @@ class MappedFile {
   const uint8_t* data() const { return static_cast<const uint8_t*>(m_map); }
   size_t size() const { return m_size; }
   std::string_view text() const { return {static_cast<const char*>(m_map), m_size}; }
+  /// The caller is done with bytes [0, offset): their pages leave this
+  /// process's resident set (they stay in the page cache, and reading them
+  /// again faults them back in). A reader walking a big file once calls it as
+  /// it goes, so that the file does not count in its peak RSS.
+  void releaseBefore(size_t offset);
 
  private:
   void* m_map = nullptr;
   size_t m_size = 0;
+  size_t m_released = 0;
 };
 
 }  // namespace core

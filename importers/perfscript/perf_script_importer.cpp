@@ -80,6 +80,7 @@ class ScriptReader {
       ++lineNo;
       if (--untilProgress == 0) {
         untilProgress = kProgressEvery;
+        file.releaseBefore(pos);
         if (m_opt.stop.stop_requested()) return errorAt(lineNo, "import cancelled");
         if (m_opt.progress) m_opt.progress(static_cast<double>(pos) / static_cast<double>(text.size()));
       }
