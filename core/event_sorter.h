@@ -176,6 +176,7 @@ class EventSorter {
   std::vector<HeapEntry> m_heap;  // flush scratch: CPUs by their queue's head
   TextSlots m_texts;
   size_t m_queued = 0;
+  size_t m_pushedSinceFlush = 0;
   int64_t m_maxTs = INT64_MIN;    // latest time pushed
   int64_t m_horizon = INT64_MIN;  // time of the last event passed on
   int64_t m_flushedTo = INT64_MIN;
