@@ -68,7 +68,7 @@ class TimeColumn {
   int64_t operator[](size_t i) const {
     const int64_t base = m_base[i >> kBlockShift];
     if (base != kWide) [[likely]]
-      return base + m_low[i];
+      return plus(base, m_low[i]);
     return m_wide[static_cast<uint32_t>(m_low[i])];
   }
   size_t size() const { return m_low.size(); }
@@ -81,9 +81,8 @@ class TimeColumn {
   void push_back(int64_t v) {
     const size_t i = m_low.size();
     if ((i & (kBlockRows - 1)) == 0) m_base.push_back(v == kWide ? kWide : v);
-    int64_t& base = m_base.back();
-    if (base != kWide) {
-      const int64_t d = v - base;
+    if (const int64_t base = m_base.back(); base != kWide) {
+      const int64_t d = minus(v, base);
       if (d >= kMinLow && d <= kMaxLow) {
         m_low.push_back(static_cast<int32_t>(d));
         return;
@@ -97,7 +96,7 @@ class TimeColumn {
   void set(size_t i, int64_t v) {
     const size_t block = i >> kBlockShift;
     if (m_base[block] != kWide) {
-      const int64_t d = v - m_base[block];
+      const int64_t d = minus(v, m_base[block]);
       if (d >= kMinLow && d <= kMaxLow) {
         m_low[i] = static_cast<int32_t>(d);
         return;
@@ -145,12 +144,22 @@ class TimeColumn {
   static constexpr int64_t kMinLow = std::numeric_limits<int32_t>::min();
   static constexpr int64_t kMaxLow = std::numeric_limits<int32_t>::max();
 
+  // Differences and sums modulo 2^64: a corrupt trace's times can be any two
+  // int64 values, whose difference overflows; modulo 2^64 the stored step
+  // still gives back the exact value.
+  static int64_t minus(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  }
+  static int64_t plus(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
+
   // The block's values move to the side table; its slots index them from now on.
   void widen(size_t block) {
     const int64_t base = m_base[block];
     const size_t first = block << kBlockShift;
     for (size_t r = first; r < m_low.size(); ++r) {
-      const int64_t v = base + m_low[r];
+      const int64_t v = plus(base, m_low[r]);
       m_low[r] = static_cast<int32_t>(m_wide.size());
       m_wide.push_back(v);
     }

@@ -579,7 +579,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
   std::vector<Change> changes;
   changes.reserve(std::min(changeCount, 2 * kChangesPerWindow));
   for (int64_t w = 1; w <= windows; ++w) {
-    const int64_t windowEnd = w == windows ? end : range.from + (end - range.from) / windows * w;
+    const int64_t windowEnd = w == windows ? end : windowBound(range.from, end, w, windows);
     changes.clear();
     for (size_t u = 1; u < threadCount; ++u)
       for (uint32_t& r = nextChange[u]; r < changesEnd[u] && st.ts[r] < windowEnd; ++r)

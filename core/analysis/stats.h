@@ -63,6 +63,15 @@ struct TimeRange {
   int64_t length() const { return to - from; }
 };
 TimeRange wholeTrace(const TraceModel& model);
+/// The end of window w (1-based) of `windows` equal windows over [from, to), for
+/// the sweeps that take a range a window at a time; computed modulo 2^64, so
+/// that no two times overflow it. `from` when the range is empty.
+inline int64_t windowBound(int64_t from, int64_t to, int64_t w, int64_t windows) {
+  if (to <= from || windows <= 0) return from;
+  const uint64_t span = static_cast<uint64_t>(to) - static_cast<uint64_t>(from);
+  return static_cast<int64_t>(static_cast<uint64_t>(from) +
+                              span / static_cast<uint64_t>(windows) * static_cast<uint64_t>(w));
+}
 /// Whether a task existed in the range: from its first state (which can precede
 /// its first mention, when a CPU's first slice is its) through its death, inclusive.
 bool existedIn(const TraceModel& model, Utid utid, TimeRange range);

@@ -506,7 +506,7 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
   int64_t groupTs = INT64_MIN;  // the last group swept, and whether the condition held after it
   bool heldAfterGroup = false;
   for (int64_t w = 1; w <= windows; ++w) {
-    windowEnd = w == windows ? INT64_MAX : range.from + (std::min(range.to, m.lastTs) - range.from) / windows * w;
+    windowEnd = w == windows ? INT64_MAX : windowBound(range.from, std::min(range.to, m.lastTs), w, windows);
     batch.clear();
     std::vector<Event> stillLater;
     for (const Event& e : later) (e.ts < windowEnd ? batch : stillLater).push_back(e);

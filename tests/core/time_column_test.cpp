@@ -82,4 +82,14 @@ TEST(TimeColumn, AFirstValueOfInt64MinIsKeptExactly) {
   EXPECT_EQ(values(c), (std::vector<int64_t>{INT64_MIN, INT64_MIN + 5, 0}));
 }
 
+// Corrupt traces can hold any times: differences that overflow int64 are kept exactly too.
+TEST(TimeColumn, TimesAtBothEndsOfInt64AreKeptExactly) {
+  const std::vector<int64_t> wild{INT64_MIN + 1, INT64_MAX, INT64_MAX - 3, -1, INT64_MIN + 1, 7};
+  TimeColumn c;
+  for (int64_t v : wild) c.push_back(v);
+  EXPECT_EQ(values(c), wild);
+  c.set(2, INT64_MIN + 2);
+  EXPECT_EQ(c[2], INT64_MIN + 2);
+}
+
 }  // namespace
