@@ -171,12 +171,12 @@ int64_t TimelineTrack::categoryTime(int c, uint32_t a, uint32_t b) const {
 }
 
 uint32_t TimelineTrack::upperBound(uint32_t from, uint32_t to, int64_t t) const {
-  const auto first = tsColumn().begin() + m_tsOffset;
+  const auto first = rowStarts();
   return static_cast<uint32_t>(std::upper_bound(first + from, first + to, t) - first);
 }
 
 uint32_t TimelineTrack::lowerBound(uint32_t from, uint32_t to, int64_t t) const {
-  const auto first = tsColumn().begin() + m_tsOffset;
+  const auto first = rowStarts();
   return static_cast<uint32_t>(std::lower_bound(first + from, first + to, t) - first);
 }
 
@@ -200,7 +200,7 @@ uint32_t gallop(It first, uint32_t n, uint32_t from, int64_t e) {
 void TimelineTrack::categoryIntegral(int c, std::span<const int64_t> edges, std::span<int64_t> out) const {
   uint32_t pos = 0;
   for (size_t i = 0; i < edges.size() && i < out.size(); ++i) {
-    pos = gallop(tsColumn().begin() + m_tsOffset, static_cast<uint32_t>(size()), pos, edges[i]);
+    pos = gallop(rowStarts(), static_cast<uint32_t>(size()), pos, edges[i]);
     int64_t v = pos ? prefix(c, pos) : 0;
     // Rows do not overlap: only the last one starting before the edge can reach past it.
     if (pos > 0 && foldCategory(m_kind[pos - 1]) == c) v -= std::max<int64_t>(0, end(pos - 1) - edges[i]);

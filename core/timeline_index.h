@@ -114,6 +114,8 @@ class TimelineTrack {
   // so that moving a track keeps it valid.
   const TimeColumn& tsColumn() const { return m_modelTs ? *m_modelTs : m_ownTs; }
   const TimeColumn& durColumn() const { return m_modelDur ? *m_modelDur : m_ownDur; }
+  /// The track's row starts, from row 0, for binary and galloping searches.
+  TimeColumn::const_iterator rowStarts() const { return tsColumn().begin() + m_tsOffset; }
   /// First row in [from, to) starting after t (upper) or at or after t (lower).
   uint32_t upperBound(uint32_t from, uint32_t to, int64_t t) const;
   uint32_t lowerBound(uint32_t from, uint32_t to, int64_t t) const;

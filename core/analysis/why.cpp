@@ -149,11 +149,16 @@ void forEachRunnableStretch(const TraceModel& m, Utid u, TimeRange range, std::s
 }
 
 // Visits the slices of one CPU that overlap [a, b).
-template <typename Fn>
-void forEachSlice(const CpuSliceTable& s, int64_t a, int64_t b, Fn&& fn) {
+// The first slice of one CPU that may overlap [a, ...): the one running at a, or the first after.
+size_t firstSliceFrom(const CpuSliceTable& s, int64_t a) {
   auto i = static_cast<size_t>(std::lower_bound(s.ts.begin(), s.ts.end(), a) - s.ts.begin());
   if (i > 0 && s.end(i - 1) > a) --i;
-  for (; i < s.size() && s.ts[i] < b; ++i)
+  return i;
+}
+
+template <typename Fn>
+void forEachSlice(const CpuSliceTable& s, int64_t a, int64_t b, Fn&& fn) {
+  for (size_t i = firstSliceFrom(s, a); i < s.size() && s.ts[i] < b; ++i)
     if (s.end(i) > a) fn(i);
 }
 
@@ -398,12 +403,8 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
     bool done = false;
   };
   std::vector<CpuCursor> cpuCursors(static_cast<size_t>(cpus));
-  for (int cpu = 0; cpu < cpus; ++cpu) {
-    const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
-    auto i = static_cast<size_t>(std::lower_bound(s.ts.begin(), s.ts.end(), range.from) - s.ts.begin());
-    if (i > 0 && s.end(i - 1) > range.from) --i;
-    cpuCursors[static_cast<size_t>(cpu)].i = i;
-  }
+  for (int cpu = 0; cpu < cpus; ++cpu)
+    cpuCursors[static_cast<size_t>(cpu)].i = firstSliceFrom(m.cpuSlices[static_cast<size_t>(cpu)], range.from);
   const auto cpuEvents = [&](int cpu) {
     const CpuSliceTable& s = m.cpuSlices[static_cast<size_t>(cpu)];
     CpuCursor& c = cpuCursors[static_cast<size_t>(cpu)];
