@@ -103,6 +103,26 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
                              (drawEach ? "; each wakeup draws from their distribution" : ""));
   }
 
+  if (!params.userSet("irq_wakeup_time")) {
+    std::string origin;
+    if (workload.kind != "trace") {
+      origin = "no recording: every sleep is relative";
+    } else {
+      origin = "measured from the recording: absolute timers for " + std::to_string(workload.absoluteTimerTasks.size()) +
+               " of the " + std::to_string(workload.timerTasksJudged) + " user tasks with at least 8 timer cycles";
+      for (size_t i = 0; i < workload.absoluteTimerTasks.size(); ++i) {
+        const Task& t = workload.tasks[workload.absoluteTimerTasks[i]];
+        if (i == 8) {
+          origin += ", ...";
+          break;
+        }
+        origin += (i == 0 ? " (" : ", ") + t.comm + " " + std::to_string(t.tid);
+      }
+      if (!workload.absoluteTimerTasks.empty()) origin += ")";
+    }
+    (void)params.resolve("irq_wakeup_time", "measured", origin);
+  }
+
   ReplayResult result;
   result.topology = options.topology ? *options.topology : defaultTopology(workload);
   if (result.topology.empty()) return core::Error("the replay topology has no CPUs");

@@ -52,11 +52,20 @@ void defineEngineParams(Params& params) {
                       "select_task_rq() takes as this_cpu: sleeper = the sleeping task's own CPU; recorded = the CPU "
                       "whose interrupt woke it in the recording (timers of idle CPUs fire on busy ones), when the "
                       "replay's topology has it. docs/models.md §8.1");
-  params.defineChoice("irq_wakeup_time", "relative", {"relative", "recorded"},
+  params.defineChoice("irq_wakeup_time", "measured", {"measured", "relative", "recorded"},
                       "when a sleep the recording saw ended by an interrupt (a timer, a device) or by nothing traced "
                       "ends: relative = its recorded length after the replayed task blocked; recorded = at the "
                       "recorded instant of its wakeup (an absolute timer, as clock_nanosleep(TIMER_ABSTIME)), or at "
-                      "once when the replay blocked later than that. docs/models.md §8.1");
+                      "once when the replay blocked later than that; measured = recorded for the interrupt-woken "
+                      "sleeps of the user tasks whose wakeups the recording shows on a grid of times (over at least 8 "
+                      "consecutive timer cycles, their wakeup-to-wakeup intervals vary less than their sleeps), "
+                      "relative for every other sleep. docs/models.md §8.1");
+  params.defineInt("timer_slack_ns", 50'000, 0, 1'000'000'000,
+                   "slack of a fair task's timer sleep (init_task's timer_slack_ns, init/init_task.c; RT tasks sleep "
+                   "with none): its timer may fire from this much before its expiry, with any earlier timer interrupt "
+                   "of its CPU (another task's timer, the tick), else at its expiry (hrtimer soft and hard expiry, "
+                   "kernel/time/hrtimer.c). Applied to sleeps the recording saw end by an interrupt, whose recorded end "
+                   "is taken as the hard expiry. docs/models.md §8.1");
   params.defineInt("seed", 1, 0, INT64_MAX, "seed of the draws from measured distributions (same seed, same replay)");
   params.defineText("cpu_speed", "1.0",
                     "work rate per CPU, ns of work per ns: one number for all CPUs or a comma list per CPU "
@@ -80,9 +89,13 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   const char* delays[kWakeupPaths] = {"idle_wakeup_ns", "idle_irq_wakeup_ns", "preempt_ipi_ns", "preempt_wakeup_ns"};
   for (size_t p = 0; p < kWakeupPaths; ++p) c.wakeupDelay[p].constantNs = std::max<int64_t>(0, params.getInt(delays[p]));
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
+  c.timerSlackNs = params.getInt("timer_slack_ns");
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
   c.recordedIrqCpu = params.get("irq_wakeup_cpu") == "recorded";
-  c.recordedSleepEnd = params.get("irq_wakeup_time") == "recorded";
+  const std::string& sleepEnd = params.get("irq_wakeup_time");
+  c.sleepEnd = sleepEnd == "recorded"   ? EngineConfig::SleepEnd::Recorded
+               : sleepEnd == "relative" ? EngineConfig::SleepEnd::Relative
+                                        : EngineConfig::SleepEnd::Measured;
   c.smtFactor = params.getDouble("smt.factor");
   const std::string& text = params.get("cpu_speed");
   std::vector<double> speeds;
@@ -350,12 +363,18 @@ void Engine::handle(const Event& e) {
     }
     case EvKind::TimerWake: {
       const TaskRt& r = m_tasks[e.a];
+      if (r.state != TState::Blocked || r.burst != e.b) break;  // ended earlier with another timer's interrupt
       // The interrupt's CPU as recorded (a timer can fire away from the sleeper), else the sleeper's.
       const auto& bursts = m_workload.tasks[e.a].bursts;
       const int irqCpu = m_config.recordedIrqCpu && e.b < bursts.size() ? bursts[e.b].wakeCpu : -1;
       const int ctx = irqCpu >= 0 && irqCpu < cpuCount() && online(irqCpu) ? irqCpu : r.cpu;
       m_ctxCpu = ctx;
-      if (r.state == TState::Blocked && r.burst == e.b) wake(e.a, static_cast<uint32_t>(e.b), ctx, true, false);
+      auto& own = m_cpus[static_cast<size_t>(r.cpu)].slackTimers;
+      own.erase(std::remove_if(own.begin(), own.end(),
+                               [&](const CpuRt::SlackTimer& s) { return s.task == e.a && s.burst == e.b; }),
+                own.end());
+      wake(e.a, static_cast<uint32_t>(e.b), ctx, true, false);
+      expireSlackTimers(ctx);
       break;
     }
     case EvKind::Milestone: {
@@ -378,6 +397,7 @@ void Engine::handle(const Event& e) {
       m_policy.tick(cpu, c.curr);
       m_policy.balance(cpu);
       push(m_now + m_tickNs, EvKind::Tick, e.a, 0);
+      expireSlackTimers(cpu);  // the tick is a timer of this CPU's hrtimer base too, and first in expiry order
       break;
     }
     case EvKind::Ipi: {
@@ -481,7 +501,7 @@ void Engine::burstDone(int cpu, TaskId t) {
         ++(nb.gate ? (cont ? m_stats.gatesPassed : m_stats.gateBlocks) : (cont ? m_stats.taskBlocksSkipped : m_stats.taskBlocks));
         break;
       case WakeKind::Sleep:
-        if (m_config.recordedSleepEnd && nb.recordedStart >= 0) {
+        if (endsAtRecordedInstant(nb)) {
           if (nb.recordedStart > m_now) wakeAt = nb.recordedStart;
           else cont = true;
         } else if (nb.sleepNs <= 0) {
@@ -513,7 +533,11 @@ void Engine::burstDone(int cpu, TaskId t) {
     r.state = TState::Blocked;
     r.burst = next;
     r.done = 0;
-    if (wakeAt >= 0) push(wakeAt, EvKind::TimerWake, t, next);
+    if (wakeAt >= 0) {
+      push(wakeAt, EvKind::TimerWake, t, next);
+      if (nb.interruptWake && m_config.timerSlackNs > 0 && !isRtPolicy(task.policy))
+        m_cpus[static_cast<size_t>(cpu)].slackTimers.push_back({wakeAt - m_config.timerSlackNs, wakeAt, t, next});
+    }
     m_policy.dequeue(cpu, t, false);
     schedule(cpu);
     return;
@@ -530,6 +554,21 @@ void Engine::burstDone(int cpu, TaskId t) {
   r.done = 0;
   m_policy.dequeue(cpu, t, task.exits);
   schedule(cpu);
+}
+
+void Engine::expireSlackTimers(int cpu) {
+  auto& timers = m_cpus[static_cast<size_t>(cpu)].slackTimers;
+  while (!timers.empty()) {
+    // Hard expiry order, as __hrtimer_run_queues() walks its timerqueue.
+    auto due = timers.end();
+    for (auto it = timers.begin(); it != timers.end(); ++it)
+      if (it->soft <= m_now && (due == timers.end() || it->hard < due->hard)) due = it;
+    if (due == timers.end()) return;
+    const CpuRt::SlackTimer timer = *due;
+    timers.erase(due);
+    m_ctxCpu = cpu;
+    wake(timer.task, timer.burst, cpu, true, false);
+  }
 }
 
 void Engine::startTask(TaskId t, TaskId parent, int parentCpu) {

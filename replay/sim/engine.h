@@ -41,7 +41,9 @@ struct EngineConfig {
   uint64_t seed = 1;  ///< of the draws from measured distributions
   bool countedWakeups = false;  ///< wakeup_dependency=counted
   bool recordedIrqCpu = false;  ///< irq_wakeup_cpu=recorded
-  bool recordedSleepEnd = false;  ///< irq_wakeup_time=recorded
+  /// irq_wakeup_time: when an interrupt's sleep ends.
+  enum class SleepEnd : uint8_t { Measured, Relative, Recorded } sleepEnd = SleepEnd::Measured;
+  int64_t timerSlackNs = 0;  ///< timer_slack_ns of fair tasks' timer sleeps (RT tasks sleep with none)
   std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
   double smtFactor = 1.0;        ///< a task's rate while an SMT sibling is busy (topologies with SMT only)
   std::vector<TaskAttributes> taskAttrs;  ///< per workload task (missing: defaults)
@@ -194,6 +196,15 @@ class Engine {
     bool forcedIdle = false;    // idle because core scheduling forces it (Policy::forcedIdle at the last pick)
     uint64_t gen = 0;           // invalidates stale milestone events
     int64_t lastTick = -1;
+    // The timer sleeps armed here with slack, by hard expiry: any interrupt of
+    // this CPU's timers from a sleep's soft expiry on ends it (hrtimer slack).
+    struct SlackTimer {
+      int64_t soft;
+      int64_t hard;
+      TaskId task;
+      uint32_t burst;
+    };
+    std::vector<SlackTimer> slackTimers;
   };
   enum class EvKind : uint8_t { Arrive, TimerWake, Milestone, Tick, Ipi, End };
   struct Event {
@@ -207,6 +218,8 @@ class Engine {
 
   void push(int64_t time, EvKind kind, uint32_t a, uint64_t b);
   void handle(const Event& e);
+  /// The timer interrupt of `cpu` at m_now also ends the slack timer sleeps due by then.
+  void expireSlackTimers(int cpu);
   void settle(int cpu);
   void armMilestone(int cpu);
   void onMilestone(int cpu);
@@ -225,6 +238,12 @@ class Engine {
   int64_t drawWakeupDelay(WakeupPath path);
   /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
   bool takeWakeup(TaskRt& r, uint32_t burst);
+  /// A WakeKind::Sleep burst whose sleep ends at its recorded instant (irq_wakeup_time).
+  bool endsAtRecordedInstant(const Burst& b) const {
+    if (b.recordedStart < 0) return false;
+    return m_config.sleepEnd == EngineConfig::SleepEnd::Recorded ||
+           (m_config.sleepEnd == EngineConfig::SleepEnd::Measured && b.absoluteTimer);
+  }
 
   const Workload& m_workload;
   const core::Topology& m_topology;

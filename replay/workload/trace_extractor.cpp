@@ -82,6 +82,52 @@ std::vector<int16_t> dominantPrio(const core::TraceModel& m) {
   return out;
 }
 
+// Whether each task's timer sleeps ended at fixed times (an absolute timer:
+// clock_nanosleep(TIMER_ABSTIME), a periodic itimer, a timeout on the jiffy
+// grid) or a fixed length after it blocked (nanosleep, a relative timeout).
+// The trace does not record which timer was armed, but it shows which of the
+// two predicts the task's wakeups better: over its consecutive interrupt-woken
+// cycles, an absolute timer keeps the interval from wakeup to wakeup steady
+// while the sleep absorbs how long the task ran before it; a relative one keeps
+// the sleep steady while the interval absorbs the run. A task with at least
+// kMinTimerCycles such cycles takes absolute times when its intervals' median
+// absolute deviation is smaller than its sleep lengths'; ties, and tasks with
+// fewer cycles, stay relative. Kernel threads stay relative: their timeouts
+// are timer-wheel jiffies that fire on the tick, whose grid is the tick's,
+// not an expiry they asked for.
+constexpr size_t kMinTimerCycles = 8;
+
+int64_t medianAbsoluteDeviation(std::vector<int64_t>& v) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  const int64_t median = *mid;
+  for (int64_t& x : v) x = x > median ? x - median : median - x;
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+void classifyTimerSleeps(Workload& w) {
+  std::vector<int64_t> sleeps, intervals;
+  for (size_t t = 0; t < w.tasks.size(); ++t) {
+    if (w.tasks[t].kernelThread) continue;
+    std::vector<Burst>& bursts = w.tasks[t].bursts;
+    sleeps.clear();
+    intervals.clear();
+    for (size_t k = 1; k < bursts.size(); ++k) {
+      const Burst& before = bursts[k - 1];
+      const Burst& b = bursts[k];
+      if (!b.interruptWake || !before.interruptWake) continue;
+      sleeps.push_back(b.sleepNs);
+      intervals.push_back(b.recordedStart - before.recordedStart);
+    }
+    if (sleeps.size() < kMinTimerCycles) continue;
+    ++w.timerTasksJudged;
+    if (medianAbsoluteDeviation(intervals) >= medianAbsoluteDeviation(sleeps)) continue;
+    w.absoluteTimerTasks.push_back(static_cast<TaskId>(t));
+    for (Burst& b : bursts) b.absoluteTimer = b.interruptWake;
+  }
+}
+
 // The delays of the wakeups whose wakee ran at once, by WakeupPath: onto an
 // idle CPU (its next slice is the wakee's), or preempting the task that was
 // running there when it woke (that slice ends preempted and the wakee's
@@ -403,6 +449,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
             if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
               b.wake = WakeKind::Sleep;
               b.sleepNs = ts - blockStart;
+              b.interruptWake = true;
               ++w.unmodelled.wakeupsFromInterrupt;
             } else {
               b.wake = WakeKind::Task;
@@ -428,6 +475,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
             b.wake = WakeKind::Sleep;
             b.sleepNs = ts - blockStart;
             b.wakeCpu = ws.wakerCpu[wrow];  // a timer may fire on another CPU than the sleeper's
+            b.interruptWake = true;
             ++w.unmodelled.wakeupsFromInterrupt;
           } else if (ws.waker[wrow].value == u) {
             b.wake = WakeKind::Sleep;
@@ -681,6 +729,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     w.tasks[idOf[m.taskEvents.other[i].value]].startTs = m.taskEvents.ts[i];
     ++w.unmodelled.forksOfUnreplayedParent;
   }
+  classifyTimerSleeps(w);
   if (options.dataflowGates) addDataflowGates(w, scans, idOf);
   for (Task& t : w.tasks) {
     // Same-point triggers keep their recorded order (stable), gates' after them.

@@ -48,6 +48,11 @@ struct Burst {
   /// a split of a recorded burst at a switch-in after a preemption, passed at
   /// once unless the replay's `waker` is behind its recorded progress there.
   bool gate = false;
+  /// WakeKind::Sleep: the recording's wakeup came from interrupt context (a timer, a device).
+  bool interruptWake = false;
+  /// WakeKind::Sleep: the task's timer sleeps end at fixed times, not a fixed
+  /// length after it blocks (measured per task; see irq_wakeup_time).
+  bool absoluteTimer = false;
 };
 
 /// Something a task does when its work reaches a point: wake a task's burst, or fork a child.
@@ -145,6 +150,11 @@ struct Workload {
   /// From the first burst's start to the last burst's end of the makespan tasks
   /// (Task::inMakespan), in the recording; -1 when not recorded.
   int64_t recordedMakespanNs = -1;
+  /// The user tasks whose interrupt-woken sleeps the recording shows ending
+  /// on a grid of times (Burst::absoluteTimer), and how many user tasks had
+  /// enough consecutive such sleeps to be judged.
+  std::vector<TaskId> absoluteTimerTasks;
+  size_t timerTasksJudged = 0;
   /// What the kernel spent, in the recording, from a wakeup to the wakee's
   /// switch-in outside the scheduler's decisions, per WakeupPath (IPI delivery,
   /// idle exit, the way back to schedule()); empty when not measured.

@@ -392,3 +392,52 @@ TEST(SleepEnd, RecordedInstantOrRecordedLength) {
                 .outcomes[0].lastEnd,
             2'000'000);
 }
+
+// Timer slack (timer_slack_ns): two CPUs. A runs 1 ms on CPU 0 and sleeps;
+// the recording saw a timer end that sleep 3 ms later, so its timer's hard
+// expiry is at 4 ms and, with 50 us of slack, its soft expiry at 3.95 ms. B,
+// pinned to CPU 0, sleeps from the trace start until its timer fires at
+// `bWake`. When that interrupt of CPU 0 comes at or after A's soft expiry, it
+// ends A's sleep too (__hrtimer_run_queues() runs every timer past its soft
+// expiry): A finds B on CPU 0, takes idle CPU 1 and runs 1 ms from there.
+// Otherwise A wakes at its hard expiry, 4 ms, done at 5 ms. An RT task sleeps
+// with no slack.
+TEST(SleepEnd, TimerSlackEndsASleepWithAnEarlierInterruptOfItsCpu) {
+  auto workload = [](int64_t bWake, int aPrio) {
+    replay::Workload w;
+    w.kind = "trace";
+    replay::Task a;
+    a.tid = a.tgid = 100;
+    a.comm = "a";
+    a.prio = aPrio;
+    a.policy = aPrio < 100 ? replay::SchedPolicy::Fifo : replay::SchedPolicy::Normal;
+    a.startCpu = 0;
+    a.bursts.push_back(replay::Burst{.work = 1'000'000, .recordedStart = 0});
+    a.bursts.push_back(replay::Burst{.work = 1'000'000,
+                                     .wake = replay::WakeKind::Sleep,
+                                     .sleepNs = 3'000'000,
+                                     .recordedStart = 4'000'000,
+                                     .interruptWake = true});
+    replay::Task b;
+    b.tid = b.tgid = 200;
+    b.comm = "b";
+    b.startCpu = 0;
+    b.affinity = {0};
+    b.bursts.push_back(replay::Burst{.work = 500'000,
+                                     .wake = replay::WakeKind::Sleep,
+                                     .sleepNs = bWake,
+                                     .recordedStart = bWake,
+                                     .interruptWake = true});
+    w.tasks.push_back(std::move(a));
+    w.tasks.push_back(std::move(b));
+    return w;
+  };
+  const std::vector<std::string> noDelays = {"idle_wakeup_ns=0", "idle_irq_wakeup_ns=0"};
+  EXPECT_EQ(replayOn(workload(3'970'000, 120), "eevdf", 2, noDelays).outcomes[0].lastEnd, 4'970'000);
+  EXPECT_EQ(replayOn(workload(3'950'000, 120), "eevdf", 2, noDelays).outcomes[0].lastEnd, 4'950'000);
+  EXPECT_EQ(replayOn(workload(3'900'000, 120), "eevdf", 2, noDelays).outcomes[0].lastEnd, 5'000'000);
+  EXPECT_EQ(replayOn(workload(3'970'000, 50), "eevdf", 2, noDelays).outcomes[0].lastEnd, 5'000'000);
+  auto noSlack = noDelays;
+  noSlack.push_back("timer_slack_ns=0");
+  EXPECT_EQ(replayOn(workload(3'970'000, 120), "eevdf", 2, noSlack).outcomes[0].lastEnd, 5'000'000);
+}

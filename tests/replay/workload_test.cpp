@@ -1,6 +1,8 @@
 // Workload extraction from small hand-built models, and the rt-app reader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "replay/workload/json_reader.h"
 #include "replay/workload/rtapp_reader.h"
 #include "replay/workload/trace_extractor.h"
@@ -107,6 +109,63 @@ TEST(TraceExtractor, ReplayThroughCfsFollowsTheDependencies) {
   EXPECT_EQ(runs[1], std::make_pair(int64_t{3100}, int64_t{3500}));
   EXPECT_EQ(r.validation.makespanReplayNs, 2500);
   EXPECT_EQ(r.validation.makespanRecordedNs, 2500);
+}
+
+// Two tasks, each woken 12 times by a timer interrupt on its own idle CPU.
+// 30 (CPU 0) wakes on a 10 ms grid, give or take a few us, and runs 100 to
+// 900 us each time: its intervals hold, its sleeps take up the runs, as an
+// absolute timer (clock_nanosleep(TIMER_ABSTIME)) does. 40 (CPU 1) runs as
+// long and then sleeps 7 ms give or take a few us: its sleeps hold and its
+// intervals take up the runs, as nanosleep() does.
+TEST(TraceExtractor, TimerSleepsOnAGridAreAbsoluteAndFixedLengthsRelative) {
+  constexpr int kCycles = 12;
+  const int64_t runs[] = {100'000, 900'000, 300'000, 700'000, 500'000, 200'000,
+                          800'000, 400'000, 600'000, 150'000, 850'000, 450'000};
+  const int64_t jitter[] = {0, 2'000, 1'000, 3'000, 0, 1'500, 2'500, 500, 1'000, 0, 3'000, 2'000};
+  struct Ev {
+    int64_t ts;
+    int cpu, tid;
+    bool wake;
+  };
+  std::vector<Ev> evs;
+  int64_t wake40 = 5'000'000;
+  for (int k = 0; k < kCycles; ++k) {
+    const int64_t wake30 = 10'000'000 * (k + 1) + jitter[k];
+    evs.push_back({wake30, 0, 30, true});
+    evs.push_back({wake30 + 10 + runs[k], 0, 30, false});
+    evs.push_back({wake40, 1, 40, true});
+    evs.push_back({wake40 + 10 + runs[k], 1, 40, false});
+    wake40 += 10 + runs[k] + 7'000'000 + jitter[k];
+  }
+  std::sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.ts < b.ts; });
+  testing_support::TraceBuilder b;
+  b.other(1'000, 0, 0).other(1'000, 1, 0);
+  for (const Ev& e : evs) {
+    if (e.wake) {
+      b.waking(e.ts, e.cpu, 0, e.tid, e.cpu, core::kCtxHardIrq).wakeup(e.ts + 1, e.cpu, 0, e.tid, e.cpu);
+      b.sw(e.ts + 10, e.cpu, 0, "R", e.tid);
+    } else {
+      b.sw(e.ts, e.cpu, e.tid, "S", 0);
+    }
+  }
+  const auto model = b.build();
+  auto w = replay::extractWorkload(*model);
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  const replay::Task* t30 = byTid(*w, 30);
+  const replay::Task* t40 = byTid(*w, 40);
+  ASSERT_TRUE(t30 && t40);
+  ASSERT_EQ(t30->bursts.size(), static_cast<size_t>(kCycles));
+  ASSERT_EQ(t40->bursts.size(), static_cast<size_t>(kCycles));
+  EXPECT_EQ(w->timerTasksJudged, 2u);
+  ASSERT_EQ(w->absoluteTimerTasks.size(), 1u);
+  EXPECT_EQ(w->absoluteTimerTasks[0], static_cast<replay::TaskId>(t30 - w->tasks.data()));
+  for (int k = 0; k < kCycles; ++k) {
+    EXPECT_EQ(t30->bursts[static_cast<size_t>(k)].wake, WakeKind::Sleep);
+    EXPECT_TRUE(t30->bursts[static_cast<size_t>(k)].interruptWake);
+    EXPECT_TRUE(t30->bursts[static_cast<size_t>(k)].absoluteTimer);
+    EXPECT_TRUE(t40->bursts[static_cast<size_t>(k)].interruptWake);
+    EXPECT_FALSE(t40->bursts[static_cast<size_t>(k)].absoluteTimer);
+  }
 }
 
 TEST(TraceExtractor, ForkStartsChildAtParentsWorkPoint) {
