@@ -83,8 +83,8 @@ std::vector<int16_t> dominantPrio(const core::TraceModel& m) {
 }
 
 // Whether each task's timer sleeps ended at fixed times (an absolute timer:
-// clock_nanosleep(TIMER_ABSTIME), a periodic itimer, a timeout on the jiffy
-// grid) or a fixed length after it blocked (nanosleep, a relative timeout).
+// clock_nanosleep(TIMER_ABSTIME), a periodic itimer) or a fixed length after
+// it blocked (nanosleep, a relative timeout).
 // The trace does not record which timer was armed, but it shows which of the
 // two predicts the task's wakeups better: over its consecutive interrupt-woken
 // cycles, an absolute timer keeps the interval from wakeup to wakeup steady
