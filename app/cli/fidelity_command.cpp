@@ -4,6 +4,7 @@
 // with its verdict. The README's fidelity table is this command's output.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kHelp =
-    "usage: schedlab-cli fidelity PATH... [--model MODEL] [--formats LIST] [--param K=V]... [--json]\n"
+    "usage: schedlab-cli fidelity PATH... [--model MODEL] [--formats LIST] [--param K=V]... [--seeds N] [--json]\n"
     "Replays each recording through MODEL (default baseline: the model of the kernel that recorded\n"
     "it) on its recorded topology and prints the fidelity of every replay as one table: per metric\n"
     "the replay/recorded ratio (or the measure its bound applies to) and whether it is within the\n"
@@ -29,7 +30,12 @@ const char* kHelp =
     "(trace files in it and in its subfolders, one level down) are all taken.\n"
     "  --formats LIST   which files of a recording folder: any of dat,perf,txt,script (default dat,perf)\n"
     "  --param K=V      a model parameter for every replay (repeatable; as replay --param)\n"
-    "  --json           one validation.fidelity block per recording\n"
+    "  --seeds N        replay each recording with seed=1..N (the draws of the measured wakeup delays):\n"
+    "                   the table shows seed 1 and adds each seed's count of failed metrics, and the\n"
+    "                   sums per seed over all recordings; a verdict that changes with the seed is\n"
+    "                   within the replay's own noise\n"
+    "  --json           one validation.fidelity block per recording (per recording and seed, with \"seed\",\n"
+    "                   under --seeds)\n"
     "Exit codes: 0 every replay ran (whatever the verdicts), 1 a trace could not be read or replayed,\n"
     "2 bad usage.\n";
 
@@ -83,7 +89,7 @@ std::vector<std::string> recordingsIn(const std::string& path, const std::vector
 
 int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   std::string error;
-  auto args = Args::parse(argv, {"--model", "--formats", "--param"}, {"--json", "--help"}, error);
+  auto args = Args::parse(argv, {"--model", "--formats", "--param", "--seeds"}, {"--json", "--help"}, error);
   if (!args) {
     err << "schedlab-cli fidelity: " << error << " (see --help)\n";
     return kExitUsage;
@@ -116,6 +122,21 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
       return kExitUsage;
     }
   }
+  int seeds = 0;  // 0: the parameters' own seed, one replay each
+  if (const auto s = args->value("--seeds")) {
+    char* end = nullptr;
+    const long n = std::strtol(s->c_str(), &end, 10);
+    if (s->empty() || *end != '\0' || n < 1 || n > 1000) {
+      err << "schedlab-cli fidelity: --seeds takes a count from 1 to 1000 (not '" << *s << "')\n";
+      return kExitUsage;
+    }
+    for (const std::string& p : args->values("--param"))
+      if (p.rfind("seed=", 0) == 0) {
+        err << "schedlab-cli fidelity: --seeds sets the seed of each replay; leave out --param " << p << "\n";
+        return kExitUsage;
+      }
+    seeds = static_cast<int>(n);
+  }
   std::vector<std::string> traces;
   for (const std::string& p : args->positional())
     for (std::string& t : recordingsIn(p, names)) traces.push_back(std::move(t));
@@ -135,10 +156,15 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
       std::snprintf(buf, sizeof buf, " %-9s |", c.heading);
       out << buf;
     }
-    out << " verdict |\n|" << std::string(42, '-') << "|" << std::string(14, '-') << "|";
+    out << " verdict |";
+    if (seeds > 0) out << " failed, seeds 1-" << seeds << " |";
+    out << "\n|" << std::string(42, '-') << "|" << std::string(14, '-') << "|";
     for (size_t i = 0; i < std::size(kColumns); ++i) out << std::string(11, '-') << "|";
-    out << "---------|\n";
+    out << "---------|";
+    if (seeds > 0) out << "---|";
+    out << "\n";
   }
+  std::vector<size_t> failedPerSeed(static_cast<size_t>(std::max(seeds, 1)), 0);
   int status = kExitOk;
   const auto noArgs = *Args::parse({}, {}, {}, error);
   for (const std::string& path : traces) {
@@ -150,25 +176,33 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     }
     replay::ReplayOptions o;
     o.model = replay::resolveBaseline(requested, recorded->kernelRelease());
-    o.params = args->values("--param");
-    auto replayed = replay::replayRecording(*recorded, o);
-    if (!replayed) {
-      err << path << ": " << replayed.error().message() << "\n";
-      status = kExitFailure;
-      continue;
-    }
-    const auto& f = *replayed->result.validation.fidelity;
+    // One replay per seed; the row shows the first.
+    std::vector<core::analysis::Fidelity> fidelities;
     std::string release;
-    for (const auto& p : replayed->result.params)
-      if (p.key == "release") release = " " + p.value;
-    if (json) {
-      j.beginObject();
-      j.field("recording", path);
-      j.field("model", o.model + release);
-      core::analysis::writeFidelityJson(j, f, 0);
-      j.endObject();
-      continue;
+    for (int seed = 1; seed <= std::max(seeds, 1); ++seed) {
+      o.params = args->values("--param");
+      if (seeds > 0) o.params.push_back("seed=" + std::to_string(seed));
+      auto replayed = replay::replayRecording(*recorded, o);
+      if (!replayed) {
+        err << path << ": " << replayed.error().message() << "\n";
+        status = kExitFailure;
+        break;
+      }
+      for (const auto& p : replayed->result.params)
+        if (p.key == "release") release = " " + p.value;
+      fidelities.push_back(*replayed->result.validation.fidelity);
+      failedPerSeed[static_cast<size_t>(seed - 1)] += fidelities.back().failed();
+      if (json) {
+        j.beginObject();
+        j.field("recording", path);
+        j.field("model", o.model + release);
+        if (seeds > 0) j.field("seed", static_cast<int64_t>(seed));
+        core::analysis::writeFidelityJson(j, fidelities.back(), 0);
+        j.endObject();
+      }
     }
+    if (json || fidelities.size() != static_cast<size_t>(std::max(seeds, 1))) continue;
+    const auto& f = fidelities.front();
     fs::path shown = path;
     const std::string label = (shown.parent_path().filename() / shown.filename()).string();
     std::snprintf(buf, sizeof buf, "| %-40.40s | %-12.12s |", label.c_str(), (o.model + release).c_str());
@@ -177,9 +211,14 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
       std::snprintf(buf, sizeof buf, " %-9s |", cell(f.metric(c.key)).c_str());
       out << buf;
     }
-    std::snprintf(buf, sizeof buf, " %s %zu  |\n", f.overall() == core::analysis::Verdict::Pass ? "pass" : "fail",
+    std::snprintf(buf, sizeof buf, " %s %zu  |", f.overall() == core::analysis::Verdict::Pass ? "pass" : "fail",
                   f.failed());
     out << buf;
+    if (seeds > 0) {
+      for (const auto& each : fidelities) out << " " << each.failed();
+      out << " |";
+    }
+    out << "\n";
   }
   if (json) {
     j.endArray();
@@ -188,6 +227,15 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     out << "\nRatios replay/recorded; KS and share: the measure itself; x: outside the bound "
            "(makespan ±10%, switches ±15% / ±30%, migrations x2, p50 ±30% or ±2 us, p99 x2, KS <= 0.25, "
            "share <= 2 pp); verdict: failed metrics.\n";
+    if (seeds > 0) {
+      size_t total = 0;
+      out << "Failed metrics per seed, summed over the recordings:";
+      for (size_t n : failedPerSeed) {
+        out << " " << n;
+        total += n;
+      }
+      out << " (" << total << " over " << seeds << " seeds)\n";
+    }
   }
   return status;
 }

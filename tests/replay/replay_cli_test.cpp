@@ -176,3 +176,66 @@ TEST(ReplayCli, HelpListsModelsAndAModelsParameters) {
   EXPECT_NE(r.out.find("rr_interval = 6"), std::string::npos);
   EXPECT_NE(r.out.find("idle_wakeup_ns"), std::string::npos);
 }
+
+// `fidelity --seeds N` replays each recording once per seed: its per-seed
+// column and sums must be what N separate runs with --param seed=K report.
+TEST(FidelityCli, SeedsColumnIsEachSeedsOwnVerdict) {
+  const std::string dir = (fs::path(SCHEDLAB_TEST_DATA) / "fidelity").string();
+  const std::vector<std::string> files = {dir + "/make-j2.perfetto-trace", dir + "/nicemix.perfetto-trace"};
+  auto run = [](std::vector<std::string> args) {
+    std::ostringstream out, err;
+    args.insert(args.begin(), "fidelity");
+    const int code = app::cli::run(args, out, err);
+    EXPECT_EQ(code, 0) << err.str();
+    return out.str();
+  };
+  // "| name | ... | fail 2  | 2 1 3 |": the verdict count, then (with --seeds) the per-seed counts.
+  auto rows = [](const std::string& table) {
+    std::vector<std::vector<std::string>> out;
+    std::istringstream in(table);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(".perfetto-trace") == std::string::npos) continue;
+      std::vector<std::string> cells;
+      std::istringstream cs(line);
+      for (std::string c; std::getline(cs, c, '|');) cells.push_back(c);
+      out.push_back(cells);
+    }
+    return out;
+  };
+  auto trim = [](std::string s) {
+    s.erase(0, s.find_first_not_of(' '));
+    s.erase(s.find_last_not_of(' ') + 1);
+    return s;
+  };
+  const auto seeded = rows(run({files[0], files[1], "--seeds", "3"}));
+  ASSERT_EQ(seeded.size(), 2u);
+  size_t sums[3] = {0, 0, 0};
+  for (int seed = 1; seed <= 3; ++seed) {
+    const auto single = rows(run({files[0], files[1], "--param", "seed=" + std::to_string(seed)}));
+    ASSERT_EQ(single.size(), 2u);
+    for (size_t r = 0; r < 2; ++r) {
+      const std::string verdict = trim(single[r][single[r].size() - 1]);  // "fail 2" or "pass 0"
+      const std::string count = verdict.substr(verdict.find(' ') + 1);
+      std::istringstream perSeed(seeded[r].back());
+      std::string k;
+      for (int i = 0; i < seed; ++i) perSeed >> k;
+      EXPECT_EQ(k, count) << "row " << r << " seed " << seed;
+      sums[seed - 1] += std::stoul(count);
+      if (seed == 1) EXPECT_EQ(trim(seeded[r][seeded[r].size() - 2]), verdict);  // the row itself is seed 1's
+    }
+  }
+  const std::string table = run({files[0], files[1], "--seeds", "3"});
+  const std::string expected = "summed over the recordings: " + std::to_string(sums[0]) + " " + std::to_string(sums[1]) +
+                               " " + std::to_string(sums[2]) + " (" + std::to_string(sums[0] + sums[1] + sums[2]) +
+                               " over 3 seeds)";
+  EXPECT_NE(table.find(expected), std::string::npos) << table;
+
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"fidelity", files[0], "--seeds", "0"},
+        std::vector<std::string>{"fidelity", files[0], "--seeds", "two"},
+        std::vector<std::string>{"fidelity", files[0], "--seeds", "2", "--param", "seed=5"}}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(app::cli::run(bad, out, err), 2);
+    EXPECT_EQ(lines(err.str()), 1u) << err.str();
+  }
+}
