@@ -106,12 +106,68 @@ void radixSortByKey(std::vector<T>& v, KeyOf keyOf) {
   if (radix_detail::sortPart(v.data(), scratch.data(), n, bits, keyOf, counts) != v.data()) v.swap(scratch);
 }
 
-/// Sorts signed 64-bit values ascending.
+namespace radix_detail {
+
+// Plain values need no stable order, so a big input is split by its most
+// significant digit in place (American flag sort: each value is swapped
+// straight into its digit's part), and only parts that fit in cache get a
+// scratch of their own size. The latency samples of a 50M-event trace are
+// tens of millions of values: an input-sized scratch was the statistics'
+// peak of memory.
+template <typename KeyOf>
+void sortValuesInPlace(int64_t* a, size_t n, int bits, KeyOf& keyOf, std::vector<int64_t>& scratch,
+                       std::vector<size_t>& counts) {
+  if (n < 2 || bits <= 0) return;
+  if (n <= kInCacheElements) {
+    scratch.resize(n);
+    const int64_t* sorted = sortPart(a, scratch.data(), n, bits, keyOf, counts);
+    if (sorted != a) std::copy(sorted, sorted + n, a);
+    return;
+  }
+  const int digitBits = std::min(bits, kMaxDigitBits);
+  const int shift = bits - digitBits;
+  const size_t radix = size_t{1} << digitBits;
+  const uint64_t mask = radix - 1;
+  const auto digitOf = [&](int64_t x) { return static_cast<size_t>((keyOf(x) >> shift) & mask); };
+  std::vector<size_t> start(radix + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++start[digitOf(a[i]) + 1];
+  for (size_t i = 0; i < radix; ++i) start[i + 1] += start[i];
+  std::vector<size_t> next(start.begin(), start.end() - 1);
+  for (size_t d = 0; d < radix; ++d) {
+    while (next[d] < start[d + 1]) {
+      int64_t x = a[next[d]];
+      size_t k = digitOf(x);
+      while (k != d) {  // carry x to its part, taking what was there
+        std::swap(x, a[next[k]++]);
+        k = digitOf(x);
+      }
+      a[next[d]++] = x;
+    }
+  }
+  for (size_t d = 0; d < radix; ++d)
+    sortValuesInPlace(a + start[d], start[d + 1] - start[d], shift, keyOf, scratch, counts);
+}
+
+}  // namespace radix_detail
+
+/// Sorts signed 64-bit values ascending, in place (scratch memory of at most
+/// an in-cache part, whatever the input's size).
 inline void radixSort(std::vector<int64_t>& v) {
-  if (v.empty()) return;
+  const size_t n = v.size();
+  if (n < 2) return;
+  if (n < 1024) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
   const int64_t least = *std::min_element(v.begin(), v.end());
   // x - least fits in 64 unsigned bits for any two int64 values.
-  radixSortByKey(v, [least](int64_t x) { return static_cast<uint64_t>(x) - static_cast<uint64_t>(least); });
+  auto keyOf = [least](int64_t x) { return static_cast<uint64_t>(x) - static_cast<uint64_t>(least); };
+  uint64_t widest = 0;
+  for (int64_t x : v) widest |= keyOf(x);
+  std::vector<int64_t> scratch;
+  std::vector<size_t> counts;
+  radix_detail::sortValuesInPlace(v.data(), n, std::max(1, static_cast<int>(std::bit_width(widest))), keyOf, scratch,
+                                  counts);
 }
 
 }  // namespace core

@@ -84,6 +84,25 @@ TEST(RadixSort, SkewedBigInputsSplitTheCrowdedPartAgain) {
   EXPECT_EQ(v, expected);
 }
 
+TEST(RadixSort, BigValueInputsSortInPlaceOverEveryDigitPosition) {
+  // Above the in-cache size plain values are split in place, part by part:
+  // full-width values, a narrow range, few distinct values and all equal.
+  std::mt19937_64 rng(19);
+  for (int shape = 0; shape < 4; ++shape) {
+    std::vector<int64_t> v(100000);
+    for (auto& x : v) {
+      const uint64_t r = rng();
+      x = shape == 0 ? static_cast<int64_t>(r) : shape == 1 ? static_cast<int64_t>(r % 3'000'000) - 1'500'000
+                                               : shape == 2 ? static_cast<int64_t>(r % 7) * 1'000'000'007
+                                                            : 42;
+    }
+    auto expected = v;
+    std::sort(expected.begin(), expected.end());
+    core::radixSort(v);
+    EXPECT_EQ(v, expected) << "shape " << shape;
+  }
+}
+
 TEST(RadixSort, SmallAndEmptyInputs) {
   std::vector<int64_t> empty;
   core::radixSort(empty);
