@@ -27,7 +27,7 @@ double ksDistance(const std::vector<int64_t>& x, const std::vector<int64_t>& y) 
 
 TaskStats sumTasks(const std::vector<const TaskStats*>& tasks) {
   TaskStats s;
-  std::vector<int64_t> lat, delay;
+  std::vector<const std::vector<int64_t>*> lat, delay;
   for (const TaskStats* t : tasks) {
     if (s.comm.empty()) {
       s.comm = t->comm;
@@ -45,11 +45,11 @@ TaskStats sumTasks(const std::vector<const TaskStats*>& tasks) {
     s.migrations += t->migrations;
     s.wakeups += t->wakeups;
     s.forceidleSumNs += t->forceidleSumNs;
-    lat.insert(lat.end(), t->wakeupLatency.sorted.begin(), t->wakeupLatency.sorted.end());
-    delay.insert(delay.end(), t->schedDelay.sorted.begin(), t->schedDelay.sorted.end());
+    lat.push_back(&t->wakeupLatency.sorted);
+    delay.push_back(&t->schedDelay.sorted);
   }
-  s.wakeupLatency = Distribution::of(std::move(lat));
-  s.schedDelay = Distribution::of(std::move(delay));
+  s.wakeupLatency = Distribution::merged(lat);
+  s.schedDelay = Distribution::merged(delay);
   return s;
 }
 

@@ -3,7 +3,9 @@
 #include "core/radix_sort.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <map>
 #include <numeric>
@@ -146,9 +148,10 @@ bool existedIn(const TraceModel& m, Utid u, TimeRange range) {
   return start < range.to && m.threads.endTs[u.value] >= range.from;
 }
 
-Distribution Distribution::of(std::vector<int64_t> values) {
+namespace {
+
+Distribution ofSorted(std::vector<int64_t> values) {
   Distribution d;
-  radixSort(values);
   d.count = values.size();
   if (!values.empty()) {
     d.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
@@ -159,6 +162,45 @@ Distribution Distribution::of(std::vector<int64_t> values) {
     d.max = d.sorted.back();
   }
   return d;
+}
+
+}  // namespace
+
+Distribution Distribution::of(std::vector<int64_t> values) {
+  radixSort(values);
+  return ofSorted(std::move(values));
+}
+
+Distribution Distribution::merged(const std::vector<const std::vector<int64_t>*>& sortedParts) {
+  size_t total = 0;
+  for (const auto* part : sortedParts) total += part->size();
+  std::vector<int64_t> out;
+  out.reserve(total);
+  // A min-heap of the parts' next values; each turn takes the smallest part's
+  // values up to the next part's head at once (tasks' samples come in runs).
+  using Head = std::pair<int64_t, uint32_t>;
+  std::vector<Head> heads;
+  std::vector<size_t> next(sortedParts.size(), 0);
+  for (uint32_t i = 0; i < sortedParts.size(); ++i)
+    if (!sortedParts[i]->empty()) heads.push_back({sortedParts[i]->front(), i});
+  const std::greater<Head> later;
+  std::make_heap(heads.begin(), heads.end(), later);
+  while (!heads.empty()) {
+    std::pop_heap(heads.begin(), heads.end(), later);
+    const uint32_t i = heads.back().second;
+    const int64_t upTo = heads.size() > 1 ? heads.front().first : INT64_MAX;
+    const std::vector<int64_t>& part = *sortedParts[i];
+    size_t& k = next[i];
+    do out.push_back(part[k++]);
+    while (k < part.size() && part[k] <= upTo);
+    if (k < part.size()) {
+      heads.back().first = part[k];
+      std::push_heap(heads.begin(), heads.end(), later);
+    } else {
+      heads.pop_back();
+    }
+  }
+  return ofSorted(std::move(out));
 }
 
 int64_t Distribution::percentile(double p) const {
@@ -359,22 +401,16 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
 
   // Per-task summaries, run totals, fairness.
   const auto shares = sharesPending.get();
-  std::vector<int64_t> allLat, allDelay;
-  {
-    size_t lat = 0, del = 0;
-    for (const TaskStats& t : out.tasks) lat += wakeLat[t.utid.value].size(), del += delay[t.utid.value].size();
-    allLat.reserve(lat);
-    allDelay.reserve(del);
-  }
+  std::vector<const std::vector<int64_t>*> taskLat, taskDelay;
   std::vector<double> ratios;
   double lagSum = 0, lagMax = 0;
   for (TaskStats& t : out.tasks) {
     const size_t u = t.utid.value;
     t.cpuShare = share(t.runtimeNs);
-    allLat.insert(allLat.end(), wakeLat[u].begin(), wakeLat[u].end());
-    allDelay.insert(allDelay.end(), delay[u].begin(), delay[u].end());
     t.wakeupLatency = Distribution::of(std::move(wakeLat[u]));
     t.schedDelay = Distribution::of(std::move(delay[u]));
+    taskLat.push_back(&t.wakeupLatency.sorted);
+    taskDelay.push_back(&t.schedDelay.sorted);
     out.switchesVoluntary += t.switchesVoluntary;
     out.switchesInvoluntary += t.switchesInvoluntary;
     const FairShare& f = shares[u];
@@ -386,8 +422,8 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     lagSum += f.maxAbsLagNs;
     lagMax = std::max(lagMax, f.maxAbsLagNs);
   }
-  out.wakeupLatency = Distribution::of(std::move(allLat));
-  out.schedDelay = Distribution::of(std::move(allDelay));
+  out.wakeupLatency = Distribution::merged(taskLat);
+  out.schedDelay = Distribution::merged(taskDelay);
   const size_t competing = ratios.size();
   out.fairness.competingTasks = competing;
   out.fairness.jain = jainIndex(ratios);
@@ -429,7 +465,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
 std::vector<ProcessStats> aggregateByProcess(const RunStats& stats) {
   std::vector<ProcessStats> out;
   std::map<uint32_t, size_t> byUpid;
-  std::vector<std::vector<int64_t>> lat, delay;
+  std::vector<std::vector<const std::vector<int64_t>*>> lat, delay;
   for (const TaskStats& t : stats.tasks) {
     size_t idx;
     if (!t.upid.isValid()) {
@@ -473,13 +509,13 @@ std::vector<ProcessStats> aggregateByProcess(const RunStats& stats) {
     s.idealNs += t.idealNs;
     s.gpsLagMaxNs = std::max(s.gpsLagMaxNs, t.gpsLagMaxNs);
     s.competing = s.competing || t.competing;
-    lat[idx].insert(lat[idx].end(), t.wakeupLatency.sorted.begin(), t.wakeupLatency.sorted.end());
-    delay[idx].insert(delay[idx].end(), t.schedDelay.sorted.begin(), t.schedDelay.sorted.end());
+    lat[idx].push_back(&t.wakeupLatency.sorted);
+    delay[idx].push_back(&t.schedDelay.sorted);
   }
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].total.comm = out[i].name;
-    out[i].total.wakeupLatency = Distribution::of(std::move(lat[i]));
-    out[i].total.schedDelay = Distribution::of(std::move(delay[i]));
+    out[i].total.wakeupLatency = Distribution::merged(lat[i]);
+    out[i].total.schedDelay = Distribution::merged(delay[i]);
   }
   return out;
 }

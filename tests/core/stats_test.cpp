@@ -1,7 +1,10 @@
 // Statistics worked out by hand on tiny schedules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <vector>
 
 #include "core/analysis/stats.h"
 #include "support/trace_builder.h"
@@ -211,6 +214,36 @@ TEST(Stats, DistributionPercentilesAreNearestRank) {
   EXPECT_EQ(d.p99, 10);
   EXPECT_EQ(d.max, 10);
   EXPECT_DOUBLE_EQ(d.mean, 5.5);
+}
+
+// The run's distribution is merged from the tasks' sorted samples: the same
+// as sorting them all, whatever the parts (empty ones, one value repeated
+// across parts, long runs of one part, negative values).
+TEST(Stats, MergedDistributionIsTheSortOfTheUnion) {
+  std::mt19937_64 rng(23);
+  for (int shape = 0; shape < 3; ++shape) {
+    std::vector<std::vector<int64_t>> parts(shape == 0 ? 1 : 200);
+    std::vector<int64_t> all;
+    for (auto& part : parts) {
+      const size_t n = rng() % 7 == 0 ? 0 : rng() % (shape == 2 ? 5000 : 40);
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t v = shape == 1 ? static_cast<int64_t>(rng() % 5) : static_cast<int64_t>(rng() % 2'000'000) - 1000;
+        part.push_back(v);
+        all.push_back(v);
+      }
+      std::sort(part.begin(), part.end());
+    }
+    std::vector<const std::vector<int64_t>*> pointers;
+    for (const auto& part : parts) pointers.push_back(&part);
+    const auto merged = core::analysis::Distribution::merged(pointers);
+    const auto sorted = core::analysis::Distribution::of(all);
+    EXPECT_EQ(merged.sorted, sorted.sorted) << "shape " << shape;
+    EXPECT_EQ(merged.count, sorted.count);
+    EXPECT_EQ(merged.p50, sorted.p50);
+    EXPECT_EQ(merged.p99, sorted.p99);
+    EXPECT_DOUBLE_EQ(merged.mean, sorted.mean);
+  }
+  EXPECT_EQ(core::analysis::Distribution::merged({}).count, 0u);
 }
 
 TEST(Stats, WeightsMatchTheKernelTable) {
