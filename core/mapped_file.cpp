@@ -35,7 +35,6 @@ Status MappedFile::open(const std::string& path) {
     // is resident whole (7 GB of perf script text: 8.3 GB of peak RSS), so
     // past kPopulateLimit the kernel reads ahead instead and the reader
     // releases what it has read (releaseBefore).
-    constexpr size_t kPopulateLimit = size_t{256} << 20;
     void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (size <= kPopulateLimit ? MAP_POPULATE : 0), fd, 0);
     if (p == MAP_FAILED) {
       const int saved = errno;

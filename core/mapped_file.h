@@ -14,6 +14,11 @@ namespace core {
 
 class MappedFile {
  public:
+  /// Files up to this size are read into memory at open (MAP_POPULATE); bigger
+  /// ones are read ahead as they are walked, and their readers release what
+  /// they have read.
+  static constexpr size_t kPopulateLimit = size_t{256} << 20;
+
   MappedFile() = default;
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -30,6 +35,9 @@ class MappedFile {
   /// again faults them back in). A reader walking a big file once calls it as
   /// it goes, so that the file does not count in its peak RSS.
   void releaseBefore(size_t offset);
+  /// A reader starting another pass over the file: what it reads comes back
+  /// in, and releaseBefore counts from the start again.
+  void startPass() { m_released = 0; }
 
  private:
   void* m_map = nullptr;

@@ -240,6 +240,8 @@ class Reader final : public core::EventSink {
   const ImportOptions& m_opt;
   Threading m_threading;
   core::MappedFile m_file;
+  static constexpr uint64_t kReleaseEvery = uint64_t{16} << 20;
+  uint64_t m_releasedUpTo = 0;  // of the pass under way
   core::EventFeed m_feed;
   core::EventSorter m_sorter;
   std::string m_error;  // the first malformed input met; the walk stops there
@@ -328,6 +330,14 @@ bool Reader::walk(const uint8_t* data, size_t size, const Region& r, int depth, 
     }
     if (!packet.ok()) return failReader(r, packet, "malformed TracePacket");
     if (plain && !visit(f, r)) return false;
+    // A big trace read twice would be resident whole (1.5 GB for 37M events:
+    // 40 B/event beside the model): each pass gives back what it has walked.
+    // Events the sorter still holds may point into those bytes; reading them
+    // faults the pages back in from the page cache.
+    if (depth == 0 && m_file.size() > core::MappedFile::kPopulateLimit && m_bytesDone >= m_releasedUpTo + kReleaseEvery) {
+      m_file.releaseBefore(m_bytesDone);
+      m_releasedUpTo = m_bytesDone;
+    }
     if (depth == 0 && (++m_packets & 0xfff) == 0 && m_opt.stop.stop_requested()) {
       m_error = m_path + ": import cancelled";
       return false;
@@ -1215,6 +1225,8 @@ core::Status Reader::run() {
     if (m_error.ends_with("import cancelled")) return core::Error(m_error);
     m_error.clear();  // the second pass meets it again, after the events before it
     m_packets = 0;
+    m_releasedUpTo = 0;
+    m_file.startPass();
   }
   applyScan();
   // A busy trace has ~20 bytes per event on disk (compressed: fewer).
