@@ -3,9 +3,7 @@
 #include "core/radix_sort.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
-#include <functional>
 #include <future>
 #include <map>
 #include <numeric>
@@ -172,35 +170,15 @@ Distribution Distribution::of(std::vector<int64_t> values) {
 }
 
 Distribution Distribution::merged(const std::vector<const std::vector<int64_t>*>& sortedParts) {
+  // One copy of the samples, sorted in place: a heap merge of the parts took
+  // three times as long as the in-place radix sort (hundreds of tasks whose
+  // samples interleave), and the copy is the result itself.
   size_t total = 0;
   for (const auto* part : sortedParts) total += part->size();
-  std::vector<int64_t> out;
-  out.reserve(total);
-  // A min-heap of the parts' next values; each turn takes the smallest part's
-  // values up to the next part's head at once (tasks' samples come in runs).
-  using Head = std::pair<int64_t, uint32_t>;
-  std::vector<Head> heads;
-  std::vector<size_t> next(sortedParts.size(), 0);
-  for (uint32_t i = 0; i < sortedParts.size(); ++i)
-    if (!sortedParts[i]->empty()) heads.push_back({sortedParts[i]->front(), i});
-  const std::greater<Head> later;
-  std::make_heap(heads.begin(), heads.end(), later);
-  while (!heads.empty()) {
-    std::pop_heap(heads.begin(), heads.end(), later);
-    const uint32_t i = heads.back().second;
-    const int64_t upTo = heads.size() > 1 ? heads.front().first : INT64_MAX;
-    const std::vector<int64_t>& part = *sortedParts[i];
-    size_t& k = next[i];
-    do out.push_back(part[k++]);
-    while (k < part.size() && part[k] <= upTo);
-    if (k < part.size()) {
-      heads.back().first = part[k];
-      std::push_heap(heads.begin(), heads.end(), later);
-    } else {
-      heads.pop_back();
-    }
-  }
-  return ofSorted(std::move(out));
+  std::vector<int64_t> all;
+  all.reserve(total);
+  for (const auto* part : sortedParts) all.insert(all.end(), part->begin(), part->end());
+  return of(std::move(all));
 }
 
 int64_t Distribution::percentile(double p) const {

@@ -83,8 +83,8 @@ struct Distribution {
   int64_t p50 = 0, p90 = 0, p99 = 0, max = 0;
   std::vector<int64_t> sorted;
   static Distribution of(std::vector<int64_t> values);
-  /// The distribution of the union of samples already sorted in parts (each
-  /// task's), merged: no sort, and no scratch beside the result.
+  /// The distribution of the union of samples kept in parts (each task's):
+  /// one copy, sorted in place, with no scratch beside the result.
   static Distribution merged(const std::vector<const std::vector<int64_t>*>& sortedParts);
   /// Nearest-rank percentile (p in [0, 100]).
   int64_t percentile(double p) const;
