@@ -62,6 +62,21 @@ core::Topology defaultTopology(const Workload& w) {
   return core::Topology::flat(maxCpu + 1, "default: one CPU per CPU the workload names");
 }
 
+// How irq_wakeup_time=measured judged the workload's tasks, for its origin.
+std::string timerSleepsOrigin(const Workload& w) {
+  if (w.kind != "trace") return "no recording: every sleep is relative";
+  std::string names;
+  size_t absolute = 0;
+  for (const Task& t : w.tasks) {
+    if (!t.absoluteTimers) continue;
+    if (++absolute <= 8) names += (names.empty() ? " (" : ", ") + t.comm + " " + std::to_string(t.tid);
+  }
+  if (absolute > 8) names += ", ...";
+  if (absolute > 0) names += ")";
+  return "measured from the recording: absolute timers for " + std::to_string(absolute) + " of the " +
+         std::to_string(w.timerTasksJudged) + " user tasks with at least 8 timer cycles" + names;
+}
+
 }  // namespace
 
 core::Result<Params> defaultParams(const std::string& model) {
@@ -103,25 +118,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
                              (drawEach ? "; each wakeup draws from their distribution" : ""));
   }
 
-  if (!params.userSet("irq_wakeup_time")) {
-    std::string origin;
-    if (workload.kind != "trace") {
-      origin = "no recording: every sleep is relative";
-    } else {
-      origin = "measured from the recording: absolute timers for " + std::to_string(workload.absoluteTimerTasks.size()) +
-               " of the " + std::to_string(workload.timerTasksJudged) + " user tasks with at least 8 timer cycles";
-      for (size_t i = 0; i < workload.absoluteTimerTasks.size(); ++i) {
-        const Task& t = workload.tasks[workload.absoluteTimerTasks[i]];
-        if (i == 8) {
-          origin += ", ...";
-          break;
-        }
-        origin += (i == 0 ? " (" : ", ") + t.comm + " " + std::to_string(t.tid);
-      }
-      if (!workload.absoluteTimerTasks.empty()) origin += ")";
-    }
-    (void)params.resolve("irq_wakeup_time", "measured", origin);
-  }
+  if (!params.userSet("irq_wakeup_time")) (void)params.resolve("irq_wakeup_time", "measured", timerSleepsOrigin(workload));
 
   ReplayResult result;
   result.topology = options.topology ? *options.topology : defaultTopology(workload);

@@ -137,6 +137,7 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
       }
     seeds = static_cast<int>(n);
   }
+  const int replays = std::max(seeds, 1);  // per recording
   std::vector<std::string> traces;
   for (const std::string& p : args->positional())
     for (std::string& t : recordingsIn(p, names)) traces.push_back(std::move(t));
@@ -164,7 +165,7 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     if (seeds > 0) out << "---|";
     out << "\n";
   }
-  std::vector<size_t> failedPerSeed(static_cast<size_t>(std::max(seeds, 1)), 0);
+  std::vector<size_t> failedPerSeed(static_cast<size_t>(replays), 0);
   int status = kExitOk;
   const auto noArgs = *Args::parse({}, {}, {}, error);
   for (const std::string& path : traces) {
@@ -179,7 +180,7 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     // One replay per seed; the row shows the first.
     std::vector<core::analysis::Fidelity> fidelities;
     std::string release;
-    for (int seed = 1; seed <= std::max(seeds, 1); ++seed) {
+    for (int seed = 1; seed <= replays; ++seed) {
       o.params = args->values("--param");
       if (seeds > 0) o.params.push_back("seed=" + std::to_string(seed));
       auto replayed = replay::replayRecording(*recorded, o);
@@ -201,7 +202,7 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
         j.endObject();
       }
     }
-    if (json || fidelities.size() != static_cast<size_t>(std::max(seeds, 1))) continue;
+    if (json || fidelities.size() != static_cast<size_t>(replays)) continue;
     const auto& f = fidelities.front();
     fs::path shown = path;
     const std::string label = (shown.parent_path().filename() / shown.filename()).string();

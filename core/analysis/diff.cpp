@@ -48,8 +48,8 @@ TaskStats sumTasks(const std::vector<const TaskStats*>& tasks) {
     lat.push_back(&t->wakeupLatency.sorted);
     delay.push_back(&t->schedDelay.sorted);
   }
-  s.wakeupLatency = Distribution::merged(lat);
-  s.schedDelay = Distribution::merged(delay);
+  s.wakeupLatency = Distribution::ofParts(lat);
+  s.schedDelay = Distribution::ofParts(delay);
   return s;
 }
 

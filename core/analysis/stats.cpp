@@ -146,10 +146,9 @@ bool existedIn(const TraceModel& m, Utid u, TimeRange range) {
   return start < range.to && m.threads.endTs[u.value] >= range.from;
 }
 
-namespace {
-
-Distribution ofSorted(std::vector<int64_t> values) {
+Distribution Distribution::of(std::vector<int64_t> values) {
   Distribution d;
+  radixSort(values);
   d.count = values.size();
   if (!values.empty()) {
     d.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
@@ -162,22 +161,15 @@ Distribution ofSorted(std::vector<int64_t> values) {
   return d;
 }
 
-}  // namespace
-
-Distribution Distribution::of(std::vector<int64_t> values) {
-  radixSort(values);
-  return ofSorted(std::move(values));
-}
-
-Distribution Distribution::merged(const std::vector<const std::vector<int64_t>*>& sortedParts) {
+Distribution Distribution::ofParts(const std::vector<const std::vector<int64_t>*>& parts) {
   // One copy of the samples, sorted in place: a heap merge of the parts took
   // three times as long as the in-place radix sort (hundreds of tasks whose
   // samples interleave), and the copy is the result itself.
   size_t total = 0;
-  for (const auto* part : sortedParts) total += part->size();
+  for (const auto* part : parts) total += part->size();
   std::vector<int64_t> all;
   all.reserve(total);
-  for (const auto* part : sortedParts) all.insert(all.end(), part->begin(), part->end());
+  for (const auto* part : parts) all.insert(all.end(), part->begin(), part->end());
   return of(std::move(all));
 }
 
@@ -400,8 +392,8 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     lagSum += f.maxAbsLagNs;
     lagMax = std::max(lagMax, f.maxAbsLagNs);
   }
-  out.wakeupLatency = Distribution::merged(taskLat);
-  out.schedDelay = Distribution::merged(taskDelay);
+  out.wakeupLatency = Distribution::ofParts(taskLat);
+  out.schedDelay = Distribution::ofParts(taskDelay);
   const size_t competing = ratios.size();
   out.fairness.competingTasks = competing;
   out.fairness.jain = jainIndex(ratios);
@@ -492,8 +484,8 @@ std::vector<ProcessStats> aggregateByProcess(const RunStats& stats) {
   }
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].total.comm = out[i].name;
-    out[i].total.wakeupLatency = Distribution::merged(lat[i]);
-    out[i].total.schedDelay = Distribution::merged(delay[i]);
+    out[i].total.wakeupLatency = Distribution::ofParts(lat[i]);
+    out[i].total.schedDelay = Distribution::ofParts(delay[i]);
   }
   return out;
 }

@@ -85,7 +85,7 @@ struct Distribution {
   static Distribution of(std::vector<int64_t> values);
   /// The distribution of the union of samples kept in parts (each task's):
   /// one copy, sorted in place, with no scratch beside the result.
-  static Distribution merged(const std::vector<const std::vector<int64_t>*>& sortedParts);
+  static Distribution ofParts(const std::vector<const std::vector<int64_t>*>& parts);
   /// Nearest-rank percentile (p in [0, 100]).
   int64_t percentile(double p) const;
 };

@@ -501,7 +501,7 @@ void Engine::burstDone(int cpu, TaskId t) {
         ++(nb.gate ? (cont ? m_stats.gatesPassed : m_stats.gateBlocks) : (cont ? m_stats.taskBlocksSkipped : m_stats.taskBlocks));
         break;
       case WakeKind::Sleep:
-        if (endsAtRecordedInstant(nb)) {
+        if (endsAtRecordedInstant(task, nb)) {
           if (nb.recordedStart > m_now) wakeAt = nb.recordedStart;
           else cont = true;
         } else if (nb.sleepNs <= 0) {

@@ -238,11 +238,11 @@ class Engine {
   int64_t drawWakeupDelay(WakeupPath path);
   /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
   bool takeWakeup(TaskRt& r, uint32_t burst);
-  /// A WakeKind::Sleep burst whose sleep ends at its recorded instant (irq_wakeup_time).
-  bool endsAtRecordedInstant(const Burst& b) const {
+  /// A WakeKind::Sleep burst of `task` whose sleep ends at its recorded instant (irq_wakeup_time).
+  bool endsAtRecordedInstant(const Task& task, const Burst& b) const {
     if (b.recordedStart < 0) return false;
     return m_config.sleepEnd == EngineConfig::SleepEnd::Recorded ||
-           (m_config.sleepEnd == EngineConfig::SleepEnd::Measured && b.absoluteTimer);
+           (m_config.sleepEnd == EngineConfig::SleepEnd::Measured && task.absoluteTimers && b.interruptWake);
   }
 
   const Workload& m_workload;

@@ -110,7 +110,7 @@ void classifyTimerSleeps(Workload& w) {
   std::vector<int64_t> sleeps, intervals;
   for (size_t t = 0; t < w.tasks.size(); ++t) {
     if (w.tasks[t].kernelThread) continue;
-    std::vector<Burst>& bursts = w.tasks[t].bursts;
+    const std::vector<Burst>& bursts = w.tasks[t].bursts;
     sleeps.clear();
     intervals.clear();
     for (size_t k = 1; k < bursts.size(); ++k) {
@@ -123,8 +123,7 @@ void classifyTimerSleeps(Workload& w) {
     if (sleeps.size() < kMinTimerCycles) continue;
     ++w.timerTasksJudged;
     if (medianAbsoluteDeviation(intervals) >= medianAbsoluteDeviation(sleeps)) continue;
-    w.absoluteTimerTasks.push_back(static_cast<TaskId>(t));
-    for (Burst& b : bursts) b.absoluteTimer = b.interruptWake;
+    w.tasks[t].absoluteTimers = true;
   }
 }
 

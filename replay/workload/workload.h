@@ -50,9 +50,6 @@ struct Burst {
   bool gate = false;
   /// WakeKind::Sleep: the recording's wakeup came from interrupt context (a timer, a device).
   bool interruptWake = false;
-  /// WakeKind::Sleep: the task's timer sleeps end at fixed times, not a fixed
-  /// length after it blocks (measured per task; see irq_wakeup_time).
-  bool absoluteTimer = false;
 };
 
 /// Something a task does when its work reaches a point: wake a task's burst, or fork a child.
@@ -74,6 +71,9 @@ struct Task {
   int rtPriority() const { return prio < 100 ? 99 - prio : 0; }  ///< sched_param priority (1..99)
   std::vector<int> affinity;  ///< allowed CPUs; empty = all
   bool kernelThread = false;  ///< has no mm (BFS's SMT nice always lets kernel threads run)
+  /// Its interrupt-ended sleeps end at fixed times, not a fixed length after
+  /// it blocks (measured from the recording; see irq_wakeup_time).
+  bool absoluteTimers = false;
 
   TaskId parent = kNoTask;  ///< set when a parent's fork trigger starts it
   int64_t startTs = 0;      ///< absolute time it arrives (ignored when forked)
@@ -150,10 +150,8 @@ struct Workload {
   /// From the first burst's start to the last burst's end of the makespan tasks
   /// (Task::inMakespan), in the recording; -1 when not recorded.
   int64_t recordedMakespanNs = -1;
-  /// The user tasks whose interrupt-woken sleeps the recording shows ending
-  /// on a grid of times (Burst::absoluteTimer), and how many user tasks had
-  /// enough consecutive such sleeps to be judged.
-  std::vector<TaskId> absoluteTimerTasks;
+  /// How many user tasks had enough consecutive timer sleeps to be judged for
+  /// Task::absoluteTimers.
   size_t timerTasksJudged = 0;
   /// What the kernel spent, in the recording, from a wakeup to the wakee's
   /// switch-in outside the scheduler's decisions, per WakeupPath (IPI delivery,

@@ -216,10 +216,10 @@ TEST(Stats, DistributionPercentilesAreNearestRank) {
   EXPECT_DOUBLE_EQ(d.mean, 5.5);
 }
 
-// The run's distribution is merged from the tasks' sorted samples: the same
-// as sorting them all, whatever the parts (empty ones, one value repeated
-// across parts, long runs of one part, negative values).
-TEST(Stats, MergedDistributionIsTheSortOfTheUnion) {
+// The run's distribution is made from the tasks' samples: the same as sorting
+// them all, whatever the parts (empty ones, one value repeated across parts,
+// long runs of one part, negative values).
+TEST(Stats, DistributionOfPartsIsTheSortOfTheUnion) {
   std::mt19937_64 rng(23);
   for (int shape = 0; shape < 3; ++shape) {
     std::vector<std::vector<int64_t>> parts(shape == 0 ? 1 : 200);
@@ -235,7 +235,7 @@ TEST(Stats, MergedDistributionIsTheSortOfTheUnion) {
     }
     std::vector<const std::vector<int64_t>*> pointers;
     for (const auto& part : parts) pointers.push_back(&part);
-    const auto merged = core::analysis::Distribution::merged(pointers);
+    const auto merged = core::analysis::Distribution::ofParts(pointers);
     const auto sorted = core::analysis::Distribution::of(all);
     EXPECT_EQ(merged.sorted, sorted.sorted) << "shape " << shape;
     EXPECT_EQ(merged.count, sorted.count);
@@ -243,7 +243,7 @@ TEST(Stats, MergedDistributionIsTheSortOfTheUnion) {
     EXPECT_EQ(merged.p99, sorted.p99);
     EXPECT_DOUBLE_EQ(merged.mean, sorted.mean);
   }
-  EXPECT_EQ(core::analysis::Distribution::merged({}).count, 0u);
+  EXPECT_EQ(core::analysis::Distribution::ofParts({}).count, 0u);
 }
 
 TEST(Stats, WeightsMatchTheKernelTable) {
