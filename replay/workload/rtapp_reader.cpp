@@ -17,6 +17,9 @@ using json::Value;
 
 constexpr size_t kMaxBursts = 5'000'000;
 constexpr int kMaxInstances = 4096;
+// The simulator adds up work and sleep in int64 nanoseconds (per task, over
+// the workload); bounding the unrolled total keeps every such sum exact.
+constexpr double kMaxTotalNs = 4e18;
 
 // A step of a task's sequence, before unrolling loops.
 struct Event {
@@ -237,9 +240,20 @@ class Reader {
         if (minIter == 0) return fail(t, "task \"" + name + "\" has only zero-length events; it cannot loop");
         iterations = durationNs / minIter + 2;
       }
-      if (static_cast<double>(iterations) * static_cast<double>(body.size()) * static_cast<double>(instances) >
-          static_cast<double>(kMaxBursts))
+      const double unrolledBursts =
+          static_cast<double>(iterations) * static_cast<double>(body.size()) * static_cast<double>(instances);
+      if (unrolledBursts > static_cast<double>(kMaxBursts))
         return fail(t, "task \"" + name + "\" unrolls to more than 5M events; shorten the duration or the loop");
+      m_bursts += unrolledBursts;
+      if (m_bursts > static_cast<double>(kMaxBursts))
+        return fail(t, "the workload unrolls to more than 5M events by task \"" + name + "\"");
+      double iterationNs = 0;
+      for (const Event& e : body) iterationNs += static_cast<double>(e.ns);
+      m_totalNs += (static_cast<double>(delayUs) * 1e3 + iterationNs * static_cast<double>(iterations)) *
+                   static_cast<double>(instances);
+      if (m_totalNs > kMaxTotalNs)
+        return fail(t, "the workload's run, sleep and timer time adds up to more than 4e9 seconds by task \"" +
+                           name + "\"");
 
       for (int64_t inst = 0; inst < instances; ++inst) {
         Task task;
@@ -286,6 +300,8 @@ class Reader {
   std::string m_error;
   std::vector<int64_t> m_timerPeriods;
   const Value* m_priorityAt = nullptr;
+  double m_bursts = 0;
+  double m_totalNs = 0;
 };
 
 }  // namespace

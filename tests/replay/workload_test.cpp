@@ -281,6 +281,11 @@ TEST(RtAppReader, MalformedJsonNamesLineAndColumn) {
       {"{\"global\": {\"duration\": \"5\"}, \"tasks\": {\"a\": {\"run\": 1}}}", "\"duration\" must be a number"},
       {"{\"tasks\": []}", "\"tasks\" must be an object"},
       {"{\"tasks\": {\"a\": {\"cpus\": [0.5], \"run\": 1}}}", "a CPU number must be an integer"},
+      // 9 loops of 8.4e15 us of work: each run fits int64 ns, their sum does not.
+      {"{\"tasks\": {\"a\": {\"loop\": 9, \"run\": 8444444444444407}}}", "adds up to more than 4e9 seconds"},
+      {"{\"tasks\": {\"a\": {\"instance\": 2, \"loop\": 1000000, \"run\": 1, \"sleep\": 1}, "
+       "\"b\": {\"loop\": 1000000, \"run\": 1, \"sleep\": 1}}}",
+       "the workload unrolls to more than 5M events by task \"b\""},
   };
   for (const Case& c : cases) {
     auto w = replay::readRtAppWorkload(c.text, "bad.json");
