@@ -441,3 +441,49 @@ TEST(SleepEnd, TimerSlackEndsASleepWithAnEarlierInterruptOfItsCpu) {
   noSlack.push_back("timer_slack_ns=0");
   EXPECT_EQ(replayOn(workload(3'970'000, 120), "eevdf", 2, noSlack).outcomes[0].lastEnd, 5'000'000);
 }
+
+// --- requeue_lag_curr: the lag of a delayed task woken while queued ---
+
+// One CPU (a 0.7 ms slice). A runs alone, forks B at 10 us of its work (B is
+// placed at V = 10 us, 6.18.33+ forks do not preempt) and blocks at 20 us,
+// ahead of B in vruntime: not eligible (V = 15), so DELAY_DEQUEUE keeps it
+// queued and B runs. At 11 us of its work B wakes A. The kernel takes A's lag
+// against B's vruntime of its last update_curr(), at its pick: V = (20 + 10)/2,
+// lag -5 us, so A keeps vruntime 20; the wakeup preemption test then brings B
+// to 21, past V = 20.5: B is no longer eligible and A, the only eligible
+// entity, preempts it; the same happens at B's second wakeup of A (11 us
+// later). Brought up to date first, A's lag is +0.5 us: DELAY_ZERO places it
+// anew at V = 21 beside B, which stays eligible and protected and runs its
+// whole 300 us burst before A runs again.
+TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpdate) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task a;
+  a.tid = a.tgid = 100;
+  a.comm = "a";
+  a.exits = true;
+  a.bursts.push_back(replay::Burst{.work = 20'000});
+  a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
+  a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
+  a.triggers.push_back(replay::Trigger{.burst = 0, .offset = 10'000, .target = 1, .fork = true});
+  replay::Task b;
+  b.tid = b.tgid = 101;
+  b.comm = "b";
+  b.parent = 0;
+  b.exits = true;
+  b.bursts.push_back(replay::Burst{.work = 300'000});
+  b.triggers.push_back(replay::Trigger{.burst = 0, .offset = 11'000, .target = 0, .targetBurst = 1});
+  b.triggers.push_back(replay::Trigger{.burst = 0, .offset = 22'000, .target = 0, .targetBurst = 2});
+  w.tasks = {a, b};
+  const auto preemptionsOfB = [&](const char* lag) {
+    const auto r = replayOn(w, "eevdf", 1, {std::string("requeue_lag_curr=") + lag, "release=6.18.44"});
+    EXPECT_TRUE(r.model);
+    if (!r.model) return uint64_t{0};
+    for (const auto& t : core::analysis::computeStats(*r.model).tasks)
+      if (t.comm == "b") return t.switchesInvoluntary;
+    ADD_FAILURE() << "no task b";
+    return uint64_t{0};
+  };
+  EXPECT_EQ(preemptionsOfB("stale"), 2u);
+  EXPECT_EQ(preemptionsOfB("updated"), 0u);
+}

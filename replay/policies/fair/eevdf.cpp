@@ -214,11 +214,13 @@ void FairPolicy::dropDelayedPicks(int cpu) {
 
 // requeue_delayed_entity(): woken while still queued. With DELAY_ZERO a task
 // that became eligible while asleep is placed anew at V with no lag; one still
-// behind keeps its vruntime and its old deadline.
+// behind keeps its vruntime and its old deadline. The kernel takes that lag
+// against the running task's vruntime of its last update_curr() (neither
+// ttwu_runnable() nor the ENQUEUE_DELAYED path calls it): requeue_lag_curr=stale.
 void FairPolicy::requeueDelayed(int cpu, uint32_t t) {
   Rq& r = rq(cpu);
   FairRq::Entity& e = m_ents[t];
-  updateCurr(cpu);
+  if (!m_requeueLagStale) updateCurr(cpu);
   if (m_delayZero) {
     updateEntityLag(r, t);
     if (e.vlag > 0) {

@@ -217,6 +217,7 @@ class FairPolicy final : public Policy {
   KernelVersion m_release = kNewestEevdf;
   int m_customSlices = 0;  // tasks with task_slice set
   bool m_delayDequeue = false, m_delayZero = false, m_preemptShort = false, m_placeRelDeadline = false;
+  bool m_requeueLagStale = false;  // requeue_lag_curr=stale: no update_curr() before the requeue's lag
   bool m_forkPreempt = true;
   bool m_wakeRqSelected = false;  // WF_RQ_SELECTED: the last enqueue followed select_task_rq(), not ttwu_runnable()
   bool initialDeadlineHalved() const { return m_placeDeadlineInitial && m_release >= KernelVersion{6, 11, 0}; }
