@@ -120,6 +120,14 @@ struct SchedBuilder::CpuRt {
   // the event being handled. An inferred switch-in happened after it.
   int64_t lastCtxTs = INT64_MIN;
   int64_t ctxTsBefore = INT64_MIN;
+  // Events accepted on this CPU, and which of them was the last sched_waking
+  // that made its wakee runnable (its wakeups row, its context): try_to_wake_up()
+  // traces the move select_task_rq() chose as the very next event of that CPU,
+  // in the same context.
+  uint64_t events = 0;
+  uint64_t wakingEvent = UINT64_MAX;
+  uint32_t wakingRow = 0;
+  int32_t wakingCtxTid = -1;
 };
 
 SchedBuilder::SchedBuilder() : m_model(std::make_shared<TraceModel>()) {
@@ -235,6 +243,7 @@ bool SchedBuilder::accept(EventContext& ctx) {
     c.unknownSince = ts;
   }
   c.lastTs = ts;
+  ++c.events;
   c.ctxTsBefore = c.lastCtxTs;
   if (ctx.ctxTid >= 0) {
     // Every event names the task current on its CPU. One that names another
@@ -643,6 +652,12 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
   w.wakerCpu.push_back(static_cast<CpuId>(ctx.cpu));
   w.flags.push_back(flags);
   rt.pendingWaking = isWaking ? row : kNoRow;
+  if (isWaking && !active) {
+    CpuRt& c = cpuRt(ctx.cpu);
+    c.wakingEvent = c.events;
+    c.wakingRow = row;
+    c.wakingCtxTid = ctx.ctxTid;
+  }
   if (!active) setState(u, ts, TaskState::Runnable, target);
 }
 
@@ -659,6 +674,15 @@ void SchedBuilder::onMigrate(EventContext ctx, int32_t tid, std::string_view com
   notePrio(u, prio);
   ThreadRt& rt = m_threads[u.value];
   if (rt.cpu >= 0 && origCpu != rt.cpu) m_model->diagnostics.add(DiagCode::migrate_wrong_cpu);
+  // sched_waking names the CPU the wakee was on (task_cpu() before
+  // select_task_rq()); a move traced right after it on the same CPU is where
+  // that wakeup sends it, which a trace without sched_wakeup (Perfetto's
+  // usual config) says nowhere else. A later move (an idle pull) is not.
+  const CpuRt& c = cpuRt(ctx.cpu);
+  auto& w = m_model->wakeups;
+  if (c.wakingEvent + 1 == c.events && (c.wakingCtxTid < 0 || ctx.ctxTid == c.wakingCtxTid) && rt.pendingWaking == c.wakingRow && w.wakee[c.wakingRow] == u &&
+      w.targetCpu[c.wakingRow] == origCpu)
+    w.targetCpu[c.wakingRow] = static_cast<CpuId>(destCpu);
   auto& m = m_model->migrations;
   m.ts.push_back(ctx.ts);
   m.utid.push_back(u);

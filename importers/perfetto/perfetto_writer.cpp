@@ -114,6 +114,8 @@ class Writer {
   void orderAgainstRemoteSwitches(int32_t cpu, Utid wakee, int64_t ts);
   void taskEvents();
   void migrations();
+  void writeMigration(size_t row, int32_t cpu, uint8_t rank, int32_t ctxTid);
+  size_t wakeupMigration(size_t wakeupRow) const;
   int32_t cpuSeenBy(int32_t cpu, int64_t ts) const;
   void powerCounters();
   void userMarks();
@@ -138,6 +140,8 @@ class Writer {
   uint32_t m_seq = 0;
   uint64_t m_unplacedMarks = 0;
   std::map<std::pair<int32_t, int64_t>, size_t> m_switchAt;  // the switch written on a CPU at a time
+  std::vector<std::vector<uint32_t>> m_migrationsOf;  // by utid: its migrations' rows, in time order
+  std::vector<char> m_migrationWritten;               // by migration row: written with its wakeup
   uint64_t m_uncarriedStates = 0;
 };
 
@@ -297,13 +301,48 @@ void Writer::wakeups() {
     // said here, the reader need not judge again after an inferred switch-in
     // it places earlier than the judgement saw it (the export writes it there).
     wk.varint(4, (w.flags[i] & core::kWakeupNoEffect) ? 0 : 1);
-    wk.sint(5, knownCpu(w.targetCpu[i]) ? w.targetCpu[i] : -1);
     const uint32_t id = (w.flags[i] & core::kWakeupNew)         ? kSchedWakeupNew
                         : (w.flags[i] & core::kWakeupHadWaking) ? kSchedWaking
                                                                 : kSchedWakeup;
+    // sched_waking names the CPU the wakee was on, as the kernel's does; the
+    // move its wakeup made follows at once on the same CPU, in the same
+    // context, where the reader takes it for the wakeup's target.
+    const size_t moved = id == kSchedWaking ? wakeupMigration(i) : SIZE_MAX;
+    const core::CpuId target = moved != SIZE_MAX ? m_m.migrations.origCpu[moved] : w.targetCpu[i];
+    wk.sint(5, knownCpu(target) ? target : -1);
     payload(id, wk);
+    if (moved != SIZE_MAX) {
+      writeMigration(moved, cpu, before ? 0 : 2, fromIrq ? -1 : tidOf(w.waker[i]));
+      m_migrationWritten[moved] = 1;
+    }
     if (!(w.flags[i] & core::kWakeupNoEffect)) orderAgainstRemoteSwitches(cpu, w.wakee[i], w.ts[i]);
   }
+}
+
+// The move a wakeup made (select_task_rq() choosing another CPU): the wakee's
+// first migration after it, onto the CPU the wakeup names, before the wakee
+// runs again. SIZE_MAX: none (a move after it ran, or elsewhere, is not).
+size_t Writer::wakeupMigration(size_t i) const {
+  const auto& w = m_m.wakeups;
+  if (w.flags[i] & core::kWakeupNoEffect) return SIZE_MAX;
+  const Utid u = w.wakee[i];
+  if (u.value >= m_migrationsOf.size()) return SIZE_MAX;
+  const auto& rows = m_migrationsOf[u.value];
+  const auto& mg = m_m.migrations;
+  auto it = std::lower_bound(rows.begin(), rows.end(), w.ts[i], [&](uint32_t r, int64_t t) { return mg.ts[r] < t; });
+  if (it == rows.end() || mg.destCpu[*it] != w.targetCpu[i] || mg.origCpu[*it] == mg.destCpu[*it] ||
+      !knownCpu(mg.origCpu[*it]))
+    return SIZE_MAX;
+  // Runnable from the wakeup until it runs: the move must come in that stretch.
+  const auto [b, e] = m_m.stateRowsOf(u);
+  const auto& st = m_m.threadStates;
+  auto row = std::upper_bound(st.ts.begin() + b, st.ts.begin() + e, w.ts[i]);
+  for (; row != st.ts.begin() + e; ++row) {
+    const auto r = static_cast<size_t>(row - st.ts.begin());
+    if (st.ts[r] > mg.ts[*it]) break;
+    if (st.state[r] != core::TaskState::Runnable) return SIZE_MAX;
+  }
+  return *it;
 }
 
 // A wakeup that made its wakee runnable, where the wakee's run on another CPU
@@ -362,6 +401,7 @@ void Writer::taskEvents() {
 void Writer::migrations() {
   const auto& mg = m_m.migrations;
   for (size_t i = 0; i < mg.size(); ++i) {
+    if (m_migrationWritten[i]) continue;
     const int64_t ts = mg.ts[i];
     const int32_t dest = knownCpu(mg.destCpu[i]) ? mg.destCpu[i] : 0;
     const int32_t orig = knownCpu(mg.origCpu[i]) ? mg.origCpu[i] : -1;
@@ -369,17 +409,24 @@ void Writer::migrations() {
     int32_t cpu = dest;
     if (static_cast<size_t>(dest) < m_firstStart.size() && m_firstStart[static_cast<size_t>(dest)] > ts && orig >= 0)
       cpu = orig;
-    MessageWriter p;
-    p.bytes(1, commAt(mg.utid[i], ts));
-    p.sint(2, tidOf(mg.utid[i]));
-    p.sint(3, m_m.threads.prio[mg.utid[i].value]);
-    p.sint(4, orig);
-    p.sint(5, dest);
     // A task moves to a CPU before the switch that puts it on there, and off a
     // CPU after the switch that takes it off.
-    begin(ts, cpu, false, runStartsAt(cpu, mg.utid[i], ts) ? 0 : 2);
-    payload(kSchedMigrateTask, p);
+    writeMigration(i, cpu, runStartsAt(cpu, mg.utid[i], ts) ? 0 : 2, -1);
   }
+}
+
+void Writer::writeMigration(size_t i, int32_t cpu, uint8_t rank, int32_t ctxTid) {
+  const auto& mg = m_m.migrations;
+  const int64_t ts = mg.ts[i];
+  MessageWriter p;
+  p.bytes(1, commAt(mg.utid[i], ts));
+  p.sint(2, tidOf(mg.utid[i]));
+  p.sint(3, m_m.threads.prio[mg.utid[i].value]);
+  p.sint(4, knownCpu(mg.origCpu[i]) ? mg.origCpu[i] : -1);
+  p.sint(5, knownCpu(mg.destCpu[i]) ? mg.destCpu[i] : 0);
+  MessageWriter& e = begin(ts, cpu, false, rank);
+  if (ctxTid >= 0) e.varint(kEventPid, static_cast<uint64_t>(static_cast<uint32_t>(ctxTid)));
+  payload(kSchedMigrateTask, p);
 }
 
 // A CPU whose record has begun by `ts`, to carry an event about `cpu` (the
@@ -696,6 +743,14 @@ std::string Writer::run() {
       if (s.kind[i] == core::SliceKind::Task && s.prio[i] != core::kPrioUnknown && s.utid[i].value < m_runPrios.size())
         m_runPrios[s.utid[i].value].emplace_back(s.ts[i], s.prio[i]);
   for (auto& p : m_runPrios) std::stable_sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  m_migrationsOf.resize(m_m.threads.size());
+  for (size_t i = 0; i < m_m.migrations.size(); ++i)
+    if (m_m.migrations.utid[i].value < m_migrationsOf.size())
+      m_migrationsOf[m_m.migrations.utid[i].value].push_back(static_cast<uint32_t>(i));
+  for (auto& rows : m_migrationsOf)
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](uint32_t x, uint32_t y) { return m_m.migrations.ts[x] < m_m.migrations.ts[y]; });
+  m_migrationWritten.assign(m_m.migrations.size(), 0);
   m_firstStart.assign(m_m.cpuSlices.size(), INT64_MAX);
   for (size_t c = 0; c < m_m.cpuSlices.size(); ++c)
     if (m_m.cpuSlices[c].size()) m_firstStart[c] = m_m.cpuSlices[c].ts[0];

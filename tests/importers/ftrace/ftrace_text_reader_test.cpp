@@ -161,6 +161,43 @@ TEST(FtraceFixtureDetails, IrqColumnMarksWakeupsFromSoftirq) {
   EXPECT_TRUE(found);
 }
 
+// Without sched_wakeup (Perfetto's usual set, or a tracefs one like it),
+// sched_waking names the CPU the wakee was on, and where try_to_wake_up() sent
+// it is the sched_migrate_task traced next on the waker's CPU. A move traced
+// later (here after the waker's next event, as a balancer's would be) is not
+// the wakeup's.
+TEST(FtraceFixtureDetails, TheMoveRightAfterASchedWakingIsItsTarget) {
+  const std::string head =
+      "# tracer: nop\n#\n"
+      "          <idle>-0       [000] d..2.   100.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+      "prev_state=R ==> next_comm=waker next_pid=10 next_prio=120\n"
+      "          <idle>-0       [001] d..2.   100.000000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 "
+      "prev_state=R ==> next_comm=wakee next_pid=20 next_prio=120\n"
+      "           wakee-20      [001] d..2.   100.000100: sched_switch: prev_comm=wakee prev_pid=20 prev_prio=120 "
+      "prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n"
+      "           waker-10      [000] d..4.   100.000200: sched_waking: comm=wakee pid=20 prio=120 target_cpu=001\n";
+  const std::string move =
+      "           waker-10      [000] d..4.   100.000203: sched_migrate_task: comm=wakee pid=20 prio=120 orig_cpu=1 "
+      "dest_cpu=0\n";
+  const std::string other = "           waker-10      [000] d..4.   100.000202: sched_waking: comm=nobody pid=30 prio=120 "
+                            "target_cpu=000\n";
+  const auto targetOfWakee = [](const core::TraceModel& m) {
+    for (size_t i = 0; i < m.wakeups.size(); ++i)
+      if (m.threads.tid[m.wakeups.wakee[i].value] == 20) return static_cast<int>(m.wakeups.targetCpu[i]);
+    return -1;
+  };
+  TempFile adjacent(head + move);
+  auto m = importOk(adjacent.path());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(targetOfWakee(*m), 0);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::migrate_wrong_cpu), 0u);
+  TempFile later(head + other + move);
+  m = importOk(later.path());
+  ASSERT_TRUE(m);
+  EXPECT_EQ(targetOfWakee(*m), 1);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::migrate_wrong_cpu), 0u);
+}
+
 TEST(FtraceFixtureDetails, TgidColumnSetsTheProcess) {
   auto m = importOk(dataPath("good/tracefs_tgid.txt"));
   ASSERT_TRUE(m);

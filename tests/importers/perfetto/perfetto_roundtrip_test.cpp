@@ -461,6 +461,17 @@ TEST(PerfettoRoundTrip, EveryRecordingReadsItsExportBackToTheSameStatistics) {
     EXPECT_EQ(census.events[13], idleRows) << path;
     EXPECT_EQ(census.events[11], frequencyRows) << path;
     EXPECT_EQ(census.events[3] + losses.userMarks, marks) << path;
+    // A wakeup's move follows its sched_waking, which names the CPU the task
+    // left: read back, no move starts from a CPU other than the task's. (A
+    // trace without sched_waking can still gain some: a task seeded at trace
+    // start with no CPU, which the model keeps as CPU 0.)
+    const bool hadWaking = std::any_of(original.wakeups.flags.begin(), original.wakeups.flags.end(),
+                                       [](uint8_t f) { return (f & core::kWakeupHadWaking) != 0; });
+    if (hadWaking) {
+      EXPECT_EQ(back->diagnostics.count(core::DiagCode::migrate_wrong_cpu),
+                original.diagnostics.count(core::DiagCode::migrate_wrong_cpu))
+          << path;
+    }
     if (losses.any()) std::cout << path << ": the export could not carry " << losses.describe() << "\n";
 
     const std::string difference = firstJsonDifference(statsJson(original), statsJson(*back));
