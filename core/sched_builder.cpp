@@ -680,7 +680,8 @@ void SchedBuilder::onMigrate(EventContext ctx, int32_t tid, std::string_view com
   // usual config) says nowhere else. A later move (an idle pull) is not.
   const CpuRt& c = cpuRt(ctx.cpu);
   auto& w = m_model->wakeups;
-  if (c.wakingEvent + 1 == c.events && (c.wakingCtxTid < 0 || ctx.ctxTid == c.wakingCtxTid) && rt.pendingWaking == c.wakingRow && w.wakee[c.wakingRow] == u &&
+  const bool nextInItsContext = c.wakingEvent + 1 == c.events && (c.wakingCtxTid < 0 || ctx.ctxTid == c.wakingCtxTid);
+  if (nextInItsContext && rt.pendingWaking == c.wakingRow && w.wakee[c.wakingRow] == u &&
       w.targetCpu[c.wakingRow] == origCpu)
     w.targetCpu[c.wakingRow] = static_cast<CpuId>(destCpu);
   auto& m = m_model->migrations;

@@ -43,7 +43,6 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
     m_gentle = p.getBool("gentle_fair_sleepers");
     m_startDebit = p.getBool("start_debit");
     m_nextBuddy = p.getBool("next_buddy");
-    m_requeueLagStale = p.get("requeue_lag_curr") == "stale";
     m_lastBuddy = p.getBool("last_buddy");
   } else {
     // Unresolved ("auto", "release") when a caller built the policy without
