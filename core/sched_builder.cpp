@@ -681,8 +681,7 @@ void SchedBuilder::onMigrate(EventContext ctx, int32_t tid, std::string_view com
   const CpuRt& c = cpuRt(ctx.cpu);
   auto& w = m_model->wakeups;
   const bool nextInItsContext = c.wakingEvent + 1 == c.events && (c.wakingCtxTid < 0 || ctx.ctxTid == c.wakingCtxTid);
-  if (nextInItsContext && rt.pendingWaking == c.wakingRow && w.wakee[c.wakingRow] == u &&
-      w.targetCpu[c.wakingRow] == origCpu)
+  if (nextInItsContext && rt.pendingWaking == c.wakingRow && w.targetCpu[c.wakingRow] == origCpu)
     w.targetCpu[c.wakingRow] = static_cast<CpuId>(destCpu);
   auto& m = m_model->migrations;
   m.ts.push_back(ctx.ts);

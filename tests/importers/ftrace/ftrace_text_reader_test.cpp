@@ -164,8 +164,8 @@ TEST(FtraceFixtureDetails, IrqColumnMarksWakeupsFromSoftirq) {
 // Without sched_wakeup (Perfetto's usual set, or a tracefs one like it),
 // sched_waking names the CPU the wakee was on, and where try_to_wake_up() sent
 // it is the sched_migrate_task traced next on the waker's CPU. A move traced
-// later (here after the waker's next event, as a balancer's would be) is not
-// the wakeup's.
+// later (here after the waker forks, as a balancer's would be) is not the
+// wakeup's.
 TEST(FtraceFixtureDetails, TheMoveRightAfterASchedWakingIsItsTarget) {
   const std::string head =
       "# tracer: nop\n#\n"
@@ -179,8 +179,9 @@ TEST(FtraceFixtureDetails, TheMoveRightAfterASchedWakingIsItsTarget) {
   const std::string move =
       "           waker-10      [000] d..4.   100.000203: sched_migrate_task: comm=wakee pid=20 prio=120 orig_cpu=1 "
       "dest_cpu=0\n";
-  const std::string other = "           waker-10      [000] d..4.   100.000202: sched_waking: comm=nobody pid=30 prio=120 "
-                            "target_cpu=000\n";
+  const std::string other =
+      "           waker-10      [000] .....   100.000202: sched_process_fork: comm=waker pid=10 child_comm=waker "
+      "child_pid=31\n";
   const auto targetOfWakee = [](const core::TraceModel& m) {
     for (size_t i = 0; i < m.wakeups.size(); ++i)
       if (m.threads.tid[m.wakeups.wakee[i].value] == 20) return static_cast<int>(m.wakeups.targetCpu[i]);
