@@ -111,25 +111,33 @@ namespace {
 // Replays the recording at `path` through its baseline and expects every
 // metric in `withinBounds` to pass the identity bounds (core/analysis/fidelity.h,
 // from the issue).
-void expectBaselineWithinBounds(const std::string& path, const std::vector<std::string>& withinBounds) {
-  SCOPED_TRACE(path);
+// Returns the metrics of `withinBounds` that failed (none when every one held).
+std::vector<std::string> expectBaselineWithinBounds(const std::string& path, const std::vector<std::string>& withinBounds,
+                                                   int seed = 1, bool expectPass = true) {
+  SCOPED_TRACE(path + ", seed " + std::to_string(seed));
+  std::vector<std::string> failed;
   std::string why;
   auto recorded = import(path, why);
-  ASSERT_TRUE(recorded) << why;
+  EXPECT_TRUE(recorded) << why;
+  if (!recorded) return withinBounds;
   replay::ReplayOptions o;
   o.model = replay::resolveBaseline("baseline", recorded->kernelRelease());
+  o.params = {"seed=" + std::to_string(seed)};
   // Every recording here comes from Linux 6.18.44: the baseline is that release's EEVDF.
   EXPECT_EQ(o.model, "eevdf");
   auto r = replay::replayRecording(*recorded, o);
-  ASSERT_TRUE(r.has_value()) << r.error().message();
-  ASSERT_TRUE(r->result.validation.fidelity.has_value());
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+  if (!r || !r->result.validation.fidelity) return withinBounds;
   for (const std::string& key : withinBounds) {
     const auto* m = r->result.validation.fidelity->metric(key);
-    ASSERT_NE(m, nullptr) << key;
-    EXPECT_EQ(m->verdict, core::analysis::Verdict::Pass)
-        << key << ": recorded " << m->recorded.value_or(-1) << ", replayed " << m->replayed.value_or(-1) << ", measure "
-        << m->measure << " against " << m->bound;
+    EXPECT_NE(m, nullptr) << key;
+    if (m && m->verdict == core::analysis::Verdict::Pass) continue;
+    failed.push_back(key);
+    if (m && expectPass)
+      ADD_FAILURE() << key << ": recorded " << m->recorded.value_or(-1) << ", replayed " << m->replayed.value_or(-1)
+                    << ", measure " << m->measure << " against " << m->bound;
   }
+  return failed;
 }
 
 }  // namespace
@@ -144,7 +152,7 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
   if (!fs::is_directory(shared)) GTEST_SKIP() << "needs ../shared/traces/recorded (absent: " << shared << ")";
   const std::vector<std::string> always = {"makespan_ns", "cpu_work_ns", "task_cpu_share_pp"};
   const std::map<std::string, std::vector<std::string>> alsoHolds = {
-      {"hackbench-proc", {"switches_involuntary", "migrations", "wakeup_latency_p50_ns", "wakeup_latency_p90_ns",
+      {"hackbench-proc", {"switches_involuntary", "migrations", "wakeup_latency_p90_ns",
                           "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p90_ns", "sched_delay_p99_ns",
                           "sched_delay_ks"}},
       {"nicemix", {"switches_involuntary", "migrations", "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p99_ns",
@@ -159,6 +167,15 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
     judged.insert(judged.end(), metrics.begin(), metrics.end());
     expectBaselineWithinBounds((shared / workload / "trace.dat").string(), judged);
   }
+  // hackbench-proc's latency p50 sits near its bound's edge and moves with the
+  // replay's draw of wakeup delays (README "Replay fidelity": ratios 0.70-1.03
+  // over seeds 1-6, one seed just out); it is held over the six seeds.
+  int p50Failures = 0;
+  for (int seed = 1; seed <= 6; ++seed)
+    p50Failures += !expectBaselineWithinBounds((shared / "hackbench-proc" / "trace.dat").string(),
+                                               {"wakeup_latency_p50_ns"}, seed, false)
+                        .empty();
+  EXPECT_LE(p50Failures, 1) << "hackbench-proc's wakeup latency p50 out of bounds for " << p50Failures << " of 6 seeds";
 }
 
 // The same for the small recordings in tests/data/fidelity (README there),

@@ -487,3 +487,59 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
   EXPECT_EQ(preemptionsOfB("stale"), 2u);
   EXPECT_EQ(preemptionsOfB("updated"), 0u);
 }
+
+// --- SIS_UTIL: how far select_idle_cpu() looks (docs/models.md §5.5) ---
+
+// hog0 (pinned to CPU 0) runs throughout; h1 (pinned to CPU 1) runs 300 ms,
+// sleeps 50 ms, runs again. "s" ran 0.1 ms on CPU 0 at the start and is woken
+// by an interrupt on CPU 0 at 310 ms, while CPU 1 is idle. Both CPUs' PELT util
+// is then near 1024 (300 ms running: 1024 x (1 - 2^(-300/32.8)) = 1022; CPU 1's
+// decays to ~830 over the 10 ms idle), so the LLC domain's periodic balance has
+// left nr_idle_scan = 0: x = sum / 2 >= 926, x^2 x 117^2 / (10000 x 1024) > 1024
+// (the scan stops above x = 875). s's previous CPU, the wakeup's target, is
+// busy, so with SIS_UTIL it is queued there; without, the scan finds CPU 1.
+TEST(FairPlacement, SisUtilSkipsTheIdleScanWhenTheLlcIsBusy) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task hog;
+  hog.tid = hog.tgid = 100;
+  hog.comm = "hog0";
+  hog.affinity = {0};
+  hog.startCpu = 0;
+  hog.bursts.push_back(replay::Burst{.work = 700'000'000});
+  replay::Task h1;
+  h1.tid = h1.tgid = 101;
+  h1.comm = "h1";
+  h1.affinity = {1};
+  h1.startCpu = 1;
+  h1.bursts.push_back(replay::Burst{.work = 300'000'000});
+  h1.bursts.push_back(replay::Burst{.work = 300'000'000, .wake = replay::WakeKind::Sleep, .sleepNs = 50'000'000, .wakeCpu = 1});
+  replay::Task s;
+  s.tid = s.tgid = 102;
+  s.comm = "s";
+  s.startCpu = 0;
+  s.bursts.push_back(replay::Burst{.work = 100'000});
+  s.bursts.push_back(replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = 310'000'000, .wakeCpu = 0});
+  w.tasks = {hog, h1, s};
+  w.durationNs = 700'000'000;
+  for (const bool sisUtil : {true, false}) {
+    SCOPED_TRACE(sisUtil ? "sis_util=true" : "sis_util=false");
+    const auto r = replayOn(w, "eevdf", 2, {std::string("sis_util=") + (sisUtil ? "true" : "false"),
+                                             "irq_wakeup_cpu=recorded", "irq_wakeup_time=relative",
+                                             "idle_wakeup_ns=20000"});
+    ASSERT_TRUE(r.model);
+    // Where s ran after the wakeup (on CPU 0 it preempts hog0 at once; on CPU
+    // 1 it waits 20 µs for the CPU to leave idle).
+    int ranOn = -1;
+    for (uint32_t u = 1; u < r.model->threads.size(); ++u) {
+      if (r.model->comm(core::Utid(u)) != "s") continue;
+      const auto [b, e] = r.model->stateRowsOf(core::Utid(u));
+      for (uint32_t row = b; row < e; ++row)
+        if (r.model->threadStates.state[row] == core::TaskState::Running &&
+            r.model->threadStates.ts[row] > r.model->firstTs + 300'000'000)
+          ranOn = r.model->threadStates.cpu[row];
+    }
+    EXPECT_EQ(ranOn, sisUtil ? 0 : 1);
+    EXPECT_EQ(r.outcomes[2].workDone, 200'000);
+  }
+}

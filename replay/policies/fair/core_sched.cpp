@@ -137,7 +137,7 @@ void FairPolicy::setNext(int cpu, TaskId t, bool samePrev) {
   if (r.cfs.curr == t) return;
   if (samePrev) {  // as pickNext(): the running task picked again keeps its slice and protection
     r.cfs.treeErase(m_ents, t);
-    r.cfs.curr = t;
+    setCurr(r, t);
     return;
   }
   setNextEntity(r, t);

@@ -189,7 +189,7 @@ void FairPolicy::finishDelayedDequeue(int cpu, uint32_t t) {
   FairRq::Entity& e = m_ents[t];
   updateEntityLag(r, t);
   if (r.cfs.curr == t)
-    r.cfs.curr = kNone;
+    setCurr(r, kNone);
   else
     r.cfs.treeErase(m_ents, t);
   removeFromRq(r, t);

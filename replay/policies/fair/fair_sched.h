@@ -59,6 +59,11 @@ class FairPolicy final : public Policy {
     // blocked load of tasks that last ran here; up to date at loadStamp.
     double loadAvg = 0;
     int64_t loadStamp = 0;
+    // PELT util (cfs_rq->avg.util_avg) as this CPU's time running fair tasks,
+    // decayed; up to date at utilStamp (SIS_UTIL only).
+    double utilAvg = 0;
+    int64_t utilStamp = 0;
+    int nrIdleScan = 0;  // sd_llc_shared->nr_idle_scan of this CPU's LLC, as its last periodic balance left it
     int delayed = 0;    // entities kept queued by DELAY_DEQUEUE (in cfs.nrRunning, not runnable)
     // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
     TaskId corePick = kNoTask;
@@ -92,6 +97,7 @@ class FairPolicy final : public Policy {
     double loadAvg = 0;
     int64_t loadStamp = 0;
     int loadCpu = -1;
+    int recentUsedCpu = -1;  // p->recent_used_cpu
   };
 
   // --- Runqueue bookkeeping shared by the classes (fair_policy.cpp) ---
@@ -110,7 +116,12 @@ class FairPolicy final : public Policy {
   }
   void tickClass(int cpu, TaskId c);
   void updateCurr(int cpu);
-  // PELT load tracking (fair_policy.cpp), kept only for wake_affine_load=pelt.
+  // PELT load tracking (fair_policy.cpp), kept only for wake_affine_load=pelt,
+  // and the CPUs' util, only for sis_util.
+  int cpuOf(const Rq& r) const { return static_cast<int>(&r - m_rqs.data()); }
+  void setCurr(Rq& r, uint32_t t);
+  void updateUtil(int cpu);
+  double cpuUtil(int cpu) const;
   void updateLoadAvg(int cpu, uint32_t t);
   void attachLoad(int cpu, uint32_t t);
   void detachLoad(uint32_t t);
@@ -193,7 +204,8 @@ class FairPolicy final : public Policy {
   bool wakeWide(TaskId waker, TaskId wakee) const;
   int llcSize(int cpu) const;
   int wakeAffine(TaskId t, int self, int prev, bool sync) const;
-  int selectIdleSibling(TaskId t, int prev, int target) const;
+  int selectIdleSibling(TaskId t, int prev, int target);
+  void updateIdleScan(const Engine::SchedDomain& d);
   bool hasMovableFor(int from, int to) const;
   void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true);
   bool cacheHot(uint32_t t, int dst) const;
@@ -209,6 +221,7 @@ class FairPolicy final : public Policy {
   int64_t m_migrationCost = 0, m_balanceIntervalMs = 0, m_busyFactor = 1, m_imbalancePct = 117;
   int64_t m_rrTimesliceMs = 100, m_rrTicks = 25;
   bool m_peltWakeAffine = false;  // wake_affine_weight() on PELT loads (else runnable weights)
+  bool m_sisUtil = true;          // SIS_UTIL: the LLC's utilisation bounds select_idle_cpu()'s scan
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;

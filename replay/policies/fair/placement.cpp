@@ -20,8 +20,10 @@
 //   instantaneous load, the previous CPU's load weighted by half the spanning
 //   domain's imbalance_pct extra; then select_idle_sibling() in the target's
 //   LLC: the target if idle, else the previous CPU if idle and in that LLC,
-//   else a fully idle core, else the first idle CPU of the LLC scanning from
-//   the target. "Idle" counts a CPU running only SCHED_IDLE tasks. wake_wide()
+//   else the task's recent_used_cpu if idle there, else (unless SIS_UTIL's
+//   nr_idle_scan, set from the LLC's PELT util at its periodic balance, is 0)
+//   a fully idle core, else the first idle CPU among nr_idle_scan of the LLC
+//   scanning from the target. "Idle" counts a CPU running only SCHED_IDLE tasks. wake_wide()
 //   (wakee flips against the LLC's size) turns the affine step off for
 //   many-to-many wakers. wake_affine_weight() compares the weights queued now,
 //   or with wake_affine_load=pelt PELT load averages (fair_policy.cpp); the
@@ -44,6 +46,8 @@
 //   busy CPU with queued tasks kicks an idle CPU at its tick (nohz idle
 //   balance) so that it does the same.
 #include <algorithm>
+#include <climits>
+#include <utility>
 
 #include "replay/policies/fair/fair_sched.h"
 
@@ -271,12 +275,19 @@ int FairPolicy::wakeAffine(TaskId t, int self, int prev, bool sync) const {
   return thisEff < prevEff ? self : prev;
 }
 
-int FairPolicy::selectIdleSibling(TaskId t, int prev, int target) const {
+int FairPolicy::selectIdleSibling(TaskId t, int prev, int target) {
   if (m_e->allowed(t, target) && availableIdle(target)) return target;
   if (prev != target && m_e->allowed(t, prev) && m_e->locality(prev, target) <= 2 && availableIdle(prev)) return prev;
+  // The CPU it was on before prev, if idle: kept from wakeup to wakeup.
+  const int recent = std::exchange(m_ts[t].recentUsedCpu, prev);
+  if (recent >= 0 && recent != prev && recent != target && m_e->locality(recent, target) <= 2 &&
+      m_e->allowed(t, recent) && availableIdle(recent))
+    return recent;
+  // select_idle_cpu(): SIS_UTIL's budget of CPUs to look at (none: the LLC is
+  // too busy to be worth a scan).
+  int budget = m_sisUtil ? rq(target).nrIdleScan : INT_MAX;
   const int n = m_e->cpuCount();
-  const auto& topo = m_e->topology();
-  if (topo.hasSmt()) {
+  if (budget > 0 && m_e->topology().hasSmt()) {
     // select_idle_core(): a core whose every thread is idle.
     for (int i = 1; i <= n; ++i) {
       const int c = (target + i) % n;
@@ -286,12 +297,28 @@ int FairPolicy::selectIdleSibling(TaskId t, int prev, int target) const {
       if (coreIdle) return c;
     }
   }
-  for (int i = 1; i <= n; ++i) {
+  for (int i = 1; i <= n && budget > 0; ++i) {
     const int c = (target + i) % n;
-    if (m_e->allowed(t, c) && m_e->locality(c, target) <= 2 && availableIdle(c) && cpuCookieMatch(c, t)) return c;
+    if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2) continue;
+    --budget;
+    if (availableIdle(c) && cpuCookieMatch(c, t)) return c;
   }
   if (m_e->allowed(t, target)) return target;
   return m_e->allowed(t, prev) ? prev : firstAllowed(t);
+}
+
+// update_idle_cpu_scan(), at a periodic balance of the domain that spans the
+// LLC: y = 1 - (x * pct / 100)^2 of the LLC's CPUs, x the summed util over
+// the LLC's capacity, so the scan stops at 100/pct (85% with 117).
+void FairPolicy::updateIdleScan(const Engine::SchedDomain& d) {
+  double sumUtil = 0;
+  for (int c : d.cpus) sumUtil += cpuUtil(c);
+  const auto weight = static_cast<int64_t>(d.cpus.size());
+  const int64_t x = static_cast<int64_t>(sumUtil) / weight;
+  const int64_t pct = imbalancePct(d);
+  const int64_t tmp = std::min<int64_t>(x * x * pct * pct / (10000 * 1024), 1024);
+  const auto scan = static_cast<int>((1024 - tmp) * weight / 1024);
+  for (int c : d.cpus) rq(c).nrIdleScan = scan;
 }
 
 bool FairPolicy::hasMovableFor(int from, int to) const {
@@ -384,6 +411,7 @@ void FairPolicy::loadBalance(int cpu, size_t level) {
   Rq& r = rq(cpu);
   const Engine::SchedDomain& d = *m_e->domains(cpu)[level];
   Rq::DomainBalance& sd = r.sd[level];
+  if (m_sisUtil && static_cast<int>(d.cpus.size()) == llcSize(cpu)) updateIdleScan(d);
   // find_busiest_group(): the other group with the highest average load.
   auto avgLoad = [&](const std::vector<int>& g) {
     int64_t ld = 0;
