@@ -495,8 +495,8 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
 // by an interrupt on CPU 0 at 310 ms, while CPU 1 is idle. Both CPUs' PELT util
 // is then near 1024 (300 ms running: 1024 x (1 - 2^(-300/32.8)) = 1022; CPU 1's
 // decays to ~830 over the 10 ms idle), so the LLC domain's periodic balance has
-// left nr_idle_scan = 0: x = sum / 2 >= 926, x^2 x 117^2 / (10000 x 1024) > 1024
-// (the scan stops above x = 875). s's previous CPU, the wakeup's target, is
+// left nr_idle_scan = 0: x = sum / 2 >= 925, y = 1024 - min(1024, x^2 x 117^2 /
+// (10000 x 1024)) = 0 (on two CPUs nr_idle_scan = 2y / 1024 is 0 above x = 619). s's previous CPU, the wakeup's target, is
 // busy, so with SIS_UTIL it is queued there; without, the scan finds CPU 1.
 TEST(FairPlacement, SisUtilSkipsTheIdleScanWhenTheLlcIsBusy) {
   replay::Workload w;

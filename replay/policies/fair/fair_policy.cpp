@@ -393,20 +393,20 @@ void FairPolicy::setCurr(Rq& r, uint32_t t) {
 // ___update_load_avg() of the CPU's util, brought to now with whether it ran fair tasks since.
 void FairPolicy::updateUtil(int cpu) {
   Rq& r = rq(cpu);
-  const double f = peltDecay(m_e->now() - r.utilStamp);
-  r.utilAvg = r.utilAvg * f + (r.cfs.curr != kNone ? 1024 * (1 - f) : 0);
+  r.utilAvg = utilNow(r);
   r.utilStamp = m_e->now();
+}
+
+double FairPolicy::utilNow(const Rq& r) const {
+  const double f = peltDecay(m_e->now() - r.utilStamp);
+  return r.utilAvg * f + (r.cfs.curr != kNone ? 1024 * (1 - f) : 0);
 }
 
 // cpu_util_cfs(): the CPU's util brought to now, at most its capacity. Choice:
 // the CPU's running time decayed, not the sum of its tasks' util: a task's
 // util is not moved at migration nor removed at exit, and there is no util_est
 // (per-task tracking made a pipe ping-pong's simulation 50% slower for verdicts within the noise).
-double FairPolicy::cpuUtil(int cpu) const {
-  const Rq& r = m_rqs[static_cast<size_t>(cpu)];
-  const double f = peltDecay(m_e->now() - r.utilStamp);
-  return std::min(1024.0, r.utilAvg * f + (r.cfs.curr != kNone ? 1024 * (1 - f) : 0));
-}
+double FairPolicy::cpuUtil(int cpu) const { return std::min(1024.0, utilNow(m_rqs[static_cast<size_t>(cpu)])); }
 
 // cpu_load(): the CPU's load_avg brought to now.
 double FairPolicy::cpuLoadAvg(int cpu) const {

@@ -121,6 +121,7 @@ class FairPolicy final : public Policy {
   int cpuOf(const Rq& r) const { return static_cast<int>(&r - m_rqs.data()); }
   void setCurr(Rq& r, uint32_t t);
   void updateUtil(int cpu);
+  double utilNow(const Rq& r) const;
   double cpuUtil(int cpu) const;
   void updateLoadAvg(int cpu, uint32_t t);
   void attachLoad(int cpu, uint32_t t);

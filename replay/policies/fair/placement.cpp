@@ -23,8 +23,8 @@
 //   else the task's recent_used_cpu if idle there, else (unless SIS_UTIL's
 //   nr_idle_scan, set from the LLC's PELT util at its periodic balance, is 0)
 //   a fully idle core, else the first idle CPU among nr_idle_scan of the LLC
-//   scanning from the target. "Idle" counts a CPU running only SCHED_IDLE tasks. wake_wide()
-//   (wakee flips against the LLC's size) turns the affine step off for
+//   scanning from the target. "Idle" counts a CPU running only SCHED_IDLE
+//   tasks. wake_wide() (wakee flips against the LLC's size) turns the affine step off for
 //   many-to-many wakers. wake_affine_weight() compares the weights queued now,
 //   or with wake_affine_load=pelt PELT load averages (fair_policy.cpp); the
 //   balancer's loads are runnable weights.
