@@ -36,6 +36,12 @@ struct Burst {
   int64_t work = 0;                ///< CPU work, in ns at full CPU speed
   WakeKind wake = WakeKind::None;  ///< how the block before this burst ends
   core::TaskState blockState = core::TaskState::Sleeping;  ///< state of that block (S, D, ...)
+  /// A dataflow gate (ExtractOptions::dataflowGates): not a recorded block but
+  /// a split of a recorded burst at a switch-in after a preemption, passed at
+  /// once unless the replay's `waker` is behind its recorded progress there.
+  bool gate = false;
+  /// WakeKind::Sleep: the recording's wakeup came from interrupt context (a timer, a device).
+  bool interruptWake = false;
   TaskId waker = kNoTask;          ///< WakeKind::Task: who wakes it
   int64_t sleepNs = 0;             ///< WakeKind::Sleep: recorded block length
   int wakeCpu = -1;                ///< WakeKind::Sleep: the CPU whose interrupt woke it in the recording (-1: unknown)
@@ -44,22 +50,20 @@ struct Burst {
   // burst became runnable and when its work was done. Used for the recorded makespan.
   int64_t recordedStart = -1;
   int64_t recordedEnd = -1;
-  /// A dataflow gate (ExtractOptions::dataflowGates): not a recorded block but
-  /// a split of a recorded burst at a switch-in after a preemption, passed at
-  /// once unless the replay's `waker` is behind its recorded progress there.
-  bool gate = false;
-  /// WakeKind::Sleep: the recording's wakeup came from interrupt context (a timer, a device).
-  bool interruptWake = false;
 };
+// Millions on a big trace: the flags sit in the padding after the enums.
+static_assert(sizeof(Burst) == 48);
 
 /// Something a task does when its work reaches a point: wake a task's burst, or fork a child.
 struct Trigger {
+  int64_t offset = 0;     ///< work done in `burst` when it fires (0..burst.work)
   uint32_t burst = 0;     ///< the burst of the acting task
-  int64_t offset = 0;     ///< work done in that burst when it fires (0..burst.work)
   TaskId target = kNoTask;
   uint32_t targetBurst = 0;  ///< the target's burst this wakes (ignored for forks)
   bool fork = false;         ///< true: starts `target` (its parent is the acting task)
 };
+// Millions on a big trace: the offset leads, so no padding sits before it.
+static_assert(sizeof(Trigger) == 24);
 
 struct Task {
   int32_t tid = 0;

@@ -338,14 +338,14 @@ TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
   parent.exits = true;
   parent.bursts.push_back(replay::Burst{.work = 1'000'000});
   parent.bursts.push_back(replay::Burst{.work = 1'000'000, .wake = replay::WakeKind::Task, .waker = 1});
-  parent.triggers.push_back(replay::Trigger{.burst = 0, .offset = 1'000'000, .target = 1, .fork = true});
+  parent.triggers.push_back(replay::Trigger{.offset = 1'000'000, .burst = 0, .target = 1, .fork = true});
   replay::Task child;
   child.tid = child.tgid = 101;
   child.comm = "g++";
   child.parent = 0;
   child.exits = true;
   child.bursts.push_back(replay::Burst{.work = 5'000'000});
-  child.triggers.push_back(replay::Trigger{.burst = 0, .offset = 100'000, .target = 0, .targetBurst = 1});
+  child.triggers.push_back(replay::Trigger{.offset = 100'000, .burst = 0, .target = 0, .targetBurst = 1});
   w.tasks = {parent, child};
   for (const char* model : {"cfs", "eevdf"}) {
     SCOPED_TRACE(model);
@@ -415,9 +415,9 @@ TEST(SleepEnd, TimerSlackEndsASleepWithAnEarlierInterruptOfItsCpu) {
     a.bursts.push_back(replay::Burst{.work = 1'000'000, .recordedStart = 0});
     a.bursts.push_back(replay::Burst{.work = 1'000'000,
                                      .wake = replay::WakeKind::Sleep,
+                                     .interruptWake = true,
                                      .sleepNs = 3'000'000,
-                                     .recordedStart = 4'000'000,
-                                     .interruptWake = true});
+                                     .recordedStart = 4'000'000});
     replay::Task b;
     b.tid = b.tgid = 200;
     b.comm = "b";
@@ -425,9 +425,9 @@ TEST(SleepEnd, TimerSlackEndsASleepWithAnEarlierInterruptOfItsCpu) {
     b.affinity = {0};
     b.bursts.push_back(replay::Burst{.work = 500'000,
                                      .wake = replay::WakeKind::Sleep,
+                                     .interruptWake = true,
                                      .sleepNs = bWake,
-                                     .recordedStart = bWake,
-                                     .interruptWake = true});
+                                     .recordedStart = bWake});
     w.tasks.push_back(std::move(a));
     w.tasks.push_back(std::move(b));
     return w;
@@ -465,15 +465,15 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
   a.bursts.push_back(replay::Burst{.work = 20'000});
   a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
   a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
-  a.triggers.push_back(replay::Trigger{.burst = 0, .offset = 10'000, .target = 1, .fork = true});
+  a.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 0, .target = 1, .fork = true});
   replay::Task b;
   b.tid = b.tgid = 101;
   b.comm = "b";
   b.parent = 0;
   b.exits = true;
   b.bursts.push_back(replay::Burst{.work = 300'000});
-  b.triggers.push_back(replay::Trigger{.burst = 0, .offset = 11'000, .target = 0, .targetBurst = 1});
-  b.triggers.push_back(replay::Trigger{.burst = 0, .offset = 22'000, .target = 0, .targetBurst = 2});
+  b.triggers.push_back(replay::Trigger{.offset = 11'000, .burst = 0, .target = 0, .targetBurst = 1});
+  b.triggers.push_back(replay::Trigger{.offset = 22'000, .burst = 0, .target = 0, .targetBurst = 2});
   w.tasks = {a, b};
   const auto preemptionsOfB = [&](const char* lag) {
     const auto r = replayOn(w, "eevdf", 1, {std::string("requeue_lag_curr=") + lag, "release=6.18.44"});
