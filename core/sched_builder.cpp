@@ -104,6 +104,11 @@ struct SchedBuilder::ThreadRt {
   bool dead = false;
   uint32_t pendingWaking = kNoRow;  // sched_waking row awaiting its sched_wakeup
   int64_t lastStateTs = INT64_MIN;
+  int64_t lastMoveTs = INT64_MIN;  // its last sched_migrate_task
+  // The latest event of its own that shows it was not yet running where it
+  // runs next: its wakeup (or other state change), or a move after it, which
+  // comes before it can run on the CPU it was moved to.
+  int64_t notRunningSince() const { return std::max(lastStateTs, lastMoveTs); }
 };
 
 struct SchedBuilder::CpuRt {
@@ -278,7 +283,7 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   // current, nor before this CPU's slice began or its own last state change.
   // The slice start is a switch event on this CPU, so a bound of the local kind too.
   const int64_t local = std::max(c.sliceStart, c.ctxTsBefore);
-  const int64_t wakeup = u != kIdleUtid ? m_threads[u.value].lastStateTs : INT64_MIN;
+  const int64_t wakeup = u != kIdleUtid ? m_threads[u.value].notRunningSince() : INT64_MIN;
   const int64_t lower = std::min(std::max(local, wakeup), ts);
   const BoundKind kind = boundKind(local, wakeup);
   const TaskState before = u != kIdleUtid ? m_threads[u.value].state : TaskState::Running;
@@ -572,7 +577,7 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
       isRunnable(m_threads[next.value].state)) {
     // A traced switch from idle to a woken task: a sample for placing inferred ones.
     const int64_t local = std::max(c.sliceStart, c.ctxTsBefore);
-    const int64_t wakeup = m_threads[next.value].lastStateTs;
+    const int64_t wakeup = m_threads[next.value].notRunningSince();
     const int64_t lower = std::max(local, wakeup);
     if (ts >= lower) m_switchInDelays[boundKind(local, wakeup)].add(ts - lower);
   }
@@ -689,6 +694,7 @@ void SchedBuilder::onMigrate(EventContext ctx, int32_t tid, std::string_view com
   m.origCpu.push_back(static_cast<CpuId>(std::clamp(origCpu, 0, kMaxCpus - 1)));
   m.destCpu.push_back(static_cast<CpuId>(destCpu));
   rt.cpu = static_cast<int16_t>(destCpu);
+  rt.lastMoveTs = ctx.ts;
 }
 
 void SchedBuilder::onFork(EventContext ctx, int32_t parentTid, std::string_view parentComm, int32_t childTid,

@@ -184,6 +184,36 @@ TEST(SchedBuilder, SwitchOutAsTheOnlySignOfALostSwitchInStillGetsARun) {
   EXPECT_EQ(m->threadStates.state[first + 2], TaskState::Sleeping);
 }
 
+// As cyclictest's main thread was recorded: a timer on CPU 0 wakes it there
+// (waking at 300, target CPU 0), the wakeup moves it to CPU 1 (310), and CPU 1
+// lacks its switch-in. It cannot run on CPU 1 before it was moved there, so
+// the measured delay after a remote wakeup (8 ns: task 6, woken from CPU 0 at
+// 150, switched in on CPU 1 at 158) counts from the move: placed at 308 it
+// ran on CPU 1 while its wakeup still had it on CPU 0, and its Perfetto
+// export read back with the move's origin contradicting where it ran
+// (migrate_wrong_cpu).
+TEST(SchedBuilder, AnInferredSwitchInComesAfterTheMoveOntoItsCpu) {
+  TraceBuilder t;
+  t.sw(10, 0, 7, "S", 5).sw(20, 1, 8, "S", 0);
+  t.waking(150, 0, 5, 6, 1).sw(158, 1, 0, "R", 6).sw(170, 1, 6, "S", 0).sw(200, 0, 5, "S", 0);
+  t.waking(300, 0, 0, 7, 0, core::kCtxHardIrq).migrate(310, 0, 7, 0, 1);
+  t.sw(330, 1, 7, "S", 0).other(400, 1, 0);
+  auto m = t.build();
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_in_inferred), 1u);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::migrate_wrong_cpu), 0u);
+  const auto& s = m->cpuSlices[1];
+  ASSERT_EQ(s.size(), 6u);  // 8, idle, 6, idle, 7, idle
+  EXPECT_EQ(s.utid[4], utidOfTid(*m, 7));
+  EXPECT_EQ(s.flags[4], core::kSliceStartInferred);
+  EXPECT_EQ(s.ts[4], 318);
+  EXPECT_EQ(s.dur[4], 12);
+  const auto [first, last] = m->stateRowsOf(utidOfTid(*m, 7));
+  ASSERT_EQ(last - first, 4u);  // sleeping from 10, runnable from 300, running from 318, sleeping from 330
+  EXPECT_EQ(m->threadStates.ts[first + 1], 300);
+  EXPECT_EQ(m->threadStates.state[first + 2], TaskState::Running);
+  EXPECT_EQ(m->threadStates.ts[first + 2], 318);
+}
+
 // As perf recorded cyclictest on this machine: CPU 1's idle-context events
 // (the timer wakeups and the switches from idle) are all missing, so the task
 // is seen only switching out to sleep, again and again. Each run in between
