@@ -259,6 +259,7 @@ class Reader final : public core::EventSink {
   uint32_t m_cpuInfoCount = 0;
   uint32_t m_ftraceStatsCpus = 0;  // FtraceStats name every CPU's ring buffer, idle ones too
   std::string m_release;
+  bool m_schedlabExport = false;
   std::unordered_map<int, std::pair<uint64_t, uint64_t>> m_overruns;  // cpu -> overrun at start, at end
   std::unordered_map<int, bool> m_haveStartOverrun;
   core::PrevStateEncoding m_encoding = core::PrevStateEncoding::Report414;
@@ -508,7 +509,10 @@ bool Reader::scanSystemInfo(const Field& info, const Region& r) {
     if (f.id == kSysNumCpus && f.type == WireType::Varint) m_numCpus = static_cast<uint32_t>(std::min<uint64_t>(f.value, kMaxCpu));
     if (f.type != WireType::Bytes) continue;
     if (f.id == kSysFingerprint) m_b.setMetadata("android_build_fingerprint", std::string(f.text()));
-    if (f.id == kSysServiceVersion) m_b.setMetadata("recorder", "perfetto " + std::string(f.text()));
+    if (f.id == kSysServiceVersion) {
+      m_b.setMetadata("recorder", "perfetto " + std::string(f.text()));
+      m_schedlabExport = f.text() == "SchedLab export";
+    }
     if (f.id == kSysUtsname) {
       MessageReader u(f);
       Field x;
@@ -671,9 +675,13 @@ void Reader::emitAttributes(int32_t tid) {
 void Reader::applyScan() {
   // The kernel's prev_state bits: TASK_REPORT folding since 4.14 (core/task_state.h).
   if (!m_release.empty()) {
-    m_b.setMetadata("kernel", m_release);
+    // As perf.data names it: the key TraceModel::kernelRelease() and the
+    // replay's baseline take the recording kernel's release from.
+    m_b.setMetadata("osrelease", m_release);
     int major = 0, minor = 0;
-    if (std::sscanf(m_release.c_str(), "%d.%d", &major, &minor) == 2 && (major < 4 || (major == 4 && minor < 14)))
+    // SchedLab's export writes the 4.14+ encoding whatever kernel it names.
+    if (!m_schedlabExport && std::sscanf(m_release.c_str(), "%d.%d", &major, &minor) == 2 &&
+        (major < 4 || (major == 4 && minor < 14)))
       m_encoding = core::PrevStateEncoding::Legacy;
   }
   if (m_opt.topology) return;

@@ -627,6 +627,15 @@ void Writer::systemPackets(MessageWriter& trace) {
   MessageWriter info, packet;
   info.varint(kSysNumCpus, static_cast<uint64_t>(cpus));
   info.bytes(kSysServiceVersion, "SchedLab export");
+  // The recording kernel's release decides the replay's baseline model.
+  if (const std::string release = m_m.kernelRelease(); !release.empty()) {
+    MessageWriter uts;
+    uts.bytes(kUtsSysname, "Linux");
+    uts.bytes(kUtsRelease, release);
+    if (auto it = m_m.metadata.find("machine"); it != m_m.metadata.end() && !it->second.empty())
+      uts.bytes(kUtsMachine, it->second);
+    info.message(kSysUtsname, uts);
+  }
   packet.message(kSystemInfo, info);
   trace.message(kTracePacket, packet);
 

@@ -19,10 +19,11 @@ struct PublicTrace {
   const char* file;
   uint64_t manifestSwitches;
   int manifestCpus;  // the second has no events on CPUs 4 and 7
+  const char* manifestKernel;  // SystemInfo's utsname release, as the MANIFEST gives it
 };
 const PublicTrace kTraces[] = {
-    {"public/ms-perf-tools-linux-android/perfetto_trace_cpu_sampling_not_scoped.pftrace", 24698, 4},
-    {"public/ms-perf-tools-linux-android/test_trace.perfetto-trace", 15267, 8},
+    {"public/ms-perf-tools-linux-android/perfetto_trace_cpu_sampling_not_scoped.pftrace", 24698, 4, "5.10.43"},
+    {"public/ms-perf-tools-linux-android/test_trace.perfetto-trace", 15267, 8, "4.19.113"},
 };
 
 uint64_t countOf(const core::TraceModel& m, const std::string& name) {
@@ -45,6 +46,9 @@ TEST_P(PublicPerfettoTrace, EventCountsRuntimesAndTheProcessTreeMatchAnIndepende
   ASSERT_FALSE(result->error) << result->error->message();
   const core::TraceModel& m = *result->model;
   EXPECT_EQ(m.format, "perfetto");
+  // The release the replay's baseline follows (it was read but filed where
+  // kernelRelease() did not look, so these replayed as "not recorded").
+  EXPECT_EQ(m.kernelRelease().rfind(GetParam().manifestKernel, 0), 0u) << m.kernelRelease();
   EXPECT_EQ(countOf(m, "sched_switch"), census.events[4]);
   EXPECT_EQ(countOf(m, "sched_waking"), census.events[20]);
   EXPECT_EQ(countOf(m, "sched_wakeup"), census.events[17]);
