@@ -194,10 +194,15 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
   // queued on a CPU still leaving idle; detach_tasks() takes nothing when
   // nr_running <= 1): what the workload lacks (timer wakeups that coincide,
   // sched_exec() and affinity moves) is the rest, docs/models.md §8.3.
+  // The periodic loads hold every bound with this seed; with seeds 2, 4 and 6
+  // cyclictest-fair's involuntary switches (5 recorded) come to 7, 1.40x, and
+  // with 3 to 5 cyclictest-rt's migrations (21 recorded) to 8-10.
   const std::map<std::string, std::vector<std::string>> documentedGaps = {
       {"make-j2", {"migrations"}},
       {"nicemix", {"wakeup_latency_p90_ns", "wakeup_latency_p99_ns"}},
       {"interactive-batch", {"migrations", "wakeup_latency_p99_ns"}},
+      {"cyclictest-fair", {}},
+      {"cyclictest-rt", {}},
   };
   for (const auto& [name, gaps] : documentedGaps) {
     std::vector<std::string> judged;

@@ -49,6 +49,6 @@ rec nicemix bash -c "timeout 2 sh -c '$hog' & timeout 2 sh -c '$hog' & nice -n 5
 rm -rf "$build"
 
 # The fixtures: Perfetto is the most compact form SchedLab writes (under 100 KB for these).
-for name in make-j2 nicemix interactive-batch; do
+for name in make-j2 nicemix interactive-batch cyclictest-fair cyclictest-rt; do
   "$cli" export "$out/$name/trace.dat" -o "$here/$name.perfetto-trace"
 done
