@@ -144,6 +144,7 @@ struct SweepTask {
   double maxAbsLag = 0;
   // Ideal schedule.
   bool active = false;  // has asked-for work the ideal has not served yet
+  bool bucketKnown = false;
   uint32_t bucket = 0;
   double clockAtJoin = 0;
   double idealAtJoin = 0;  // ideal service when it joined its bucket
@@ -234,11 +235,13 @@ class IdealSweep {
     if (work == 0) return;
     const double more = work == kUnboundedDemand ? kInf : static_cast<double>(work);
     if (!k.active) {
-      const uint32_t b = bucketOf(k.affinityClass, k.weight);
+      // A task's class and weight never change: its bucket is looked up once,
+      // not at each of its bursts.
+      if (!k.bucketKnown) k.bucket = bucketOf(k.affinityClass, k.weight), k.bucketKnown = true;
+      const uint32_t b = k.bucket;
       Bucket& bucket = m_buckets[b];
       if (bucket.tasks++ == 0) m_nonEmpty.push_back(b);
       k.active = true;
-      k.bucket = b;
       k.clockAtJoin = bucket.clock;
       k.idealAtJoin = k.idealNs;
       k.finishClock = bucket.clock;
