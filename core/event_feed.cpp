@@ -1,10 +1,27 @@
 #include "core/event_feed.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <thread>
 
 namespace core {
+
+bool EventFeed::spareCpu() {
+  const unsigned cpus = std::thread::hardware_concurrency();
+  if (cpus < 2) return false;
+  char buf[128] = {};
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  unsigned running = 0;
+  if (n <= 0 || std::sscanf(buf, "%*s %*s %*s %u/", &running) != 1) return true;
+  return running < cpus;
+}
 
 uint16_t EventFeed::eventType(std::string_view name) {
   const uint16_t key = m_nextKey < DecodedEvent::kNoCount - 1 ? m_nextKey++ : m_nextKey;

@@ -37,6 +37,10 @@ class EventFeed {
   EventFeed(const EventFeed&) = delete;
   EventFeed& operator=(const EventFeed&) = delete;
 
+  /// Whether a CPU is idle now (fewer running tasks than CPUs in
+  /// /proc/loadavg): a worker thread would get a core of its own.
+  static bool spareCpu();
+
   /// From now on everything is queued for drain(); call before the producer starts.
   void setThreaded() { m_threaded = true; }
   bool threaded() const { return m_threaded; }

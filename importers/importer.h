@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/event_feed.h"
 #include "core/result.h"
 #include "core/sched_builder.h"
 #include "core/topology.h"
@@ -32,6 +33,18 @@ struct ProbeInput {
 
 /// Progress in [0, 1] of the bytes (or events) read so far.
 using ProgressFn = std::function<void(double fraction)>;
+
+/// Whether a reader decodes on a worker thread while the importing thread
+/// builds the model (core::EventFeed::runThreaded). Auto: for inputs of
+/// kThreadedFromBytes and more, when a CPU is idle (decoding and building then
+/// overlap; on a busy machine the hand-over would only add work). The tests
+/// force both.
+enum class Threading : uint8_t { Auto, Never, Always };
+inline constexpr uint64_t kThreadedFromBytes = 4 << 20;
+inline bool decodeOnAWorker(Threading threading, uint64_t inputBytes) {
+  return threading == Threading::Always ||
+         (threading == Threading::Auto && inputBytes >= kThreadedFromBytes && core::EventFeed::spareCpu());
+}
 
 struct ImportOptions {
   ProgressFn progress;            ///< called now and then from the importing thread; may be empty

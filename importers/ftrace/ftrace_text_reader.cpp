@@ -151,12 +151,24 @@ int probeFtraceText(std::string_view head) {
   return 0;
 }
 
-FtraceTextReader::FtraceTextReader(core::SchedBuilder& builder, const ImportOptions& options)
-    : m_builder(builder), m_options(options), m_sorter(builder, core::EventSorter::Position::Line) {}
+FtraceTextReader::FtraceTextReader(core::SchedBuilder& builder, const ImportOptions& options, Threading threading)
+    : m_builder(builder),
+      m_options(options),
+      m_threading(threading),
+      m_feed(builder, core::EventFeed::Position::Line),
+      m_sorter(m_feed) {}
 
 core::Status FtraceTextReader::read(const std::string& path) {
-  core::Status status = readLines(path);
-  m_sorter.finish();  // also after an error: what was read is kept
+  const auto readAll = [&] {
+    core::Status status = readLines(path);
+    m_sorter.finish();  // also after an error: what was read is kept
+    return status;
+  };
+  struct stat st {};
+  const uint64_t bytes = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  core::Status status = decodeOnAWorker(m_threading, bytes) ? m_feed.runThreaded(readAll, m_options.progress, path) : readAll();
+  if (m_headerCpus > 0 && m_headerCpus <= core::SchedBuilder::kMaxCpus)
+    m_builder.setTopology(core::Topology::flat(m_headerCpus, "trace header"));
   return status;
 }
 
@@ -226,11 +238,11 @@ core::Status FtraceTextReader::readLines(const std::string& path) {
     if (start == 0 && filled == capacity) {
       // One line fills the whole buffer: report it once and skip to its end.
       if (!skippingLongLine) {
-        m_builder.setLine(m_lineNo + 1);
         ++m_malformed;
         if (m_firstBadLine == 0) m_firstBadLine = m_lineNo + 1;
-        m_builder.recordDiagnostic(core::DiagCode::malformed_record,
-                                   "line longer than " + std::to_string(kBufferBytes >> 20) + " MiB skipped");
+        if (m_feed.keepsRecord(core::DiagCode::malformed_record))
+          m_feed.diagnostic(core::DiagCode::malformed_record, m_lineNo + 1,
+                            "line longer than " + std::to_string(kBufferBytes >> 20) + " MiB skipped");
       }
       skippingLongLine = true;
       filled = 0;
@@ -241,14 +253,12 @@ core::Status FtraceTextReader::readLines(const std::string& path) {
 
     if (m_events == 0 && !m_html && m_candidates >= kGiveUpLines)
       return core::Error(path + ": line " + std::to_string(m_firstBadLine) + ": not an ftrace text trace");
-    if (m_options.progress && totalBytes > 0) m_options.progress(std::min(1.0, static_cast<double>(bytesRead) / totalBytes));
+    if (totalBytes > 0) progress(std::min(1.0, static_cast<double>(bytesRead) / totalBytes));
   }
 
   // Losses reported after the last event of their CPU end at the trace's end.
   if (m_anyPendingLoss)
     for (size_t cpu = 0; cpu < m_pendingLoss.size(); ++cpu) flushLoss(static_cast<int32_t>(cpu), m_lastTs);
-  if (m_headerCpus > 0 && m_headerCpus <= core::SchedBuilder::kMaxCpus)
-    m_builder.setTopology(core::Topology::flat(m_headerCpus, "trace header"));
 
   if (m_events == 0) {
     if (m_html) return core::Error(path + ": no ftrace text found in this HTML file (only legacy systrace HTML is read)");
@@ -256,7 +266,7 @@ core::Status FtraceTextReader::readLines(const std::string& path) {
       return core::Error(path + ": line " + std::to_string(m_firstBadLine) + ": not an ftrace text trace");
     if (!m_haveHeader) return core::Error(path + ": line 1: not an ftrace text trace (no event lines)");
   }
-  if (m_options.progress) m_options.progress(1.0);
+  progress(1.0);
   return core::Status::ok();
 }
 
@@ -268,7 +278,7 @@ void FtraceTextReader::processLine(std::string_view line, bool lastWithoutNewlin
     m_sawFirstLine = true;
     m_html = looksLikeHtml(t);
     m_jsEscaped = m_html || (line.size() >= 3 && line.substr(line.size() - 3) == "\\n\\");
-    if (m_html) m_builder.setMetadata("container", "systrace html");
+    if (m_html) m_feed.metadata("container", "systrace html");
   }
   if (m_jsEscaped) line = stripJsEscape(line);
 
@@ -296,7 +306,7 @@ void FtraceTextReader::processHeaderComment(std::string_view t) {
     m_haveHeader = true;
     std::string_view tracer = trimLeft(t.substr(9));
     while (!tracer.empty() && tracer.back() == ' ') tracer.remove_suffix(1);
-    if (!tracer.empty()) m_builder.setMetadata("tracer", std::string(tracer));
+    if (!tracer.empty()) m_feed.metadata("tracer", tracer);
     return;
   }
   if (const size_t p = t.find("#P:"); p != std::string_view::npos) {
@@ -314,7 +324,7 @@ void FtraceTextReader::processHeaderComment(std::string_view t) {
     if (r1.ec == std::errc() && r1.ptr < end && *r1.ptr == '/') {
       auto r2 = std::from_chars(r1.ptr + 1, end, written);
       if (r2.ec == std::errc() && written > inBuffer)
-        m_builder.setMetadata("overwritten_events", std::to_string(written - inBuffer));
+        m_feed.metadata("overwritten_events", std::to_string(written - inBuffer));
     }
   }
   // Latency layout: "# nop latency trace v1.1.5 on 6.18.44-fc-v669".
@@ -323,7 +333,7 @@ void FtraceTextReader::processHeaderComment(std::string_view t) {
     if (const size_t on = t.find(" on ", p); on != std::string_view::npos) {
       std::string_view rel = t.substr(on + 4);
       while (!rel.empty() && rel.back() == ' ') rel.remove_suffix(1);
-      if (!rel.empty()) m_builder.setMetadata("osrelease", std::string(rel));
+      if (!rel.empty()) m_feed.metadata("osrelease", rel);
     }
   }
 }
@@ -345,7 +355,7 @@ bool FtraceTextReader::processOtherText(std::string_view t) {
   if (isTraceCmdHeader(t, &cpus)) {
     m_haveHeader = true;
     if (cpus > 0) noteHeaderCpus(cpus);
-    if (startsWith(t, "version = ")) m_builder.setMetadata("trace_cmd_file_version", std::string(t.substr(10)));
+    if (startsWith(t, "version = ")) m_feed.metadata("trace_cmd_file_version", t.substr(10));
     return true;
   }
   return false;
@@ -375,33 +385,26 @@ void FtraceTextReader::noteMalformed(std::string_view line, bool truncated) {
   ++m_malformed;
   if (m_firstBadLine == 0) m_firstBadLine = m_lineNo;
   const auto code = truncated ? core::DiagCode::truncated_input : core::DiagCode::malformed_record;
-  if (m_builder.diagnostics().count(code) >= core::Diagnostics::kRecordsKeptPerCode) {
-    m_builder.diagnostics().add(code);
-    return;
-  }
+  if (!m_feed.keepsRecord(code)) return;
   // Quote a short, printable excerpt so the message stays one readable line.
   std::string excerpt;
   for (char c : line.substr(0, 60)) excerpt += (c >= 0x20 && c < 0x7f) ? c : '?';
   if (line.size() > 60) excerpt += "...";
-  m_builder.setLine(m_lineNo);
-  m_builder.recordDiagnostic(code, (truncated ? "last line is truncated: \"" : "cannot parse line: \"") + excerpt + "\"");
+  m_feed.diagnostic(code, m_lineNo, (truncated ? "last line is truncated: \"" : "cannot parse line: \"") + excerpt + "\"");
 }
 
 void FtraceTextReader::noteUnsupported(const LineFields& f) {
   const std::string_view eventName = f.name;
-  m_builder.setLine(m_lineNo);
   if (m_inUnterminatedLine) {
     // The file stops inside this line: its fields are cut, not unknown.
-    m_builder.recordDiagnostic(core::DiagCode::truncated_input,
-                               "last line is truncated inside the fields of " + std::string(eventName), f.cpu, f.ts);
+    if (m_feed.keepsRecord(core::DiagCode::truncated_input))
+      m_feed.diagnostic(core::DiagCode::truncated_input, m_lineNo,
+                        "last line is truncated inside the fields of " + std::string(eventName), f.cpu, f.ts);
     return;
   }
-  if (m_builder.diagnostics().count(core::DiagCode::unsupported_event) >= core::Diagnostics::kRecordsKeptPerCode) {
-    m_builder.diagnostics().add(core::DiagCode::unsupported_event);
-    return;
-  }
-  m_builder.recordDiagnostic(core::DiagCode::unsupported_event,
-                             "cannot read the fields of " + std::string(eventName) + "; counted only", f.cpu, f.ts);
+  if (!m_feed.keepsRecord(core::DiagCode::unsupported_event)) return;
+  m_feed.diagnostic(core::DiagCode::unsupported_event, m_lineNo,
+                    "cannot read the fields of " + std::string(eventName) + "; counted only", f.cpu, f.ts);
 }
 
 const FtraceTextReader::TypeInfo& FtraceTextReader::typeFor(const LineFields& f) {
@@ -433,7 +436,7 @@ const FtraceTextReader::TypeInfo& FtraceTextReader::typeFor(const LineFields& f)
     return it->second;
   }
   TypeInfo info;
-  info.type = m_builder.eventType(name);
+  info.countKey = m_feed.eventType(name);
   static constexpr std::pair<std::string_view, Kind> kKinds[] = {
       {"sched_switch", Kind::Switch},       {"sched_waking", Kind::Waking},
       {"sched_wakeup", Kind::Wakeup},       {"sched_wakeup_new", Kind::WakeupNew},
@@ -462,8 +465,8 @@ core::TaskState FtraceTextReader::decodeState(const SwitchFields& sw) {
       if (!m_rawEncodingKnown) {
         m_rawEncodingKnown = true;
         m_rawEncoding = core::guessPrevStateEncoding(orOfRawPrevStates(m_path) | *raw);
-        m_builder.setMetadata("prev_state_encoding",
-                              m_rawEncoding == core::PrevStateEncoding::Legacy ? "pre-4.14 raw bits" : "4.14+ report bits");
+        m_feed.metadata("prev_state_encoding",
+                        m_rawEncoding == core::PrevStateEncoding::Legacy ? "pre-4.14 raw bits" : "4.14+ report bits");
       }
       return core::taskStateFromRaw(*raw, m_rawEncoding).value_or(core::TaskState::Unknown);
     }
@@ -571,24 +574,31 @@ bool FtraceTextReader::pushPowerEvent(core::PowerEvent kind, const LineFields& f
   const auto n = core::decodePowerEvent(kind, core::TextFields(f.payload), base, out);
   if (!n) return false;
   if (*n == 0) m_sorter.push(base);  // not modelled (a task group's signal): its time still counts
-  for (size_t i = 0; i < *n; ++i) m_sorter.push(out[i]);
+  for (size_t i = 0; i < *n; ++i) {
+    if (i > 0) out[i].countKey = core::DecodedEvent::kNoCount;  // one line, one event counted
+    m_sorter.push(out[i]);
+  }
   return true;
 }
 
 void FtraceTextReader::handleEvent(const LineFields& f) {
   ++m_events;
   const TypeInfo& info = typeFor(f);
-  m_builder.countEvent(info.type);
   if (m_anyPendingLoss) flushLoss(f.cpu, f.ts);
   m_lastTs = std::max(m_lastTs, f.ts);
 
   if ((info.kind == Kind::Marker || info.kind == Kind::Print) && f.ts == 0 &&
       startsWith(info.kind == Kind::Print ? core::printedMarkerText(f.payload) : f.payload, "trace_event_clock_sync:")) {
     // systrace's clock-sync marker carries no trace time: counted, not placed on the timeline.
-    m_builder.setMetadata("clock_sync", std::string(trimLeft(f.payload.substr(23))));
+    m_feed.metadata("clock_sync", trimLeft(f.payload.substr(23)));
+    core::DecodedEvent counted;
+    counted.op = core::EventOp::CountOnly;
+    counted.countKey = info.countKey;
+    m_feed.event(counted);
     return;
   }
   core::DecodedEvent e;
+  e.countKey = info.countKey;
   e.ts = f.ts;
   e.position = m_lineNo;
   e.cpu = f.cpu;

@@ -29,10 +29,12 @@ int probeFtraceText(std::string_view head);
 /// (with their line number) and skipped; a file in which nothing parses is an
 /// error "FILE: line N: not an ftrace text trace". Events go to the builder
 /// through a core::EventSorter: CPUs interleaved out of order are put back in
-/// time order, and counted.
+/// time order, and counted. With a core to spare (Threading::Auto) the lines
+/// are read, parsed and sorted on a worker thread while this one builds the
+/// model: parsing is half of a large import, building most of the rest.
 class FtraceTextReader {
  public:
-  FtraceTextReader(core::SchedBuilder& builder, const ImportOptions& options);
+  FtraceTextReader(core::SchedBuilder& builder, const ImportOptions& options, Threading threading = Threading::Auto);
   /// Reads the whole file. Fails (keeping what was fed) on I/O errors, on
   /// cancel, and when the file holds no ftrace text at all.
   core::Status read(const std::string& path);
@@ -48,7 +50,7 @@ class FtraceTextReader {
     Other, Switch, Waking, Wakeup, WakeupNew, Migrate, Fork, Exec, Exit, Free, Rename, Marker, Print, Power
   };
   struct TypeInfo {
-    uint32_t type = 0;
+    uint16_t countKey = core::DecodedEvent::kNoCount;  // the feed's key for the event's name
     Kind kind = Kind::Other;
     core::PowerEvent power = core::PowerEvent::None;
   };
@@ -72,9 +74,20 @@ class FtraceTextReader {
   void flushLoss(int32_t cpu, int64_t ts);
   void noteMalformed(std::string_view line, bool truncated);
   void noteUnsupported(const LineFields& f);
+  /// Direct: the caller's callback; threaded: handed over with the events.
+  void progress(double fraction) {
+    if (m_feed.threaded())
+      m_feed.progress(fraction);
+    else if (m_options.progress)
+      m_options.progress(fraction);
+  }
 
+  // The builder is touched only through the feed, which applies what the
+  // worker hands over on the importing thread.
   core::SchedBuilder& m_builder;
   const ImportOptions& m_options;
+  Threading m_threading;
+  core::EventFeed m_feed;
   core::EventSorter m_sorter;
   std::string m_path;
 

@@ -36,7 +36,6 @@ constexpr uint64_t kMaxAttrSize = 1 << 16;
 constexpr uint64_t kMaxIdsPerAttr = 1 << 22;
 constexpr int kMaxCpu = core::SchedBuilder::kMaxCpus;
 constexpr uint32_t kProgressEvery = 1 << 16;
-constexpr uint64_t kThreadedFromBytes = 4 << 20;
 // Folder layout: bytes of one data.N file read before choosing the next one.
 constexpr uint64_t kMergeChunkBytes = 1 << 20;
 constexpr size_t kMaxDataFiles = kMaxCpu;  // perf record --threads writes one per thread, at most one per CPU
@@ -81,18 +80,6 @@ std::string offsetText(uint64_t off) {
 // two really run side by side: on a machine whose CPUs are all busy it is a loss.
 // /proc/loadavg's fourth field counts the tasks running or runnable right now
 // (this one included).
-bool spareCpu() {
-  const unsigned cpus = std::thread::hardware_concurrency();
-  if (cpus < 2) return false;
-  char buf[128] = {};
-  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  unsigned running = 0;
-  if (n <= 0 || std::sscanf(buf, "%*s %*s %*s %u/", &running) != 1) return true;
-  return running < cpus;
-}
 
 // --- Attributes: one per perf event (evsel) -----------------------------------
 
@@ -541,8 +528,7 @@ core::Status Reader::run() {
   // Reading the file and building the model take about 40% and 60% of a large
   // import: with a core to spare, read on a worker thread so the two overlap.
   // Pipe data changes the event list while it streams, so it is read here.
-  const bool threaded = !m_pipe && (m_threading == Threading::Always ||
-                                    (m_threading == Threading::Auto && dataBytes >= kThreadedFromBytes && spareCpu()));
+  const bool threaded = !m_pipe && decodeOnAWorker(m_threading, dataBytes);
   const auto read = [this] {
     core::Status body = readAllRecords();
     m_sorter.finish();

@@ -25,9 +25,7 @@ int probePerfData(std::span<const std::byte> head);
 /// --threads writes the header there and the events beside it), else 0.
 int probePerfDataFolder(const std::string& path, const std::vector<std::string>& entries);
 
-/// Whether the file is read on a worker thread while this one builds the model.
-/// Auto: for files of 4 MiB and more when a CPU is idle. The tests force both.
-enum class Threading : uint8_t { Auto, Never, Always };
+using importers::Threading;  // whether the records are read on a worker thread
 
 /// Reads `path` (a file, or the folder of perf record --threads) into `builder`. Fails with "PATH: byte offset N (0xN): what" when
 /// the header is unusable (nothing fed) or the body turns corrupt (everything

@@ -32,7 +32,6 @@ namespace {
 using core::DecodedEvent;
 using core::EventOp;
 
-constexpr uint64_t kThreadedFromBytes = 4 << 20;
 constexpr int kMaxNesting = 4;  // compressed packets inside compressed packets
 // A compressed packet holds packets of at most a few hundred KB in all; more is
 // a corrupt (or hostile) stream.
@@ -1244,9 +1243,7 @@ core::Status Reader::run() {
   m_sorter.setCpuCount(std::max<int>(static_cast<int>(m_bundlesOfStream.size()), 1));
   if (m_bundlesOfStream.empty()) m_sorter.endCpu(0);
 
-  const bool threaded = m_threading == Threading::Always ||
-                        (m_threading == Threading::Auto && m_file.size() >= kThreadedFromBytes &&
-                         std::thread::hardware_concurrency() > 1);
+  const bool threaded = decodeOnAWorker(m_threading, m_file.size());
   // Decoding and building take about the same time: with a core to spare the
   // bundles are decoded and sorted on a worker, the model is built here.
   core::Status body = threaded ? m_feed.runThreaded([this] { return decodeAll(); }, m_opt.progress, m_path) : decodeAll();

@@ -27,9 +27,7 @@ namespace importers::perfetto {
 /// 90 when the head parses as TracePacket records, else 0.
 int probePerfetto(std::span<const std::byte> head, uint64_t fileSize);
 
-/// Whether the bundles are decoded on a worker thread while this one builds
-/// the model. Auto: for files of 4 MiB and more. The tests force both.
-enum class Threading : uint8_t { Auto, Never, Always };
+using importers::Threading;  // whether the bundles are decoded on a worker thread
 
 /// Reads `path` into `builder`. Fails with "PATH: byte offset N (0xN): what"
 /// when the file turns bad (everything before the bad packet kept). Never throws.

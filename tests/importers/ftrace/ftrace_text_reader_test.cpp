@@ -426,3 +426,55 @@ TEST(FtraceOptions, ProgressRisesToOneAndStopCancels) {
   ASSERT_FALSE(result.has_value());
   EXPECT_NE(result.error().message().find("cancelled"), std::string::npos) << result.error().message();
 }
+
+// Parsing on a worker thread (Threading::Auto on inputs of 4 MiB and more
+// with a core to spare) hands the builder what parsing here gives it, in the
+// same order: the same model, the same diagnostics with the same line numbers,
+// the same result. Every fixture, good and bad, and the shared recordings'
+// tracefs text when they are beside the checkout.
+TEST(FtraceThreading, ParsingOnAWorkerBuildsTheSameModel) {
+  std::vector<std::string> paths;
+  for (const char* dir : {"good", "bad"})
+    for (const auto& e : fs::directory_iterator(dataPath(dir))) paths.push_back(e.path().string());
+  const fs::path shared = fs::path(SCHEDLAB_SHARED_TRACES) / "recorded";
+  if (fs::is_directory(shared))
+    for (const auto& e : fs::directory_iterator(shared))
+      if (fs::exists(e.path() / "trace.txt")) paths.push_back((e.path() / "trace.txt").string());
+  std::sort(paths.begin(), paths.end());
+  ASSERT_GE(paths.size(), 17u);
+  for (const std::string& path : paths) {
+    struct Read {
+      core::Status status;
+      std::shared_ptr<core::TraceModel> model;
+    };
+    const auto read = [&](importers::Threading threading) {
+      core::SchedBuilder builder;
+      builder.setCurrentFile(path);
+      importers::ftrace::FtraceTextReader reader(builder, {}, threading);
+      Read r{reader.read(path), nullptr};
+      r.model = builder.finalize();
+      return r;
+    };
+    const Read direct = read(importers::Threading::Never);
+    const Read worker = read(importers::Threading::Always);
+    EXPECT_EQ(worker.status.isOk(), direct.status.isOk()) << path;
+    EXPECT_EQ(worker.status.message(), direct.status.message()) << path;
+    const core::TraceModel& a = *direct.model;
+    const core::TraceModel& b = *worker.model;
+    EXPECT_EQ(b.eventCounts, a.eventCounts) << path;
+    EXPECT_EQ(b.metadata, a.metadata) << path;
+    EXPECT_EQ(slicesOf(b), slicesOf(a)) << path;
+    EXPECT_EQ(b.threads.tid, a.threads.tid) << path;
+    EXPECT_EQ(b.threads.tgid, a.threads.tgid) << path;
+    EXPECT_EQ(b.wakeups.size(), a.wakeups.size()) << path;
+    EXPECT_EQ(b.topology.cpuCount(), a.topology.cpuCount()) << path;
+    for (size_t code = 0; code < static_cast<size_t>(core::DiagCode::Count); ++code)
+      EXPECT_EQ(b.diagnostics.count(static_cast<core::DiagCode>(code)),
+                a.diagnostics.count(static_cast<core::DiagCode>(code)))
+          << path << ": diagnostic " << code;
+    std::vector<std::string> recordsA, recordsB;
+    for (const auto& r : a.diagnostics.records()) recordsA.push_back(r.format());
+    for (const auto& r : b.diagnostics.records()) recordsB.push_back(r.format());
+    EXPECT_EQ(recordsB, recordsA) << path;
+  }
+}
