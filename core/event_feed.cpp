@@ -10,6 +10,11 @@
 
 namespace core {
 
+// The hand-over between decoder and builder costs ~15% more CPU time in all
+// (measured on perf.data), which only pays when the two really run side by
+// side: on a machine whose CPUs are all busy it is a loss. /proc/loadavg's
+// fourth field counts the tasks running or runnable right now (this one
+// included).
 bool EventFeed::spareCpu() {
   const unsigned cpus = std::thread::hardware_concurrency();
   if (cpus < 2) return false;

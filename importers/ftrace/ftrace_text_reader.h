@@ -82,8 +82,9 @@ class FtraceTextReader {
       m_options.progress(fraction);
   }
 
-  // The builder is touched only through the feed, which applies what the
-  // worker hands over on the importing thread.
+  // While lines are read the builder is touched only through the feed (which
+  // applies what a worker hands over on the importing thread); read() sets
+  // the header's CPU count after the last line.
   core::SchedBuilder& m_builder;
   const ImportOptions& m_options;
   Threading m_threading;

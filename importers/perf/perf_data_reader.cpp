@@ -75,12 +75,6 @@ std::string offsetText(uint64_t off) {
   return buf;
 }
 
-// Whether another thread would get a CPU of its own now. The hand-over between
-// reader and builder costs ~15% more CPU time in all, which only pays when the
-// two really run side by side: on a machine whose CPUs are all busy it is a loss.
-// /proc/loadavg's fourth field counts the tasks running or runnable right now
-// (this one included).
-
 // --- Attributes: one per perf event (evsel) -----------------------------------
 
 struct Attr {
