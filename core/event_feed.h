@@ -3,8 +3,9 @@
 // thread and hands over batches of DecodedEvent plus side records (located
 // diagnostics, run metadata, progress, event-type names); the importing thread,
 // which alone touches the builder, applies them in the order they were made —
-// decoding and building then overlap on two cores. Used by the perf.data and
-// CTF readers (threaded), and under the EventSorter by every importer.
+// decoding and building then overlap on two cores. Used threaded by the CTF
+// reader, and by the perf.data, Perfetto and ftrace text readers when a core
+// is idle; under the EventSorter by every importer.
 //
 // Failure modes: none of its own. A consumer that fails calls abandon(): the
 // producer stops waiting and what it still hands over is dropped.
