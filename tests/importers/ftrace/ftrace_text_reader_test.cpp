@@ -450,7 +450,8 @@ TEST(FtraceThreading, ParsingOnAWorkerBuildsTheSameModel) {
     const auto read = [&](importers::Threading threading) {
       core::SchedBuilder builder;
       builder.setCurrentFile(path);
-      importers::ftrace::FtraceTextReader reader(builder, {}, threading);
+      const importers::ImportOptions options;  // the reader keeps a reference to it
+      importers::ftrace::FtraceTextReader reader(builder, options, threading);
       Read r{reader.read(path), nullptr};
       r.model = builder.finalize();
       return r;
