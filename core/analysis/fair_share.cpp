@@ -144,8 +144,7 @@ struct SweepTask {
   double maxAbsLag = 0;
   // Ideal schedule.
   bool active = false;  // has asked-for work the ideal has not served yet
-  bool bucketKnown = false;
-  uint32_t bucket = 0;
+  uint32_t bucket = 0;  // of its affinity class and weight
   double clockAtJoin = 0;
   double idealAtJoin = 0;  // ideal service when it joined its bucket
   double finishClock = 0;  // bucket clock at which its demand is served (kInf: unbounded)
@@ -173,6 +172,10 @@ class IdealSweep {
         m_freeCpus(static_cast<int>(m_classCpus[0].size())),
         m_demands(std::move(demands)) {
     for (int cpu : m_classCpus[0]) m_inTopology[static_cast<size_t>(cpu)] = 1;
+    // A task's class and weight never change: its bucket is looked up once,
+    // not at each of its bursts.
+    for (SweepTask& k : m_tasks)
+      if (k.fair) k.bucket = bucketOf(k.affinityClass, k.weight);
   }
 
   const std::vector<SweepTask>& tasks() const { return m_tasks; }
@@ -235,12 +238,8 @@ class IdealSweep {
     if (work == 0) return;
     const double more = work == kUnboundedDemand ? kInf : static_cast<double>(work);
     if (!k.active) {
-      // A task's class and weight never change: its bucket is looked up once,
-      // not at each of its bursts.
-      if (!k.bucketKnown) k.bucket = bucketOf(k.affinityClass, k.weight), k.bucketKnown = true;
-      const uint32_t b = k.bucket;
-      Bucket& bucket = m_buckets[b];
-      if (bucket.tasks++ == 0) m_nonEmpty.push_back(b);
+      Bucket& bucket = m_buckets[k.bucket];
+      if (bucket.tasks++ == 0) m_nonEmpty.push_back(k.bucket);
       k.active = true;
       k.clockAtJoin = bucket.clock;
       k.idealAtJoin = k.idealNs;
