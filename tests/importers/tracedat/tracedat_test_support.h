@@ -68,6 +68,9 @@ class TempFile {
   ~TempFile() {
     std::error_code ec;
     std::filesystem::remove(m_path, ec);
+    // The folder goes with its last file (remove() leaves a non-empty one):
+    // a folder per test process piled up in /tmp.
+    std::filesystem::remove(std::filesystem::path(m_path).parent_path(), ec);
   }
   const std::string& path() const { return m_path; }
 
