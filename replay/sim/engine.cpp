@@ -306,9 +306,9 @@ core::Status Engine::run(const std::stop_token& stop) {
     }
     if (!any) return core::Error("task " + task.comm + " has an empty CPU affinity");
   }
+  m_now = m_workload.originTs;
   m_policy.attach(*this);
   m_rng = m_config.seed;
-  m_now = m_workload.originTs;
   for (size_t t = 0; t < m_workload.tasks.size(); ++t)
     if (m_workload.tasks[t].parent == kNoTask) push(m_workload.tasks[t].startTs, EvKind::Arrive, static_cast<uint32_t>(t), 0);
   if (m_workload.durationNs > 0) push(m_workload.originTs + m_workload.durationNs, EvKind::End, 0, 0);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/analysis/stats.h"
 #include "replay/policies/bfs_policy.h"
@@ -361,6 +362,60 @@ TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
     }
     EXPECT_EQ(r.stats.migrations, 0u);
   }
+}
+
+// A parent alone on CPU 0 of two forks a child that runs 1 ms (docs/models.md
+// §5.5). Measured on 6.18.44 (tools/experiments/fork-placement.c): the child
+// stays on the parent's CPU while that CPU has spare capacity, though CPU 1 is
+// idle; fair.c's find_idlest_group() reading (fork_lone_parent_local=false)
+// puts it on idle CPU 1. A parent that ran `busyMs` straight before forking
+// has util 1024 x (1 - 2^(-busyMs/32)): at 178 ms that is 1002, above
+// 1024 x 100/117 = 875, so its CPU is fully busy and the child goes to CPU 1.
+// A parent that worked 0.2 ms and slept 150 ms has util near 0.
+TEST(FairPlacement, ALoneParentWithSpareCapacityKeepsItsForkedChild) {
+  const auto workload = [](int64_t busyMs) {
+    replay::Workload w;
+    w.kind = "rt-app";
+    replay::Task parent;
+    parent.tid = parent.tgid = 100;
+    parent.comm = "make";
+    parent.startCpu = 0;
+    parent.exits = true;
+    if (busyMs > 0) {
+      parent.bursts.push_back(replay::Burst{.work = busyMs * 1'000'000 + 50'000});
+      parent.triggers.push_back(replay::Trigger{.offset = busyMs * 1'000'000, .burst = 0, .target = 1, .fork = true});
+    } else {
+      parent.bursts.push_back(replay::Burst{.work = 200'000});
+      parent.bursts.push_back(
+          replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = 150'000'000, .wakeCpu = 0});
+      parent.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 1, .target = 1, .fork = true});
+    }
+    replay::Task child;
+    child.tid = child.tgid = 101;
+    child.comm = "sh";
+    child.parent = 0;
+    child.exits = true;
+    child.bursts.push_back(replay::Burst{.work = 1'000'000});
+    w.tasks = {parent, child};
+    return w;
+  };
+  const auto childCpus = [](const replay::ReplayResult& r) {
+    std::set<int> cpus;
+    for (size_t cpu = 0; cpu < r.model->cpuSlices.size(); ++cpu) {
+      const auto& slices = r.model->cpuSlices[cpu];
+      for (size_t i = 0; i < slices.size(); ++i)
+        if (slices.kind[i] == core::SliceKind::Task && r.model->comm(slices.utid[i]) == "sh")
+          cpus.insert(static_cast<int>(cpu));
+    }
+    return cpus;
+  };
+  const std::set<int> parentsCpu{0}, idleCpu{1};
+  EXPECT_EQ(childCpus(replayOn(workload(0), "eevdf", 2)), parentsCpu);
+  EXPECT_EQ(childCpus(replayOn(workload(0), "eevdf", 2, {"release=6.12"})), idleCpu);
+  EXPECT_EQ(childCpus(replayOn(workload(0), "eevdf", 2, {"fork_lone_parent_local=false"})), idleCpu);
+  EXPECT_EQ(childCpus(replayOn(workload(0), "cfs", 2)), idleCpu);
+  EXPECT_EQ(childCpus(replayOn(workload(0), "cfs", 2, {"fork_lone_parent_local=true"})), parentsCpu);
+  EXPECT_EQ(childCpus(replayOn(workload(178), "eevdf", 2)), idleCpu);
 }
 
 // --- When an interrupt's sleep ends (irq_wakeup_time, docs/models.md §8.1) ---

@@ -66,6 +66,10 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
     m_forkPreempt = p.get("wakeup_preempt_fork") == "release" ? m_release < KernelVersion{6, 18, 33}
                                                               : p.getBool("wakeup_preempt_fork");
   }
+  // Measured on 6.18 only: the CFS releases and older EEVDF ones keep fair.c's reading.
+  m_forkLoneParentLocal = p.get("fork_lone_parent_local") == "release"
+                              ? variant == Variant::Eevdf && m_release >= KernelVersion{6, 18, 0}
+                              : p.getBool("fork_lone_parent_local");
   if (p.has("coresched.variant")) {
     m_csConfigured = true;
     const std::string& v = p.get("coresched.variant");
@@ -105,6 +109,7 @@ void FairPolicy::attach(Engine& engine) {
   // SIS_UTIL's scan depth starts as an idle machine's balance leaves it: the whole LLC.
   for (int c = 0; c < engine.cpuCount(); ++c) rq(c).nrIdleScan = llcSize(c);
   m_customSlices = 0;
+  m_startNs = engine.now();
   for (TaskId t = 0; t < engine.taskCount(); ++t) m_customSlices += engine.attributes(t).sliceNs > 0;
 }
 
@@ -386,7 +391,7 @@ void FairPolicy::detachLoad(uint32_t t) {
 // The running fair entity changes; the CPU's util changes course only when it
 // starts or stops running fair tasks.
 void FairPolicy::setCurr(Rq& r, uint32_t t) {
-  if (m_sisUtil && (r.cfs.curr == kNone) != (t == kNone)) updateUtil(cpuOf(r));
+  if ((m_sisUtil || m_forkLoneParentLocal) && (r.cfs.curr == kNone) != (t == kNone)) updateUtil(cpuOf(r));
   r.cfs.curr = t;
 }
 
@@ -543,6 +548,12 @@ void defineParams(Params& p, Variant variant) {
                "LLC for an idle one, none once the LLC's summed PELT util passes about 85% of its capacity "
                "(update_idle_cpu_scan() at each periodic balance of the LLC domain; each CPU's util is its time "
                "running fair tasks, decayed as PELT's, docs/models.md 5.5); false = the scan always covers the LLC");
+  p.defineChoice("fork_lone_parent_local", "release", {"release", "true", "false"},
+                 "a child forked by a task running alone on its CPU stays on that CPU while the CPU's util is below "
+                 "capacity x 100 / imbalance_pct, even with another CPU idle (counted once the replay has run four "
+                 "PELT half-lives, 131 ms): measured on Linux 6.18.44 with tools/experiments/fork-placement.c "
+                 "(docs/models.md 5.5), not found in fair.c; release = true from 6.18, false before (fair.c's "
+                 "find_idlest_group(): the idlest CPU, those releases not measured); false = always the idlest CPU");
   p.defineInt("migration_cost_ns", 500'000, 0, 1'000'000'000,
               "sysctl_sched_migration_cost: a task that ran this recently is cache-hot and not moved by balancing");
   p.defineInt("balance_interval_ms", 0, 0, 100'000,

@@ -197,7 +197,8 @@ class FairPolicy final : public Policy {
 
   // --- Wakeup placement and load balancing (placement.cpp) ---
   int findIdlest(TaskId t, int parentCpu) const;
-  const std::vector<int>* idlestGroup(TaskId t, const Engine::SchedDomain& d, int local) const;
+  bool loneParentKeepsChild(TaskId child, int parentCpu) const;
+  const std::vector<int>* idlestGroup(TaskId t, const Engine::SchedDomain& d, int local, int loneCpu) const;
   const Engine::SchedDomain* spanningDomain(int cpu, int other) const;
   int64_t imbalancePct(const Engine::SchedDomain& d) const;
   int64_t balanceIntervalMs(const Engine::SchedDomain& d) const;
@@ -223,6 +224,7 @@ class FairPolicy final : public Policy {
   int64_t m_rrTimesliceMs = 100, m_rrTicks = 25;
   bool m_peltWakeAffine = false;  // wake_affine_weight() on PELT loads (else runnable weights)
   bool m_sisUtil = true;          // SIS_UTIL: the LLC's utilisation bounds select_idle_cpu()'s scan
+  bool m_forkLoneParentLocal = false;  // a lone parent's CPU keeps its forked child (loneParentKeepsChild)
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;
@@ -244,6 +246,7 @@ class FairPolicy final : public Policy {
   bool m_csConfigured = false, m_csActive = false, m_fiBalance = true;
   CsVariant m_csv = CsVariant::Mainline;
   int64_t m_allowanceNs = 5'000'000;
+  int64_t m_startNs = 0;  // when the replay began (attach)
   std::vector<CoreState> m_cores;
   std::vector<int> m_coreOf;
   std::vector<TaskId> m_picks;  // scratch for the core-wide selection
