@@ -42,8 +42,9 @@ std::string replayHelp() {
       "or, for wakeups from interrupt/idle context, after the recorded sleep; where a task was switched\n"
       "in again after a preemption, the rest of its burst waits for its waker to reach its recorded\n"
       "progress of that instant (a dataflow gate; wakeup_dependency=exact leaves them out). Forks start\n"
-      "children at the parent's work point; exits end tasks. \"Blocks:\" counts the recorded blocks\n"
-      "replayed and those lost because the waker had already passed its point.\n"
+      "children at the parent's work point; execs balance the task there (sched_exec()); exits end tasks.\n"
+      "\"Blocks:\" counts the recorded blocks replayed and those lost because the waker had already\n"
+      "passed its point.\n"
       "Models:\n";
   for (const auto& p : replay::allPolicies()) s += "  " + std::string(p.name) + "  " + std::string(p.title) + "\n";
   s +=

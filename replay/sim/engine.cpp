@@ -271,7 +271,9 @@ void Engine::fail(std::string message) {
 
 void Engine::moveQueued(TaskId t, int dest) {
   TaskRt& r = m_tasks[t];
-  if (r.state != TState::Runnable || !allowed(t, dest)) {
+  // The task being switched out counts as queued inside its CPU's pickNext() (sched_exec()'s stopper moves it).
+  const bool queued = r.state == TState::Runnable || (r.state == TState::Running && t == m_switchingOut);
+  if (!queued || !allowed(t, dest)) {
     fail(std::string(m_policy.name()) + ": tried to move task " + std::to_string(m_workload.tasks[t].tid) +
          " which is not queued or not allowed on CPU " + std::to_string(dest));
     return;
@@ -461,8 +463,12 @@ void Engine::fireTriggers(int cpu, TaskId t) {
     if (tr.burst > r.burst || (tr.burst == r.burst && tr.offset > r.done)) break;
     ++r.nextTrigger;
     if (tr.target == kNoTask || tr.target >= m_tasks.size()) continue;
-    if (tr.fork) {
+    if (tr.kind == TriggerKind::Fork) {
       if (m_tasks[tr.target].state == TState::NotStarted) startTask(tr.target, t, cpu);
+      continue;
+    }
+    if (tr.kind == TriggerKind::Exec) {
+      m_policy.exec(cpu, t);
       continue;
     }
     TaskRt& target = m_tasks[tr.target];
@@ -677,10 +683,12 @@ void Engine::schedule(int cpu) {
   const bool prevRunnable = prev != kNoTask && m_tasks[prev].state == TState::Running;
   c.needResched = false;
   c.ipiPending = false;  // whatever made it schedule now, a pending IPI has nothing left to do
+  m_switchingOut = prevRunnable ? prev : kNoTask;
   const TaskId next = m_policy.pickNext(cpu, prev, prevRunnable);
+  m_switchingOut = kNoTask;
   const bool forcedIdle = next == kNoTask && m_policy.forcedIdle(cpu);
   if (next != kNoTask) {
-    const bool ok = next == prev ? prevRunnable
+    const bool ok = next == prev ? prevRunnable && m_tasks[prev].cpu == cpu
                                  : next < m_tasks.size() && m_tasks[next].state == TState::Runnable && allowed(next, cpu);
     if (!ok) {
       fail(std::string(m_policy.name()) + ": picked task " +

@@ -273,6 +273,7 @@ class Engine {
   bool m_ended = false;
   bool m_smtContention = false;
   bool m_inWakeup = false;  // resched() calls come from a wakeup's preemption check
+  TaskId m_switchingOut = kNoTask;  // prev inside its CPU's pickNext(): movable (moveQueued)
   uint64_t m_rng = 0;
 };
 

@@ -49,6 +49,10 @@ class Policy {
   virtual void tick(int cpu, TaskId curr) = 0;
   /// Periodic balancing, after each tick of a busy CPU.
   virtual void balance(int /*cpu*/) {}
+  /// sched_exec(): `p`, running on `cpu`, execs. A policy that balances at exec
+  /// reschedules `cpu` and, in the pickNext() that follows, moves `p` (queued
+  /// again by then) with Engine::moveQueued(), as the kernel's stopper does.
+  virtual void exec(int /*cpu*/, TaskId /*p*/) {}
   /// After pickNext returned kNoTask: the CPU idles although it has runnable
   /// tasks, because core scheduling forbids them next to its siblings' tasks.
   virtual bool forcedIdle(int /*cpu*/) const { return false; }

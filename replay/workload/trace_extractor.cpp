@@ -281,7 +281,7 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
   }
   for (size_t id = 0; id < n; ++id) {
     for (Trigger& tr : w.tasks[id].triggers)
-      if (!tr.fork && tr.target < n) tr.targetBurst = firstPiece[tr.target][tr.targetBurst];
+      if (tr.kind == TriggerKind::Wake && tr.target < n) tr.targetBurst = firstPiece[tr.target][tr.targetBurst];
   }
   for (size_t id = 0; id < n; ++id) {
     if (gates[id].empty()) continue;
@@ -629,17 +629,18 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
                        ": no task ever ran in the recording; nothing to replay");
   }
 
-  // Pass 3: dependencies become triggers on the waker's work, forks start children.
+  // Pass 3: dependencies become triggers on the waker's work, forks start
+  // children, execs mark where sched_exec() balances.
   // A task's (burst, offset) at time ts: the last burst that had become runnable
   // by ts, and the work done in it by then. Queries are grouped per task and
   // sorted by time so that cursors walk each task's bursts and runs once.
   struct PointQuery {
     uint32_t utid;
     int64_t ts;
-    uint32_t index;  // into deps (fork queries: deps.size() + fork number)
+    uint32_t index;  // into deps (fork and exec queries: deps.size() + their number)
   };
   // Grouped by task (a stable counting sort) and in time order within a task:
-  // wakeups are visited in row order, which is time order; forks likewise.
+  // wakeups are visited in row order, which is time order; forks and execs likewise.
   std::vector<PointQuery> unsorted;
   unsorted.reserve(deps.size());
   {
@@ -652,25 +653,57 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
         unsorted.push_back({d.waker, d.ts, depOfRow[row]});
       }
   }
-  std::vector<size_t> forkRows;
-  std::vector<PointQuery> forkQueries;
+  // Forks of replayed children (queried on the parent) and execs of replayed tasks.
+  // sched_exec() runs at the start of execve(), before the new program is
+  // loaded and before a vfork child releases its parent; sched_process_exec
+  // comes after both. So an exec whose task woke its parent earlier in the
+  // same run is placed just before that wakeup: the parent still waits when
+  // the kernel chooses the CPU.
+  std::vector<uint32_t> parentOf(threadCount, UINT32_MAX);
+  for (size_t i = 0; i < m.taskEvents.size(); ++i)
+    if (m.taskEvents.kind[i] == core::TaskEventKind::Fork && m.taskEvents.other[i].isValid() &&
+        m.taskEvents.other[i].value < threadCount)
+      parentOf[m.taskEvents.other[i].value] = m.taskEvents.utid[i].value;
+  std::vector<std::vector<int64_t>> parentWakes(threadCount);  // per task, in time order
+  for (const PendingDep& d : deps)
+    if (d.waker < threadCount && parentOf[d.waker] == d.wakee) parentWakes[d.waker].push_back(d.ts);
+  const auto execPoint = [&](uint32_t actor, int64_t execTs) {
+    const auto& wakes = parentWakes[actor];
+    const auto after = std::upper_bound(wakes.begin(), wakes.end(), execTs);
+    if (after == wakes.begin()) return execTs;
+    const int64_t wakeTs = *(after - 1);
+    const auto& bursts = w.tasks[idOf[actor]].bursts;
+    // The burst running at the exec must have begun by the wakeup (no block between them).
+    const auto running = std::upper_bound(bursts.begin(), bursts.end(), execTs,
+                                          [](int64_t ts, const Burst& b) { return ts < b.recordedStart; });
+    if (running == bursts.begin() || (running - 1)->recordedStart > wakeTs) return execTs;
+    return wakeTs - 1;
+  };
+  std::vector<size_t> eventRows;
+  std::vector<PointQuery> eventQueries;
   for (size_t i = 0; i < m.taskEvents.size(); ++i) {
-    if (m.taskEvents.kind[i] != core::TaskEventKind::Fork || !m.taskEvents.other[i].isValid()) continue;
-    if (idOf[m.taskEvents.other[i].value] == kNoTask) continue;
-    const uint32_t parentUtid = m.taskEvents.utid[i].value;
-    if (parentUtid < threadCount)
-      forkQueries.push_back({parentUtid, m.taskEvents.ts[i], static_cast<uint32_t>(deps.size() + forkRows.size())});
-    forkRows.push_back(i);
+    const core::TaskEventKind kind = m.taskEvents.kind[i];
+    const uint32_t actor = m.taskEvents.utid[i].value;
+    int64_t ts = m.taskEvents.ts[i];
+    if (kind == core::TaskEventKind::Fork) {
+      if (!m.taskEvents.other[i].isValid() || idOf[m.taskEvents.other[i].value] == kNoTask) continue;
+    } else if (kind != core::TaskEventKind::Exec || actor >= threadCount || idOf[actor] == kNoTask) {
+      continue;
+    } else {
+      ts = execPoint(actor, ts);
+    }
+    if (actor < threadCount) eventQueries.push_back({actor, ts, static_cast<uint32_t>(deps.size() + eventRows.size())});
+    eventRows.push_back(i);
   }
-  std::vector<PointQuery> queries(unsorted.size() + forkQueries.size());
+  std::vector<PointQuery> queries(unsorted.size() + eventQueries.size());
   {
     std::vector<uint32_t> begin(threadCount + 1, 0);
     for (const auto& q : unsorted) ++begin[q.utid + 1];
-    for (const auto& q : forkQueries) ++begin[q.utid + 1];
+    for (const auto& q : eventQueries) ++begin[q.utid + 1];
     for (size_t u = 0; u < threadCount; ++u) begin[u + 1] += begin[u];
     for (const auto& q : unsorted) queries[begin[q.utid]++] = q;
-    // Forks are few: merge them into their task's run by time.
-    for (const auto& q : forkQueries) queries[begin[q.utid]++] = q;
+    // Forks and execs are few: merge them into their task's run by time.
+    for (const auto& q : eventQueries) queries[begin[q.utid]++] = q;
   }
   for (size_t q = 0; q < queries.size();) {
     size_t e = q;
@@ -686,7 +719,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     uint32_t burst = 0;
     int64_t offset = 0;
   };
-  std::vector<Point> points(deps.size() + forkRows.size());
+  std::vector<Point> points(deps.size() + eventRows.size());
   for (size_t q = 0; q < queries.size();) {
     const uint32_t utid = queries[q].utid;
     const TaskId id = idOf[utid];
@@ -722,13 +755,17 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       const TaskId wakee = idOf[d.wakee];
       const TaskId waker = idOf[d.waker];
       w.tasks[wakee].bursts[d.wakeeBurst].waker = waker;
-      w.tasks[waker].triggers.push_back({p.offset, p.burst, wakee, d.wakeeBurst, false});
+      w.tasks[waker].triggers.push_back({p.offset, p.burst, wakee, d.wakeeBurst, TriggerKind::Wake});
     } else {
-      const size_t i = forkRows[q.index - deps.size()];
+      const size_t i = eventRows[q.index - deps.size()];
+      const TaskId actor = idOf[m.taskEvents.utid[i].value];
+      if (m.taskEvents.kind[i] == core::TaskEventKind::Exec) {
+        w.tasks[actor].triggers.push_back({p.offset, p.burst, actor, 0, TriggerKind::Exec});
+        continue;
+      }
       const TaskId child = idOf[m.taskEvents.other[i].value];
-      const TaskId parent = idOf[m.taskEvents.utid[i].value];
-      w.tasks[child].parent = parent;
-      w.tasks[parent].triggers.push_back({p.offset, p.burst, child, 0, true});
+      w.tasks[child].parent = actor;
+      w.tasks[actor].triggers.push_back({p.offset, p.burst, child, 0, TriggerKind::Fork});
     }
   }
   for (size_t i = 0; i < deps.size(); ++i) {
@@ -740,9 +777,13 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     b.sleepNs = std::max<int64_t>(0, b.recordedStart - d.blockStart);
     ++w.unmodelled.wakeupsUnknownWaker;
   }
-  for (size_t f = 0; f < forkRows.size(); ++f) {
-    if (points[deps.size() + f].ok) continue;
-    const size_t i = forkRows[f];
+  for (size_t k = 0; k < eventRows.size(); ++k) {
+    if (points[deps.size() + k].ok) continue;
+    const size_t i = eventRows[k];
+    if (m.taskEvents.kind[i] == core::TaskEventKind::Exec) {
+      ++w.unmodelled.execsNotRunning;
+      continue;
+    }
     w.tasks[idOf[m.taskEvents.other[i].value]].startTs = m.taskEvents.ts[i];
     ++w.unmodelled.forksOfUnreplayedParent;
   }

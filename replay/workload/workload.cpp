@@ -53,6 +53,8 @@ std::vector<Unmodelled::Item> Unmodelled::items() const {
       {"tasks_never_ran", "tasks seen but never running (not replayed)", tasksNeverRan},
       {"forks_of_unreplayed_parent", "forks by a task not replayed (child started at its recorded time)",
        forksOfUnreplayedParent},
+      {"execs_not_replayed", "execs at no point of the task's replayed work (no sched_exec() balancing there)",
+       execsNotRunning},
       {"unknown_state_intervals", "intervals of unknown state (no work counted)", unknownStateIntervals},
       {"lost_event_ranges", "lost-event ranges in the recording", lostEventRanges},
       {"switch_ins_inferred", "runs whose switch-in the trace lacks (inferred at import, start estimated)",

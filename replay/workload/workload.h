@@ -54,13 +54,20 @@ struct Burst {
 // Millions on a big trace: the flags sit in the padding after the enums.
 static_assert(sizeof(Burst) == 48);
 
-/// Something a task does when its work reaches a point: wake a task's burst, or fork a child.
+/// What a trigger does.
+enum class TriggerKind : uint8_t {
+  Wake,  ///< wakes `target`'s burst `targetBurst`
+  Fork,  ///< starts `target` (its parent is the acting task)
+  Exec,  ///< the acting task execs: sched_exec() may move it (`target` is the acting task)
+};
+
+/// Something a task does when its work reaches a point: wake a task's burst, fork a child, exec.
 struct Trigger {
   int64_t offset = 0;     ///< work done in `burst` when it fires (0..burst.work)
   uint32_t burst = 0;     ///< the burst of the acting task
   TaskId target = kNoTask;
-  uint32_t targetBurst = 0;  ///< the target's burst this wakes (ignored for forks)
-  bool fork = false;         ///< true: starts `target` (its parent is the acting task)
+  uint32_t targetBurst = 0;  ///< the target's burst this wakes (Wake only)
+  TriggerKind kind = TriggerKind::Wake;
 };
 // Millions on a big trace: the offset leads, so no padding sits before it.
 static_assert(sizeof(Trigger) == 24);
@@ -108,6 +115,7 @@ struct Unmodelled {
   uint64_t tasksRunningAtTraceEnd = 0;   ///< their last burst was cut by the trace end
   uint64_t tasksNeverRan = 0;            ///< seen (fork, wakeup) but never ran: not replayed
   uint64_t forksOfUnreplayedParent = 0;  ///< child started at its recorded time, not at a parent's work point
+  uint64_t execsNotRunning = 0;          ///< execs at no point of the task's replayed work: not replayed
   uint64_t unknownStateIntervals = 0;    ///< intervals of unknown state (lost data): no work counted there
   uint64_t lostEventRanges = 0;          ///< data-loss ranges in the recording
   uint64_t tasksLeftOut = 0;             ///< left out by ExtractOptions::onlyCreatedTasks or treeOf

@@ -60,7 +60,7 @@ TEST(TraceExtractor, BurstsDependenciesAndSleeps) {
   EXPECT_EQ(t10->triggers[0].burst, 0u);
   EXPECT_EQ(t10->triggers[0].offset, 500);
   EXPECT_EQ(t10->triggers[0].targetBurst, 0u);
-  EXPECT_FALSE(t10->triggers[0].fork);
+  EXPECT_EQ(t10->triggers[0].kind, replay::TriggerKind::Wake);
 
   // 20: asleep from the start, woken by 10; then woken from interrupt context
   // after a sleep of 3000 - 1900 ns; exits after 400 ns of work.
@@ -181,7 +181,7 @@ TEST(TraceExtractor, ForkStartsChildAtParentsWorkPoint) {
   ASSERT_TRUE(parent && child);
   EXPECT_EQ(child->parent, static_cast<replay::TaskId>(parent - w->tasks.data()));
   ASSERT_EQ(parent->triggers.size(), 1u);
-  EXPECT_TRUE(parent->triggers[0].fork);
+  EXPECT_EQ(parent->triggers[0].kind, replay::TriggerKind::Fork);
   EXPECT_EQ(parent->triggers[0].offset, 200);  // 10 had run 1000..1200
   EXPECT_EQ(parent->bursts[0].work, 300 + 500);
   EXPECT_EQ(child->bursts[0].work, 200);
@@ -195,6 +195,44 @@ TEST(TraceExtractor, ForkStartsChildAtParentsWorkPoint) {
   ASSERT_TRUE(r.model);
   EXPECT_EQ(r.model->taskEvents.size(), 1u);  // the fork, at the parent's work point
   EXPECT_EQ(r.model->taskEvents.ts[0], 1200);
+}
+
+// make (10) vforks 40 and waits (D); 40 runs 1210..1700, wakes make at 1600
+// (the vfork release), and its exec is traced at 1650. sched_exec() ran at the
+// start of execve(), before the release: the exec trigger goes just before the
+// wakeup (work point 389 of 40's burst, the wakeup's 390), and a second exec
+// traced after a block of its own (2150, in a burst that began at 2100) stays
+// at its traced point (work 50 of that burst).
+TEST(TraceExtractor, ExecBalancesBeforeTheVforkParentIsReleased) {
+  testing_support::TraceBuilder b;
+  b.sw(1000, 0, 0, "R", 10);
+  b.fork(1200, 0, 10, 40).wakeup(1201, 0, 10, 40, 0, true);
+  b.sw(1210, 0, 10, "D", 40);
+  b.waking(1600, 0, 40, 10, 0).wakeup(1601, 0, 40, 10, 0);
+  b.exec(1650, 0, 40, "/usr/bin/as");
+  b.sw(1700, 0, 40, "S", 10);
+  b.sw(2000, 0, 10, "S", 0);
+  b.waking(2090, 0, 0, 40, 0, core::kCtxHardIrq).wakeup(2091, 0, 0, 40, 0);
+  b.sw(2100, 0, 0, "R", 40);
+  b.exec(2150, 0, 40, "/usr/bin/true");
+  b.sw(2300, 0, 40, "S", 0);
+  b.other(2500, 0, 0);
+  auto w = replay::extractWorkload(*b.build());
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  const replay::Task* child = byTid(*w, 40);
+  ASSERT_TRUE(child);
+  const auto self = static_cast<replay::TaskId>(child - w->tasks.data());
+  std::vector<replay::Trigger> execs, wakes;
+  for (const auto& tr : child->triggers) (tr.kind == replay::TriggerKind::Exec ? execs : wakes).push_back(tr);
+  ASSERT_EQ(execs.size(), 2u);
+  ASSERT_EQ(wakes.size(), 1u);
+  EXPECT_EQ(execs[0].target, self);
+  EXPECT_EQ(execs[0].burst, 0u);
+  EXPECT_EQ(execs[0].offset, 389);
+  EXPECT_EQ(wakes[0].offset, 390);
+  EXPECT_EQ(execs[1].burst, 1u);
+  EXPECT_EQ(execs[1].offset, 50);
+  EXPECT_EQ(w->unmodelled.execsNotRunning, 0u);
 }
 
 TEST(TraceExtractor, PerCpuKthreadNames) {

@@ -47,6 +47,11 @@ class TraceBuilder {
     m_b.onFork({ts, cpu, parent, 0}, parent, commOf(parent), child, commOf(child));
     return *this;
   }
+  TraceBuilder& exec(int64_t ts, int cpu, int tid, const char* file) {
+    count("sched_process_exec");
+    m_b.onExec({ts, cpu, tid, 0}, tid, tid, file);
+    return *this;
+  }
   TraceBuilder& exit(int64_t ts, int cpu, int tid) {
     count("sched_process_exit");
     m_b.onExit({ts, cpu, tid, 0}, tid, commOf(tid), 120);

@@ -36,6 +36,7 @@ class FairPolicy final : public Policy {
   bool forcedIdle(int cpu) const override { return m_csActive && m_rqs[static_cast<size_t>(cpu)].pickForced; }
   void tick(int cpu, TaskId c) override;
   void balance(int cpu) override;
+  void exec(int cpu, TaskId t) override;
 
  private:
   struct RtKey {
@@ -63,6 +64,10 @@ class FairPolicy final : public Policy {
     // decayed; up to date at utilStamp (SIS_UTIL only).
     double utilAvg = 0;
     int64_t utilStamp = 0;
+    // The util of the tasks that exited here, decayed alike, up to date at
+    // exitedStamp: fork_lone_parent reads utilAvg without it (ownCpuView()).
+    double exitedUtil = 0;
+    int64_t exitedStamp = 0;
     int nrIdleScan = 0;  // sd_llc_shared->nr_idle_scan of this CPU's LLC, as its last periodic balance left it
     int delayed = 0;    // entities kept queued by DELAY_DEQUEUE (in cfs.nrRunning, not runnable)
     // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
@@ -98,6 +103,10 @@ class FairPolicy final : public Policy {
     int64_t loadStamp = 0;
     int loadCpu = -1;
     int recentUsedCpu = -1;  // p->recent_used_cpu
+    int execDest = -1;       // sched_exec() chose this CPU: the next pickNext() of its CPU moves it there
+    // PELT util (se->avg.util_avg) as its running time decayed, up to date at utilStamp (fork_lone_parent only).
+    double utilAvg = 0;
+    int64_t utilStamp = 0;
   };
 
   // --- Runqueue bookkeeping shared by the classes (fair_policy.cpp) ---
@@ -123,6 +132,7 @@ class FairPolicy final : public Policy {
   void updateUtil(int cpu);
   double utilNow(const Rq& r) const;
   double cpuUtil(int cpu) const;
+  double utilOfTasksHere(int cpu) const;
   void updateLoadAvg(int cpu, uint32_t t);
   void attachLoad(int cpu, uint32_t t);
   void detachLoad(uint32_t t);
@@ -196,9 +206,17 @@ class FairPolicy final : public Policy {
   bool coreCookieMatch(int cpu, TaskId t) const;
 
   // --- Wakeup placement and load balancing (placement.cpp) ---
-  int findIdlest(TaskId t, int parentCpu) const;
-  bool loneParentKeepsChild(TaskId child, int parentCpu) const;
-  const std::vector<int>* idlestGroup(TaskId t, const Engine::SchedDomain& d, int local, int loneCpu) const;
+  enum class Balance { Fork, Exec };
+  /// The asking task's CPU as fork or exec balancing counts it (ownCpuView()).
+  struct CpuView {
+    int cpu;
+    int nr;
+    int64_t load;
+    bool idle;
+  };
+  int findIdlest(TaskId t, int fromCpu, Balance why) const;
+  CpuView ownCpuView(TaskId t, int cpu, Balance why) const;
+  const std::vector<int>* idlestGroup(TaskId t, const Engine::SchedDomain& d, int local, const CpuView& own) const;
   const Engine::SchedDomain* spanningDomain(int cpu, int other) const;
   int64_t imbalancePct(const Engine::SchedDomain& d) const;
   int64_t balanceIntervalMs(const Engine::SchedDomain& d) const;
@@ -224,7 +242,7 @@ class FairPolicy final : public Policy {
   int64_t m_rrTimesliceMs = 100, m_rrTicks = 25;
   bool m_peltWakeAffine = false;  // wake_affine_weight() on PELT loads (else runnable weights)
   bool m_sisUtil = true;          // SIS_UTIL: the LLC's utilisation bounds select_idle_cpu()'s scan
-  bool m_forkLoneParentLocal = false;  // a lone parent's CPU keeps its forked child (loneParentKeepsChild)
+  bool m_forkLoneParent = false;  // the measured fork rule of ownCpuView()
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;

@@ -59,7 +59,7 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
   if (isFair(t) && m_ents[t].delayed) return m_ts[t].rqCpu;
   if (flags & kWakeInitial) return m_e->allowed(t, prev) ? prev : firstAllowed(t);
   if (!isFair(t)) return selectRt(t, prev);
-  if (flags & kWakeFork) return findIdlest(t, wakerCpu);
+  if (flags & kWakeFork) return findIdlest(t, wakerCpu, Balance::Fork);
   int target = m_e->allowed(t, prev) ? prev : firstAllowed(t);
   const int self = wakerCpu;
   // An interrupt's wakeup is affine too (select_task_rq_fair() does not ask
@@ -74,6 +74,18 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
   if (wantAffine && self != prev && m_e->allowed(t, self) && spanningDomain(self, prev))
     target = wakeAffine(t, self, prev, (flags & kWakeSync) != 0);
   return selectIdleSibling(t, prev, target);
+}
+
+// sched_exec(): select_task_rq_fair() with WF_EXEC, the find_idlest_cpu() of
+// forks with the task left out of its own CPU (ownCpuView()). A move goes
+// through the stopper: the CPU reschedules, and its pickNext() moves the task,
+// queued again by then. RT tasks stay (select_task_rq_rt() ignores WF_EXEC).
+void FairPolicy::exec(int cpu, TaskId t) {
+  if (!isFair(t)) return;
+  const int dest = findIdlest(t, cpu, Balance::Exec);
+  if (dest == cpu) return;
+  m_ts[t].execDest = dest;
+  m_e->resched(cpu);
 }
 
 void FairPolicy::balance(int cpu) {
@@ -116,29 +128,29 @@ const Engine::SchedDomain* FairPolicy::spanningDomain(int cpu, int other) const 
 }
 
 // --- placement ---
-int FairPolicy::findIdlest(TaskId t, int parentCpu) const {
+int FairPolicy::findIdlest(TaskId t, int fromCpu, Balance why) const {
   // find_idlest_group_cpu() skips CPUs whose core runs another cookie; with
-  // none left, find_idlest_cpu() keeps the task on the parent's CPU.
+  // none left, find_idlest_cpu() keeps the task where it is.
   if (m_csActive) {
     bool anyMatch = false;
     for (int c = 0; c < m_e->cpuCount() && !anyMatch; ++c) anyMatch = m_e->allowed(t, c) && coreCookieMatch(c, t);
-    if (!anyMatch) return m_e->allowed(t, parentCpu) ? parentCpu : firstAllowed(t);
+    if (!anyMatch) return m_e->allowed(t, fromCpu) ? fromCpu : firstAllowed(t);
   }
-  const int loneCpu = loneParentKeepsChild(t, parentCpu) ? parentCpu : -1;
+  const CpuView own = ownCpuView(t, fromCpu, why);
   // Narrow the candidates from the whole machine down, group by group.
-  const auto& domains = m_e->domains(parentCpu);
+  const auto& domains = m_e->domains(fromCpu);
   std::vector<int> candidates;
   if (domains.empty()) {
-    candidates.push_back(parentCpu);
+    candidates.push_back(fromCpu);
   } else {
     candidates = domains.back()->cpus;
-    int from = parentCpu;  // the CPU whose domains we descend: the parent's, then the chosen group's
+    int from = fromCpu;  // the CPU whose domains we descend: the task's own, then the chosen group's
     for (size_t level = domains.size(); level-- > 0;) {
       const Engine::SchedDomain* d = nullptr;
       for (const Engine::SchedDomain* sd : m_e->domains(from))
         if (sd->cpus == candidates) d = sd;
       if (!d || d->groups.front().size() == 1) break;  // single-CPU groups: the CPU choice below
-      const std::vector<int>* chosen = idlestGroup(t, *d, from, loneCpu);
+      const std::vector<int>* chosen = idlestGroup(t, *d, from, own);
       candidates = *chosen;
       if (std::find(chosen->begin(), chosen->end(), from) == chosen->end()) from = chosen->front();
     }
@@ -148,40 +160,47 @@ int FairPolicy::findIdlest(TaskId t, int parentCpu) const {
   int64_t bestLoad = INT64_MAX;
   const int n = m_e->cpuCount();
   for (int i = 0; i < n; ++i) {
-    const int c = (parentCpu + i) % n;  // the parent's CPU first: it wins ties
+    const int c = (fromCpu + i) % n;  // the task's own CPU first: it wins ties
     if (!m_e->allowed(t, c) || !coreCookieMatch(c, t)) continue;
     if (std::find(candidates.begin(), candidates.end(), c) == candidates.end()) continue;
-    const bool counted = c != loneCpu;
-    const int nr = counted ? nrRunning(c) : 0;
-    const int64_t ld = counted ? load(c) : 0;
+    const int nr = c == own.cpu ? own.nr : nrRunning(c);
+    const int64_t ld = c == own.cpu ? own.load : load(c);
     if (nr < bestNr || (nr == bestNr && ld < bestLoad)) best = c, bestNr = nr, bestLoad = ld;
   }
-  return best < 0 ? (m_e->allowed(t, parentCpu) ? parentCpu : firstAllowed(t)) : best;
+  return best < 0 ? (m_e->allowed(t, fromCpu) ? fromCpu : firstAllowed(t)) : best;
 }
 
-// A child forked by a task that runs alone on its CPU stays there while the
-// CPU has spare capacity (util below capacity x 100 / imbalance_pct, as
-// group_has_capacity() reads it), even with another CPU idle: the parent's CPU
-// counts as idle. Measured on Linux 6.18.44, not found in fair.c
-// (docs/models.md 5.5, tools/experiments/fork-placement.c). The replay's util
-// starts at 0, a guess about the time before the trace, so the rule waits
-// until four PELT half-lives have made that guess weigh less than 1/16.
-bool FairPolicy::loneParentKeepsChild(TaskId child, int parentCpu) const {
+// How fork and exec balancing see the CPU the task asks from. fair.c as read:
+// a forking parent's CPU counts the parent; an exec'ing task is left out of its
+// own CPU (task_running_on_cpu(), cpu_load_without()), which counts as idle if
+// nothing else is there (measured so, tools/experiments/fork-placement.c).
+// Measured on Linux 6.18.44 and not in fair.c as read (fork_lone_parent,
+// docs/models.md 5.5): the CPU of a parent that runs alone there counts as
+// idle while its util is below capacity x 100 / imbalance_pct (as
+// group_has_capacity() reads it), even with another CPU idle. The replay's
+// util starts at 0, a guess about the time before the trace, so that rule
+// waits until four PELT half-lives have made the guess weigh less than 1/16.
+FairPolicy::CpuView FairPolicy::ownCpuView(TaskId t, int cpu, Balance why) const {
   constexpr int64_t kPeltSettleNs = 4 * 32 * 1'024'000;
-  const TaskId parent = m_e->task(child).parent;  // kNoTask: arrives without a fork (rt-app)
-  if (!m_forkLoneParentLocal || parent == kNoTask || m_e->curr(parentCpu) != parent || nrRunning(parentCpu) != 1)
-    return false;
-  if (m_e->now() - m_startNs < kPeltSettleNs) return false;
-  return cpuUtil(parentCpu) * static_cast<double>(m_imbalancePct) < 1024.0 * 100;
+  const CpuView counted{cpu, nrRunning(cpu), load(cpu), availableIdle(cpu)};
+  const TaskId asking = why == Balance::Exec ? t : m_e->task(t).parent;
+  if (asking == kNoTask || m_e->curr(cpu) != asking) return counted;  // an rt-app arrival: no parent running
+  if (why == Balance::Fork) {
+    const bool lone = m_forkLoneParent && counted.nr == 1 && m_e->now() - m_startNs >= kPeltSettleNs;
+    const bool spare = lone && utilOfTasksHere(cpu) * static_cast<double>(m_imbalancePct) < 1024.0 * 100;
+    return spare ? CpuView{cpu, 0, 0, true} : counted;
+  }
+  const int others = counted.nr - 1;
+  return {cpu, others, counted.load - m_ents[t].weight, others == 0};
 }
 
 // find_idlest_group(): group_has_spare < group_fully_busy < group_overloaded,
 // then the most idle CPUs (spare) or the lowest average load (busy). The group
 // of `local` stays unless the idlest other group is of a less busy type, has
-// more idle CPUs, or is less loaded by more than imbalance_pct. `loneCpu`
-// (loneParentKeepsChild()) counts as idle.
+// more idle CPUs, or is less loaded by more than imbalance_pct. `own` is the
+// asking task's CPU as ownCpuView() sees it.
 const std::vector<int>* FairPolicy::idlestGroup(TaskId t, const Engine::SchedDomain& d, int local,
-                                                 int loneCpu) const {
+                                                 const CpuView& own) const {
   struct Stats {
     int type = 0;  // 0 has spare, 1 fully busy, 2 overloaded
     int idle = 0;
@@ -193,13 +212,10 @@ const std::vector<int>* FairPolicy::idlestGroup(TaskId t, const Engine::SchedDom
     int nr = 0;
     int64_t ld = 0;
     for (int c : g) {
-      if (c == loneCpu) {
-        ++s.idle;
-      } else {
-        nr += nrRunning(c);
-        ld += load(c);
-        s.idle += availableIdle(c);
-      }
+      const bool ownCpu = c == own.cpu;
+      nr += ownCpu ? own.nr : nrRunning(c);
+      ld += ownCpu ? own.load : load(c);
+      s.idle += ownCpu ? own.idle : availableIdle(c);
       s.allowed = s.allowed || (m_e->allowed(t, c) && coreCookieMatch(c, t));
     }
     const int size = static_cast<int>(g.size());
