@@ -245,6 +245,41 @@ TEST(BfsPolicy, StickyTasksKeepTheirCpu) {
 
 namespace {
 
+/// The CPUs on which the replay ran the task called `comm`.
+std::set<int> cpusThatRan(const replay::ReplayResult& r, const std::string& comm) {
+  std::set<int> cpus;
+  for (size_t cpu = 0; cpu < r.model->cpuSlices.size(); ++cpu) {
+    const auto& slices = r.model->cpuSlices[cpu];
+    for (size_t i = 0; i < slices.size(); ++i)
+      if (slices.kind[i] == core::SliceKind::Task && r.model->comm(slices.utid[i]) == comm)
+        cpus.insert(static_cast<int>(cpu));
+  }
+  return cpus;
+}
+
+// "make" (tid 100, on CPU 0) with these bursts forks "sh" (1 ms of work) when
+// its work reaches `forkAt` of burst `forkBurst`.
+replay::Workload makeForksSh(std::vector<replay::Burst> bursts, uint32_t forkBurst, int64_t forkAt) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task parent;
+  parent.tid = parent.tgid = 100;
+  parent.comm = "make";
+  parent.startCpu = 0;
+  parent.exits = true;
+  parent.bursts = std::move(bursts);
+  parent.triggers.push_back(
+      replay::Trigger{.offset = forkAt, .burst = forkBurst, .target = 1, .kind = replay::TriggerKind::Fork});
+  replay::Task child;
+  child.tid = child.tgid = 101;
+  child.comm = "sh";
+  child.parent = 0;
+  child.exits = true;
+  child.bursts.push_back(replay::Burst{.work = 1'000'000});
+  w.tasks = {parent, child};
+  return w;
+}
+
 // Hogs pinned to the given CPUs, and "s": `workUs` of work, then sleeps of
 // `sleepMs` ended by an interrupt on `irqCpu`, starting on `startCpu`.
 replay::Workload sleeperBesideHogs(std::vector<int> hogCpus, int startCpu, int64_t workUs, int64_t sleepMs, int irqCpu,
@@ -374,48 +409,18 @@ TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
 // A parent that worked 0.2 ms and slept 150 ms has util near 0.
 TEST(FairPlacement, ALoneParentWithSpareCapacityKeepsItsForkedChild) {
   const auto workload = [](int64_t busyMs) {
-    replay::Workload w;
-    w.kind = "rt-app";
-    replay::Task parent;
-    parent.tid = parent.tgid = 100;
-    parent.comm = "make";
-    parent.startCpu = 0;
-    parent.exits = true;
-    if (busyMs > 0) {
-      parent.bursts.push_back(replay::Burst{.work = busyMs * 1'000'000 + 50'000});
-      parent.triggers.push_back(replay::Trigger{.offset = busyMs * 1'000'000, .burst = 0, .target = 1, .kind = replay::TriggerKind::Fork});
-    } else {
-      parent.bursts.push_back(replay::Burst{.work = 200'000});
-      parent.bursts.push_back(
-          replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = 150'000'000, .wakeCpu = 0});
-      parent.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 1, .target = 1, .kind = replay::TriggerKind::Fork});
-    }
-    replay::Task child;
-    child.tid = child.tgid = 101;
-    child.comm = "sh";
-    child.parent = 0;
-    child.exits = true;
-    child.bursts.push_back(replay::Burst{.work = 1'000'000});
-    w.tasks = {parent, child};
-    return w;
-  };
-  const auto childCpus = [](const replay::ReplayResult& r) {
-    std::set<int> cpus;
-    for (size_t cpu = 0; cpu < r.model->cpuSlices.size(); ++cpu) {
-      const auto& slices = r.model->cpuSlices[cpu];
-      for (size_t i = 0; i < slices.size(); ++i)
-        if (slices.kind[i] == core::SliceKind::Task && r.model->comm(slices.utid[i]) == "sh")
-          cpus.insert(static_cast<int>(cpu));
-    }
-    return cpus;
+    if (busyMs > 0) return makeForksSh({replay::Burst{.work = busyMs * 1'000'000 + 50'000}}, 0, busyMs * 1'000'000);
+    return makeForksSh({replay::Burst{.work = 200'000},
+                        replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = 150'000'000, .wakeCpu = 0}},
+                       1, 50'000);
   };
   const std::set<int> parentsCpu{0}, idleCpu{1};
-  EXPECT_EQ(childCpus(replayOn(workload(0), "eevdf", 2)), parentsCpu);
-  EXPECT_EQ(childCpus(replayOn(workload(0), "eevdf", 2, {"release=6.12"})), idleCpu);
-  EXPECT_EQ(childCpus(replayOn(workload(0), "eevdf", 2, {"fork_lone_parent=false"})), idleCpu);
-  EXPECT_EQ(childCpus(replayOn(workload(0), "cfs", 2)), idleCpu);
-  EXPECT_EQ(childCpus(replayOn(workload(0), "cfs", 2, {"fork_lone_parent=true"})), parentsCpu);
-  EXPECT_EQ(childCpus(replayOn(workload(178), "eevdf", 2)), idleCpu);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(0), "eevdf", 2), "sh"), parentsCpu);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(0), "eevdf", 2, {"release=6.12"}), "sh"), idleCpu);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(0), "eevdf", 2, {"fork_lone_parent=false"}), "sh"), idleCpu);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(0), "cfs", 2), "sh"), idleCpu);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(0), "cfs", 2, {"fork_lone_parent=true"}), "sh"), parentsCpu);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(178), "eevdf", 2), "sh"), idleCpu);
 }
 
 // A hog pinned to CPU 0 runs 200 ms and exits; 1 ms later make, asleep since
@@ -424,23 +429,10 @@ TEST(FairPlacement, ALoneParentWithSpareCapacityKeepsItsForkedChild) {
 // exit (task_dead_fair(): remove_entity_load_avg()), leaving make's few µs, so
 // CPU 0 has spare capacity and the child stays beside its lone parent.
 TEST(FairPlacement, AnExitingTaskTakesItsUtilOffItsCpu) {
-  replay::Workload w;
-  w.kind = "rt-app";
-  replay::Task parent;
-  parent.tid = parent.tgid = 100;
-  parent.comm = "make";
-  parent.startCpu = 0;
-  parent.exits = true;
-  parent.bursts.push_back(replay::Burst{.work = 10'000});
-  parent.bursts.push_back(
-      replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = 201'000'000, .wakeCpu = 0});
-  parent.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 1, .target = 1, .kind = replay::TriggerKind::Fork});
-  replay::Task child;
-  child.tid = child.tgid = 101;
-  child.comm = "sh";
-  child.parent = 0;
-  child.exits = true;
-  child.bursts.push_back(replay::Burst{.work = 1'000'000});
+  replay::Workload w = makeForksSh(
+      {replay::Burst{.work = 10'000},
+       replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = 201'000'000, .wakeCpu = 0}},
+      1, 50'000);
   replay::Task hog;
   hog.tid = hog.tgid = 102;
   hog.comm = "hog";
@@ -448,16 +440,10 @@ TEST(FairPlacement, AnExitingTaskTakesItsUtilOffItsCpu) {
   hog.startCpu = 0;
   hog.exits = true;
   hog.bursts.push_back(replay::Burst{.work = 200'000'000});
-  w.tasks = {parent, child, hog};
+  w.tasks.push_back(hog);
   const auto r = replayOn(w, "eevdf", 2);
   ASSERT_TRUE(r.model);
-  std::set<int> cpus;
-  for (size_t cpu = 0; cpu < r.model->cpuSlices.size(); ++cpu) {
-    const auto& slices = r.model->cpuSlices[cpu];
-    for (size_t i = 0; i < slices.size(); ++i)
-      if (slices.kind[i] == core::SliceKind::Task && r.model->comm(slices.utid[i]) == "sh") cpus.insert(static_cast<int>(cpu));
-  }
-  EXPECT_EQ(cpus, std::set<int>{0});
+  EXPECT_EQ(cpusThatRan(r, "sh"), std::set<int>{0});
 }
 
 // sched_exec() (docs/models.md §5.5): x execs after `beforeMs` of its 1 ms
@@ -494,24 +480,14 @@ TEST(FairPlacement, ExecMovesATaskFromABusyCpuToAnIdleOne) {
     }
     return w;
   };
-  const auto cpusOfX = [](const replay::ReplayResult& r) {
-    std::set<int> cpus;
-    for (size_t cpu = 0; cpu < r.model->cpuSlices.size(); ++cpu) {
-      const auto& slices = r.model->cpuSlices[cpu];
-      for (size_t i = 0; i < slices.size(); ++i)
-        if (slices.kind[i] == core::SliceKind::Task && r.model->comm(slices.utid[i]) == "x")
-          cpus.insert(static_cast<int>(cpu));
-    }
-    return cpus;
-  };
   const std::set<int> both{0, 1}, first{0};
   const auto moved = replayOn(workload(true, 0, 120), "eevdf", 2);
-  EXPECT_EQ(cpusOfX(moved), both);
+  EXPECT_EQ(cpusThatRan(moved, "x"), both);
   EXPECT_EQ(moved.outcomes[0].runtimeNs, 1'000'000);
-  EXPECT_EQ(cpusOfX(replayOn(workload(true, 0, 120), "cfs", 2)), both);
-  EXPECT_EQ(cpusOfX(replayOn(workload(false, 0, 120), "eevdf", 2)), first);
-  EXPECT_EQ(cpusOfX(replayOn(workload(false, 178, 120), "eevdf", 2)), first);
-  EXPECT_EQ(cpusOfX(replayOn(workload(true, 0, 50), "eevdf", 2)), first);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(true, 0, 120), "cfs", 2), "x"), both);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(false, 0, 120), "eevdf", 2), "x"), first);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(false, 178, 120), "eevdf", 2), "x"), first);
+  EXPECT_EQ(cpusThatRan(replayOn(workload(true, 0, 50), "eevdf", 2), "x"), first);
 }
 
 // --- When an interrupt's sleep ends (irq_wakeup_time, docs/models.md §8.1) ---

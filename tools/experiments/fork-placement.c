@@ -19,7 +19,7 @@
 //   A: parent + 1 spinner, B idle                -> moves to B 40/40
 //   A: parent + 1 spinner, B one spinner         -> moves to B 40/40
 //   A: parent + 1 spinner, B two spinners        -> stays on A 40/40
-//   A: parent alone after running 32 ms          -> stays on A 38-39/40
+//   A: parent alone after running 32 ms          -> stays on A 18-40/40 (run to run)
 //   A: parent alone after running 100 ms         -> moves to B 40/40
 // and for a child that runs on A (its parent waiting) and then execs:
 //   exec alone on A, B idle                       -> stays on A 39/40
@@ -79,12 +79,28 @@ static pid_t spinner(int cpu) {
   return pid;
 }
 
-static void run_case(const char* what, int spinners_a, int spinners_b, long parent_runs_ms) {
-  pid_t spinners[8];
-  int n = 0;
-  for (int i = 0; i < spinners_a; ++i) spinners[n++] = spinner(0);
-  for (int i = 0; i < spinners_b; ++i) spinners[n++] = spinner(1);
+struct spinners {
+  pid_t pids[8];
+  int n;
+};
+
+static struct spinners start_spinners(int on_a, int on_b) {
+  struct spinners s = {{0}, 0};
+  for (int i = 0; i < on_a; ++i) s.pids[s.n++] = spinner(0);
+  for (int i = 0; i < on_b; ++i) s.pids[s.n++] = spinner(1);
   usleep(200000);
+  return s;
+}
+
+static void stop_spinners(const struct spinners* s) {
+  for (int i = 0; i < s->n; ++i) {
+    kill(s->pids[i], SIGKILL);
+    waitpid(s->pids[i], NULL, 0);
+  }
+}
+
+static void run_case(const char* what, int spinners_a, int spinners_b, long parent_runs_ms) {
+  const struct spinners running = start_spinners(spinners_a, spinners_b);
   int stays = 0, moves = 0;
   for (int i = 0; i < 40; ++i) {
     allow(0);
@@ -108,21 +124,14 @@ static void run_case(const char* what, int spinners_a, int spinners_b, long pare
     if (child_cpu == parent_cpu) ++stays;
     else ++moves;
   }
-  for (int i = 0; i < n; ++i) {
-    kill(spinners[i], SIGKILL);
-    waitpid(spinners[i], NULL, 0);
-  }
+  stop_spinners(&running);
   printf("%-45s -> stays on A %2d/40, moves to B %2d/40\n", what, stays, moves);
 }
 
 // The child runs `child_runs_ms` on A with its parent waiting, then execs this
 // program again, which reports the CPU the new image starts on.
 static void run_exec_case(const char* what, int spinners_a, int spinners_b, long child_runs_ms) {
-  pid_t spinners[8];
-  int n = 0;
-  for (int i = 0; i < spinners_a; ++i) spinners[n++] = spinner(0);
-  for (int i = 0; i < spinners_b; ++i) spinners[n++] = spinner(1);
-  usleep(200000);
+  const struct spinners running = start_spinners(spinners_a, spinners_b);
   int stays = 0, moves = 0;
   for (int i = 0; i < 40; ++i) {
     allow(0);
@@ -147,10 +156,7 @@ static void run_exec_case(const char* what, int spinners_a, int spinners_b, long
     if (cpu == 0) ++stays;
     else ++moves;
   }
-  for (int i = 0; i < n; ++i) {
-    kill(spinners[i], SIGKILL);
-    waitpid(spinners[i], NULL, 0);
-  }
+  stop_spinners(&running);
   printf("%-45s -> stays on A %2d/40, moves to B %2d/40\n", what, stays, moves);
 }
 
