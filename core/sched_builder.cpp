@@ -313,7 +313,8 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   uint32_t row = kNoRow;
   if (u != kIdleUtid) {
     ThreadRt& rt = m_threads[u.value];
-    if (rt.state == TaskState::Running && rt.cpu != cpu && rt.cpu >= 0) {
+    // Its CPU comes from the trace (a move's dest_cpu) and may lie past every CPU seen.
+    if (rt.state == TaskState::Running && rt.cpu != cpu && rt.cpu >= 0 && static_cast<size_t>(rt.cpu) < m_cpus.size()) {
       // Its switch out of the other CPU is missing too: who runs there is unknown from here on.
       CpuRt& other = m_cpus[static_cast<size_t>(rt.cpu)];
       if (other.sliceOpen && other.current == u) {

@@ -214,6 +214,27 @@ TEST(SchedBuilder, AnInferredSwitchInComesAfterTheMoveOntoItsCpu) {
   EXPECT_EQ(m->threadStates.ts[first + 2], 318);
 }
 
+// Found by the ftrace fuzzer: task 5 runs on CPU 0 when a move claims it for
+// CPU 9, which the trace never shows, and it then wakes task 6 from CPU 1. Its
+// switch-in on CPU 1 is inferred; the running task's old CPU (9) is past every
+// CPU the builder holds, and must not be looked up there (ASan read past the
+// vector; the fuzzer's input is in tests/fuzz/corpus/ftrace). Two switch-ins
+// are inferred on CPU 1: task 5's at its waking, the idle task's at the
+// idle-context event after it; the import goes on.
+TEST(SchedBuilder, ARunningTaskMovedToAnUnseenCpuIsInferredWhereItActs) {
+  TraceBuilder t;
+  t.sw(10, 0, 0, "R", 5).sw(20, 1, 8, "S", 0);
+  t.migrate(30, 0, 5, 0, 9);
+  t.waking(40, 1, 5, 6, 1).other(60, 1, 0);
+  auto m = t.build();
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_in_inferred), 2u);
+  const auto& s = m->cpuSlices[1];
+  ASSERT_FALSE(s.size() == 0);
+  bool ranOnCpu1 = false;
+  for (size_t i = 0; i < s.size(); ++i) ranOnCpu1 |= s.utid[i] == utidOfTid(*m, 5);
+  EXPECT_TRUE(ranOnCpu1);
+}
+
 // As perf recorded cyclictest on this machine: CPU 1's idle-context events
 // (the timer wakeups and the switches from idle) are all missing, so the task
 // is seen only switching out to sleep, again and again. Each run in between
