@@ -374,11 +374,15 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   const auto& ws = m.wakeups;
   deps.reserve(ws.size());  // at most one per wakeup; pages beyond those used are never touched
 
-  // Forks by child, to know who started in the trace.
+  // Forks by child: who started in the trace, and from which parent.
   std::vector<int64_t> forkTs(threadCount, -1);
+  std::vector<uint32_t> parentOf(threadCount, UINT32_MAX);
   for (size_t i = 0; i < m.taskEvents.size(); ++i)
-    if (m.taskEvents.kind[i] == core::TaskEventKind::Fork && m.taskEvents.other[i].isValid())
+    if (m.taskEvents.kind[i] == core::TaskEventKind::Fork && m.taskEvents.other[i].isValid() &&
+        m.taskEvents.other[i].value < threadCount) {
       forkTs[m.taskEvents.other[i].value] = m.taskEvents.ts[i];
+      parentOf[m.taskEvents.other[i].value] = m.taskEvents.utid[i].value;
+    }
 
   // Work is CPU time as the run slices have it (what `stats` calls runtime), so
   // that a replay conserves exactly what the recording shows; the state
@@ -659,11 +663,6 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   // comes after both. So an exec whose task woke its parent earlier in the
   // same run is placed just before that wakeup: the parent still waits when
   // the kernel chooses the CPU.
-  std::vector<uint32_t> parentOf(threadCount, UINT32_MAX);
-  for (size_t i = 0; i < m.taskEvents.size(); ++i)
-    if (m.taskEvents.kind[i] == core::TaskEventKind::Fork && m.taskEvents.other[i].isValid() &&
-        m.taskEvents.other[i].value < threadCount)
-      parentOf[m.taskEvents.other[i].value] = m.taskEvents.utid[i].value;
   std::vector<std::vector<int64_t>> parentWakes(threadCount);  // per task, in time order
   for (const PendingDep& d : deps)
     if (d.waker < threadCount && parentOf[d.waker] == d.wakee) parentWakes[d.waker].push_back(d.ts);
