@@ -183,13 +183,11 @@ std::string findTracePath(std::string_view text, const PathMap& paths) {
   return {};
 }
 
-/// Takes the current thread's babeltrace2 error (causes in the order they
-/// were appended: the innermost, the actual reason, first) and keeps the
-/// innermost cause, the first trace file a cause names (innermost first) and
-/// an offset if one is given.
-BtErrorInfo takeError(const PathMap& paths) {
+/// Releases a babeltrace2 error (causes in the order they were appended: the
+/// innermost, the actual reason, first) and keeps the innermost cause, the
+/// first trace file a cause names (innermost first) and an offset if one is given.
+BtErrorInfo describeError(const bt_error* error, const PathMap& paths) {
   BtErrorInfo info;
-  const bt_error* error = bt_current_thread_take_error();
   if (!error) return info;
   const uint64_t count = bt_error_get_cause_count(error);
   for (uint64_t k = 0; k < count; ++k) {
@@ -214,6 +212,8 @@ BtErrorInfo takeError(const PathMap& paths) {
   }
   return info;
 }
+
+BtErrorInfo takeError(const PathMap& paths) { return describeError(bt_current_thread_take_error(), paths); }
 
 // ---------------------------------------------------------------------------
 // Event classes: what each one means for the builder, resolved once
@@ -1264,6 +1264,8 @@ struct RunLoopCall {
   const std::stop_token* stop;
   bt_graph_run_once_status status = BT_GRAPH_RUN_ONCE_STATUS_OK;
   bool cancelled = false;
+  /// The first error babeltrace2 reported while it went on reading (owned).
+  const bt_error* readOn = nullptr;
   static void run(void* p) {
     auto* c = static_cast<RunLoopCall*>(p);
     for (;;) {
@@ -1272,8 +1274,24 @@ struct RunLoopCall {
         return;
       }
       c->status = bt_graph_run_once(c->graph);
-      if (c->status != BT_GRAPH_RUN_ONCE_STATUS_OK && c->status != BT_GRAPH_RUN_ONCE_STATUS_AGAIN) return;
+      if (c->status != BT_GRAPH_RUN_ONCE_STATUS_OK && c->status != BT_GRAPH_RUN_ONCE_STATUS_AGAIN) {
+        if (c->status == BT_GRAPH_RUN_ONCE_STATUS_END) c->keepReadOnError();
+        return;
+      }
+      // src.ctf.fs (2.0) may append an error cause and still return an ordinary
+      // status, e.g. when an event header runs past its packet's content
+      // ("Cannot handle state"). The babeltrace2 command reads on, and so do
+      // we; left on the thread, the error makes the next call abort on a precondition.
+      c->keepReadOnError();
     }
+  }
+  void keepReadOnError() {
+    const bt_error* error = bt_current_thread_take_error();
+    if (!error) return;
+    if (readOn)
+      bt_error_release(error);
+    else
+      readOn = error;
   }
 };
 
@@ -1601,6 +1619,7 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
                  std::to_string(active->eventsSeen()) + " events; the events before are kept";
     runError = error.format(where);
   } else if (run.cancelled) {
+    if (run.readOn) bt_error_release(run.readOn);
     return core::Error("cancelled");
   } else if (run.status != BT_GRAPH_RUN_ONCE_STATUS_END) {
     BtErrorInfo error = takeError(paths);
@@ -1608,6 +1627,11 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
     if (run.status == BT_GRAPH_RUN_ONCE_STATUS_MEMORY_ERROR && error.root.empty()) error.root = "out of memory";
     error.root += " (after " + std::to_string(active->eventsSeen()) + " events)";
     runError = error.format(where);
+  }
+  if (run.readOn) {
+    BtErrorInfo note = describeError(run.readOn, paths);
+    note.root = "babeltrace2 reported an error and read on: " + (note.root.empty() ? "(no cause given)" : note.root);
+    repairNotes.push_back(note.format(where));
   }
   active->finish();
   joinBuilder.now();

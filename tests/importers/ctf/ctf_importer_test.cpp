@@ -280,6 +280,29 @@ TEST(CtfImporterBadInput, ScribbledStreamReadsAsFarAsBabeltrace) {
   EXPECT_LT(readByBabeltrace, 24u);
 }
 
+TEST(CtfImporterBadInput, AnErrorBabeltraceReadsOnAfterIsReportedNotAnAbort) {
+  // A stream file of ctf_fuzzer's (the synthetic trace's first packet with its
+  // strings scribbled): src.ctf.fs decodes 9 events, then an event header runs
+  // past the packet's content ("Cannot handle state"). It appends that error
+  // but returns an ordinary status, and the babeltrace2 command reads on and
+  // exits 0; left on the thread, the error made our next bt_graph_run_once()
+  // abort on a precondition, and the import end as "babeltrace2 aborted".
+  const std::string dir = dataPath("ctf/corrupt/read-on-error");
+  const Outcome o = importOutcome(dir);
+  ASSERT_TRUE(o.model) << o.error;
+  EXPECT_TRUE(o.partial);
+  EXPECT_EQ(o.events, 9u);
+  EXPECT_NE(o.error.find(dir + ": babeltrace2 reported an error and read on: Cannot handle state"), std::string::npos)
+      << o.error;
+  EXPECT_EQ(o.error.find("aborted"), std::string::npos) << o.error;
+  if (!ctftest::babeltraceInstalled()) GTEST_SKIP() << "babeltrace2 CLI (make setup) not installed: count not compared";
+  const auto reference = ctftest::babeltraceCounts(dir);
+  ASSERT_TRUE(reference.has_value()) << "the babeltrace2 command reads this trace to its end";
+  uint64_t events = 0;
+  for (const auto& [name, n] : *reference) events += n;
+  EXPECT_EQ(o.events, events);
+}
+
 TEST(CtfImporterBadInput, StreamOfRandomBytes) {
   TempCopy tmp(dataPath(kPerfSleep + "/ctf"));
   const auto size = fs::file_size(tmp.path("perf_stream_1"));
