@@ -638,10 +638,14 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   // A task's (burst, offset) at time ts: the last burst that had become runnable
   // by ts, and the work done in it by then. Queries are grouped per task and
   // sorted by time so that cursors walk each task's bursts and runs once.
+  // A dependency's query carries its wakee, so that the triggers are made in
+  // query order without a random read of deps per query.
   struct PointQuery {
     uint32_t utid;
-    int64_t ts;
     uint32_t index;  // into deps (fork and exec queries: deps.size() + their number)
+    int64_t ts;
+    TaskId wakee = kNoTask;
+    uint32_t wakeeBurst = 0;
   };
   // Grouped by task (a stable counting sort) and in time order within a task:
   // wakeups are visited in row order, which is time order; forks and execs likewise.
@@ -654,7 +658,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     for (size_t row = 0; row < ws.size(); ++row)
       if (depOfRow[row] != UINT32_MAX) {
         const PendingDep& d = deps[depOfRow[row]];
-        unsorted.push_back({d.waker, d.ts, depOfRow[row]});
+        unsorted.push_back({d.waker, depOfRow[row], d.ts, idOf[d.wakee], d.wakeeBurst});
       }
   }
   // Forks of replayed children (queried on the parent) and execs of replayed tasks.
@@ -691,7 +695,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     } else {
       ts = execPoint(actor, ts);
     }
-    if (actor < threadCount) eventQueries.push_back({actor, ts, static_cast<uint32_t>(deps.size() + eventRows.size())});
+    if (actor < threadCount) eventQueries.push_back({actor, static_cast<uint32_t>(deps.size() + eventRows.size()), ts});
     eventRows.push_back(i);
   }
   std::vector<PointQuery> queries(unsorted.size() + eventQueries.size());
@@ -713,12 +717,15 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
                        [](const PointQuery& a, const PointQuery& b) { return a.ts < b.ts; });
     q = e;
   }
+  // Points in query order (the loops below walk them so); whether each
+  // dependency, fork and exec found its point, by their index.
   struct Point {
     bool ok = false;
     uint32_t burst = 0;
     int64_t offset = 0;
   };
-  std::vector<Point> points(deps.size() + eventRows.size());
+  std::vector<Point> points(queries.size());
+  std::vector<uint8_t> resolved(deps.size() + eventRows.size(), 0);
   for (size_t q = 0; q < queries.size();) {
     const uint32_t utid = queries[q].utid;
     const TaskId id = idOf[utid];
@@ -732,7 +739,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       if (b == 0) continue;
       while (run < sc.runTs.size() && sc.runTs[run] <= ts) ++run;
       const int64_t done = workDoneBy(sc, run, ts);
-      Point& p = points[queries[q].index];
+      Point& p = points[q];
+      resolved[queries[q].index] = 1;
       p.ok = true;
       p.burst = static_cast<uint32_t>(b - 1);
       p.offset = std::clamp<int64_t>(done - sc.burstCumStart[b - 1], 0, bursts[b - 1].work);
@@ -742,19 +750,16 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   // sorted by (burst, offset) in the common case.
   {
     std::vector<uint32_t> count(w.tasks.size(), 0);
-    for (const PointQuery& q : queries)
-      if (points[q.index].ok && idOf[q.utid] != kNoTask) ++count[idOf[q.utid]];
+    for (size_t q = 0; q < queries.size(); ++q)
+      if (points[q].ok) ++count[idOf[queries[q].utid]];
     for (size_t t = 0; t < w.tasks.size(); ++t) w.tasks[t].triggers.reserve(count[t]);
   }
-  for (const PointQuery& q : queries) {
-    const Point& p = points[q.index];
+  for (size_t k = 0; k < queries.size(); ++k) {
+    const PointQuery& q = queries[k];
+    const Point& p = points[k];
     if (!p.ok) continue;
     if (q.index < deps.size()) {
-      const PendingDep& d = deps[q.index];
-      const TaskId wakee = idOf[d.wakee];
-      const TaskId waker = idOf[d.waker];
-      w.tasks[wakee].bursts[d.wakeeBurst].waker = waker;
-      w.tasks[waker].triggers.push_back({p.offset, p.burst, wakee, d.wakeeBurst, TriggerKind::Wake});
+      w.tasks[idOf[q.utid]].triggers.push_back({p.offset, p.burst, q.wakee, q.wakeeBurst, TriggerKind::Wake});
     } else {
       const size_t i = eventRows[q.index - deps.size()];
       const TaskId actor = idOf[m.taskEvents.utid[i].value];
@@ -767,17 +772,22 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       w.tasks[actor].triggers.push_back({p.offset, p.burst, child, 0, TriggerKind::Fork});
     }
   }
+  // deps are in wakee order: this walks the bursts they wake in memory order.
   for (size_t i = 0; i < deps.size(); ++i) {
     const PendingDep& d = deps[i];
     const TaskId wakee = idOf[d.wakee];
-    if (wakee == kNoTask || points[i].ok) continue;
+    if (wakee == kNoTask) continue;
     Burst& b = w.tasks[wakee].bursts[d.wakeeBurst];
+    if (resolved[i]) {
+      b.waker = idOf[d.waker];
+      continue;
+    }
     b.wake = WakeKind::Sleep;
     b.sleepNs = std::max<int64_t>(0, b.recordedStart - d.blockStart);
     ++w.unmodelled.wakeupsUnknownWaker;
   }
   for (size_t k = 0; k < eventRows.size(); ++k) {
-    if (points[deps.size() + k].ok) continue;
+    if (resolved[deps.size() + k]) continue;
     const size_t i = eventRows[k];
     if (m.taskEvents.kind[i] == core::TaskEventKind::Exec) {
       ++w.unmodelled.execsNotRunning;
