@@ -83,15 +83,28 @@ class RunnableStretches {
     int64_t from = 0;
     int64_t to = 0;
     int queue = 0;
+    /// The state row whose wakeup gives `queue` if the piece's user asks for it
+    /// (resolveQueue()); kNoRow once `queue` is final.
+    uint32_t wokenRow = kNoRow;
   };
+  static constexpr uint32_t kNoRow = UINT32_MAX;
   RunnableStretches(const TraceModel& m, Utid u, TimeRange range, std::span<const uint32_t> migrations)
       : m_m(m), m_u(u), m_range(range), m_migrations(migrations), m_wakeups(m, u) {
     std::tie(m_r, m_e) = m.stateRowsOf(u);
     m_b = m_r;
   }
 
-  /// The next piece; false when there are no more.
+  /// The next piece with its queue; false when there are no more.
   bool next(Piece& out) {
+    if (!nextPiece(out)) return false;
+    resolveQueue(out);
+    return true;
+  }
+
+  /// The next piece, whose queue may wait for resolveQueue(): the queue of a
+  /// woken task is its wakeup's target CPU, found among the task's wakeups (a
+  /// cache miss or two each), which a sweep that drops most pieces need not pay.
+  bool nextPiece(Piece& out) {
     const auto& st = m_m.threadStates;
     const auto& mg = m_m.migrations;
     for (;;) {
@@ -104,16 +117,15 @@ class RunnableStretches {
         }
         m_at = st.ts[r];
         m_queue = st.cpu[r];
-        if (st.state[r] == TaskState::Runnable) {
-          if (auto w = m_wakeups.ofRow(m_at, r > m_b ? st.ts[r - 1] : INT64_MIN)) m_queue = m_m.wakeups.targetCpu[*w];
-        }
+        m_wokenRow = st.state[r] == TaskState::Runnable ? r : kNoRow;
         while (m_k < m_migrations.size() && mg.ts[m_migrations[m_k]] < m_at) ++m_k;
         m_inRow = true;
       }
       if (m_k < m_migrations.size() && mg.ts[m_migrations[m_k]] < m_rowEnd) {
         const int64_t t = mg.ts[m_migrations[m_k]];
-        const Piece piece{std::max(m_at, m_range.from), std::min(t, m_range.to), m_queue};
+        const Piece piece{std::max(m_at, m_range.from), std::min(t, m_range.to), m_queue, m_wokenRow};
         m_queue = mg.destCpu[m_migrations[m_k]];
+        m_wokenRow = kNoRow;
         const bool some = t > m_at && piece.to > piece.from;
         m_at = std::max(m_at, t);
         ++m_k;
@@ -122,9 +134,19 @@ class RunnableStretches {
       }
       m_inRow = false;
       ++m_r;
-      const Piece piece{std::max(m_at, m_range.from), std::min(m_rowEnd, m_range.to), m_queue};
+      const Piece piece{std::max(m_at, m_range.from), std::min(m_rowEnd, m_range.to), m_queue, m_wokenRow};
       if (piece.to > piece.from) return out = piece, true;
     }
+  }
+
+  /// Sets the queue of a piece from nextPiece(). Pieces must be resolved in
+  /// the order they came (the wakeups are walked forward).
+  void resolveQueue(Piece& p) {
+    if (p.wokenRow == kNoRow) return;
+    const auto& st = m_m.threadStates;
+    const uint32_t r = p.wokenRow;
+    if (auto w = m_wakeups.ofRow(st.ts[r], r > m_b ? st.ts[r - 1] : INT64_MIN)) p.queue = m_m.wakeups.targetCpu[*w];
+    p.wokenRow = kNoRow;
   }
 
  private:
@@ -139,6 +161,7 @@ class RunnableStretches {
   int64_t m_at = 0;                    // where the row's next piece starts
   int64_t m_rowEnd = 0;
   int m_queue = 0;
+  uint32_t m_wokenRow = kNoRow;  // the row whose wakeup gives m_queue, until a migration moves the task
 };
 
 template <typename Fn>
@@ -445,8 +468,11 @@ int64_t idleWhileRunnableNs(const TraceModel& m, TimeRange range) {
   };
   std::vector<TaskCursor> tasks;
   const auto advance = [&](TaskCursor& t) {
-    while ((t.has = t.pieces.next(t.piece)))
-      if (t.piece.queue < cpus && meetsIdle(t.piece.from, t.piece.to)) return;
+    while ((t.has = t.pieces.nextPiece(t.piece)))
+      if (meetsIdle(t.piece.from, t.piece.to)) {
+        t.pieces.resolveQueue(t.piece);
+        if (t.piece.queue < cpus) return;
+      }
   };
   for (uint32_t u = 1; u < m.threads.size(); ++u) {
     const auto& aff = m.threads.affinity[u];
