@@ -35,6 +35,18 @@ class SharedTraceDats : public ::testing::Test {
   std::vector<std::string> m_paths;
 };
 
+// The two forms trace-cmd 3.1.6 printed for the same line of
+// trappy/raw_trace.dat, run to run ("ls-4734  [002] 106439.675571: bprint: ..."
+// and "ls-4734  [002]106439675570920: bprint: ..."), and tokens that are not timestamps.
+TEST(TraceCmdReportParsing, BothTimestampFormsAreTimestamps) {
+  EXPECT_TRUE(isTraceCmdTimestamp("106439.675571:"));
+  EXPECT_TRUE(isTraceCmdTimestamp("[002]106439675570920:"));
+  EXPECT_FALSE(isTraceCmdTimestamp("[002]"));
+  EXPECT_FALSE(isTraceCmdTimestamp("106439675570920:"));  // a bare number: no cpu, no point
+  EXPECT_FALSE(isTraceCmdTimestamp("ls-4734"));
+  EXPECT_FALSE(isTraceCmdTimestamp("bprint:"));
+}
+
 TEST_F(SharedTraceDats, AllImportWithTraceCmdReportCounts) {
   const bool report = haveTraceCmd();
   for (const auto& path : m_paths) {
