@@ -212,8 +212,9 @@ TEST(WhyChain, PathOverAPartialRange) {
 // waitX (202) at 1000 onto CPU 0 and keeps running until it is preempted by X
 // at 3000. X's sched_waking names CPU 1 (task_cpu(), where it last ran), its
 // sched_wakeup CPU 0: X queues where the wakeup put it; taken from the
-// sched_waking, X would wait on an idle CPU 1 and miss nothing. CPU 1 is idle from 0 except for irqZ (203), woken by an interrupt at
-// 1900 and running 2000..2500. At 3200 CPU 1 pulls Y (sched_migrate_task 0 -> 1)
+// sched_waking, X would wait on an idle CPU 1 and miss nothing. CPU 1 is idle
+// from 0 except for irqZ (203), woken by an interrupt at 1900 and running
+// 2000..2500. At 3200 CPU 1 pulls Y (sched_migrate_task 0 -> 1)
 // and runs it from 3300; X sleeps at 4000, the last event.
 //
 // X waited 1000..3000 on CPU 0, busy with Y throughout, while CPU 1 idled

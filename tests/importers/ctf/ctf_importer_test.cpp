@@ -287,7 +287,10 @@ TEST(CtfImporterBadInput, AnErrorBabeltraceReadsOnAfterIsReportedNotAnAbort) {
   // but returns an ordinary status, and the babeltrace2 command reads on and
   // exits 0; left on the thread, the error made our next bt_graph_run_once()
   // abort on a precondition, and the import end as "babeltrace2 aborted".
-  const std::string dir = dataPath("ctf/corrupt/read-on-error");
+  TempCopy tmp(dataPath("ctf/synthetic-lttng"));
+  fs::remove(tmp.path("chan_1"));
+  fs::copy_file(dataPath("ctf/corrupt/read-on-error.chan_0"), tmp.path("chan_0"), fs::copy_options::overwrite_existing);
+  const std::string& dir = tmp.dir();
   const Outcome o = importOutcome(dir);
   ASSERT_TRUE(o.model) << o.error;
   EXPECT_TRUE(o.partial);
