@@ -13,15 +13,15 @@ using core::TaskState;
 using core::Utid;
 
 // A wakeup of a task by another task, resolved into a trigger once every
-// task's bursts are known.
+// task's bursts are known. One per wakeup on a big trace: its time is the
+// wakeup row's, and the burst keeps the block's length for the fallback.
 struct PendingDep {
   uint32_t wakee;  // utid
   uint32_t wakeeBurst;
   uint32_t waker;  // utid
   uint32_t row;    // wakeup row (rows are in time order)
-  int64_t ts;
-  int64_t blockStart;
 };
+static_assert(sizeof(PendingDep) == 16);
 
 struct Scan {
   std::vector<Burst> bursts;
@@ -251,12 +251,15 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
     }
   }
   // New numbering: each burst becomes its pieces; pieceStart = offset of the
-  // piece in its original burst.
+  // piece in its original burst. A task without gates keeps its numbering
+  // (and no tables).
   std::vector<std::vector<uint32_t>> firstPiece(n);
   std::vector<std::vector<int64_t>> pieceStart(n);
   for (size_t id = 0; id < n; ++id) {
+    if (gates[id].empty()) continue;
     const auto& bursts = w.tasks[id].bursts;
     firstPiece[id].resize(bursts.size() + 1);
+    pieceStart[id].reserve(bursts.size() + gates[id].size());
     size_t g = 0;
     for (size_t b = 0; b < bursts.size(); ++b) {
       firstPiece[id][b] = static_cast<uint32_t>(pieceStart[id].size());
@@ -268,6 +271,11 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
   // A point (burst, offset) in the new numbering: a point at a split belongs to
   // the end of the piece before it (reached before the gate is passed).
   const auto remap = [&](size_t id, uint32_t b, int64_t o, uint32_t& nb, int64_t& no) {
+    if (gates[id].empty()) {
+      nb = b;
+      no = o;
+      return;
+    }
     const auto begin = pieceStart[id].begin() + firstPiece[id][b];
     const auto end = pieceStart[id].begin() + firstPiece[id][b + 1];
     auto k = std::lower_bound(begin + 1, end, o);  // first piece starting at or after o
@@ -281,36 +289,42 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
   }
   for (size_t id = 0; id < n; ++id) {
     for (Trigger& tr : w.tasks[id].triggers)
-      if (tr.kind == TriggerKind::Wake && tr.target < n) tr.targetBurst = firstPiece[tr.target][tr.targetBurst];
+      if (tr.kind == TriggerKind::Wake && tr.target < n && !gates[tr.target].empty())
+        tr.targetBurst = firstPiece[tr.target][tr.targetBurst];
   }
+  // The pieces are laid out in place, from the last burst back: a burst's
+  // pieces start at or after its own slot, so no burst is overwritten before
+  // it is read (and the bursts' spare capacity usually spares a new array).
   for (size_t id = 0; id < n; ++id) {
     if (gates[id].empty()) continue;
-    Task& t = w.tasks[id];
-    std::vector<Burst> pieces;
-    pieces.reserve(pieceStart[id].size());
-    size_t g = 0;
-    for (size_t b = 0; b < t.bursts.size(); ++b) {
-      const Burst& orig = t.bursts[b];
-      int64_t start = 0;
-      pieces.push_back(orig);
-      for (; g < gates[id].size() && gates[id][g].burst == b; ++g) {
-        Gate& gate = gates[id][g];
-        gate.piece = static_cast<uint32_t>(pieces.size());
-        pieces.back().work = gate.offset - start;
-        pieces.back().recordedEnd = gate.ts;
+    std::vector<Burst>& bursts = w.tasks[id].bursts;
+    const size_t burstCount = bursts.size();
+    bursts.resize(pieceStart[id].size());
+    size_t g = gates[id].size();  // gates of bursts after b
+    for (size_t b = burstCount; b-- > 0;) {
+      const Burst orig = bursts[b];
+      size_t first = g;
+      while (first > 0 && gates[id][first - 1].burst == b) --first;
+      const uint32_t at = firstPiece[id][b];
+      bursts[at] = orig;
+      if (first == g) continue;
+      bursts[at].work = gates[id][first].offset;
+      bursts[at].recordedEnd = gates[id][first].ts;
+      for (size_t k = first; k < g; ++k) {
+        Gate& gate = gates[id][k];
+        gate.piece = at + static_cast<uint32_t>(k - first) + 1;
         Burst piece;
         piece.wake = WakeKind::Task;
         piece.gate = true;
         piece.blockState = core::TaskState::Sleeping;
         piece.waker = gate.producer;
         piece.recordedStart = gate.ts;
-        piece.recordedEnd = orig.recordedEnd;
-        piece.work = orig.work - gate.offset;
-        pieces.push_back(piece);
-        start = gate.offset;
+        piece.recordedEnd = k + 1 < g ? gates[id][k + 1].ts : orig.recordedEnd;
+        piece.work = (k + 1 < g ? gates[id][k + 1].offset : orig.work) - gate.offset;
+        bursts[gate.piece] = piece;
       }
+      g = first;
     }
-    t.bursts = std::move(pieces);
     w.dataflowGates += gates[id].size();
   }
   std::vector<size_t> gatesOfProducer(n, 0);
@@ -474,8 +488,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
               ++w.unmodelled.wakeupsFromInterrupt;
             } else {
               b.wake = WakeKind::Task;
-              deps.push_back({static_cast<uint32_t>(u), 0, ws.waker[wrow].value, static_cast<uint32_t>(wrow), ws.ts[wrow],
-                             blockStart});
+              b.sleepNs = ts - blockStart;  // kept for the fallback when the waker cannot be resolved
+              deps.push_back({static_cast<uint32_t>(u), 0, ws.waker[wrow].value, static_cast<uint32_t>(wrow)});
             }
           } else {
             b.wake = WakeKind::None;
@@ -506,7 +520,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
             b.wake = WakeKind::Task;
             b.sleepNs = ts - blockStart;  // kept for the fallback when the waker cannot be resolved
             deps.push_back({static_cast<uint32_t>(u), static_cast<uint32_t>(s.bursts.size()), ws.waker[wrow].value,
-                            static_cast<uint32_t>(wrow), ws.ts[wrow], blockStart});
+                            static_cast<uint32_t>(wrow)});
           }
         }
       }
@@ -647,19 +661,18 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     TaskId wakee = kNoTask;
     uint32_t wakeeBurst = 0;
   };
-  // Grouped by task (a stable counting sort) and in time order within a task:
-  // wakeups are visited in row order, which is time order; forks and execs likewise.
-  std::vector<PointQuery> unsorted;
-  unsorted.reserve(deps.size());
-  {
-    std::vector<uint32_t> depOfRow(ws.size(), UINT32_MAX);
-    for (size_t i = 0; i < deps.size(); ++i)
-      if (idOf[deps[i].wakee] != kNoTask && deps[i].waker != deps[i].wakee) depOfRow[deps[i].row] = static_cast<uint32_t>(i);
-    for (size_t row = 0; row < ws.size(); ++row)
-      if (depOfRow[row] != UINT32_MAX) {
-        const PendingDep& d = deps[depOfRow[row]];
-        unsorted.push_back({d.waker, depOfRow[row], d.ts, idOf[d.wakee], d.wakeeBurst});
-      }
+  // Grouped by task (a stable counting sort, filled straight into place) and in
+  // time order within a task: wakeups are visited in row order, which is time
+  // order; forks and execs likewise.
+  std::vector<uint32_t> begin(threadCount + 1, 0);  // per utid, where its queries start
+  std::vector<uint32_t> depOfRow(ws.size(), UINT32_MAX);
+  for (size_t i = 0; i < deps.size(); ++i) {
+    const PendingDep& d = deps[i];
+    if (idOf[d.wakee] == kNoTask || d.waker == d.wakee) continue;
+    uint32_t& dep = depOfRow[d.row];
+    if (dep != UINT32_MAX) --begin[deps[dep].waker + 1];  // two blocks ended by one wakeup: the later keeps it
+    dep = static_cast<uint32_t>(i);
+    ++begin[d.waker + 1];
   }
   // Forks of replayed children (queried on the parent) and execs of replayed tasks.
   // sched_exec() runs at the start of execve(), before the new program is
@@ -669,7 +682,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   // the kernel chooses the CPU.
   std::vector<std::vector<int64_t>> parentWakes(threadCount);  // per task, in time order
   for (const PendingDep& d : deps)
-    if (d.waker < threadCount && parentOf[d.waker] == d.wakee) parentWakes[d.waker].push_back(d.ts);
+    if (d.waker < threadCount && parentOf[d.waker] == d.wakee) parentWakes[d.waker].push_back(ws.ts[d.row]);
   const auto execPoint = [&](uint32_t actor, int64_t execTs) {
     const auto& wakes = parentWakes[actor];
     const auto after = std::upper_bound(wakes.begin(), wakes.end(), execTs);
@@ -695,19 +708,24 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     } else {
       ts = execPoint(actor, ts);
     }
-    if (actor < threadCount) eventQueries.push_back({actor, static_cast<uint32_t>(deps.size() + eventRows.size()), ts});
+    if (actor < threadCount) {
+      eventQueries.push_back({actor, static_cast<uint32_t>(deps.size() + eventRows.size()), ts});
+      ++begin[actor + 1];
+    }
     eventRows.push_back(i);
   }
-  std::vector<PointQuery> queries(unsorted.size() + eventQueries.size());
-  {
-    std::vector<uint32_t> begin(threadCount + 1, 0);
-    for (const auto& q : unsorted) ++begin[q.utid + 1];
-    for (const auto& q : eventQueries) ++begin[q.utid + 1];
-    for (size_t u = 0; u < threadCount; ++u) begin[u + 1] += begin[u];
-    for (const auto& q : unsorted) queries[begin[q.utid]++] = q;
-    // Forks and execs are few: merge them into their task's run by time.
-    for (const auto& q : eventQueries) queries[begin[q.utid]++] = q;
-  }
+  for (size_t u = 0; u < threadCount; ++u) begin[u + 1] += begin[u];
+  // Each acting task gets a trigger per query it resolves: at most its queries.
+  for (size_t u = 0; u < threadCount; ++u)
+    if (idOf[u] != kNoTask) w.tasks[idOf[u]].triggers.reserve(begin[u + 1] - begin[u]);
+  std::vector<PointQuery> queries(begin[threadCount]);
+  for (size_t row = 0; row < ws.size(); ++row)
+    if (const uint32_t i = depOfRow[row]; i != UINT32_MAX) {
+      const PendingDep& d = deps[i];
+      queries[begin[d.waker]++] = {d.waker, i, ws.ts[row], idOf[d.wakee], d.wakeeBurst};
+    }
+  // Forks and execs are few: merge them into their task's run by time.
+  for (const auto& q : eventQueries) queries[begin[q.utid]++] = q;
   for (size_t q = 0; q < queries.size();) {
     size_t e = q;
     while (e < queries.size() && queries[e].utid == queries[q].utid) ++e;
@@ -717,14 +735,10 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
                        [](const PointQuery& a, const PointQuery& b) { return a.ts < b.ts; });
     q = e;
   }
-  // Points in query order (the loops below walk them so); whether each
-  // dependency, fork and exec found its point, by their index.
-  struct Point {
-    bool ok = false;
-    uint32_t burst = 0;
-    int64_t offset = 0;
-  };
-  std::vector<Point> points(queries.size());
+  // Each query that finds its point becomes a trigger of its acting task, in
+  // query order: per task and in time order, hence already sorted by (burst,
+  // offset) in the common case. Whether each dependency, fork and exec found
+  // its point, by their index.
   std::vector<uint8_t> resolved(deps.size() + eventRows.size(), 0);
   for (size_t q = 0; q < queries.size();) {
     const uint32_t utid = queries[q].utid;
@@ -733,43 +747,27 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     size_t b = 0, run = 0;  // cursors: next burst to pass, next run to pass
     for (; q < queries.size() && queries[q].utid == utid; ++q) {
       if (id == kNoTask) continue;
-      const auto& bursts = w.tasks[id].bursts;
-      const int64_t ts = queries[q].ts;
-      while (b < bursts.size() && bursts[b].recordedStart <= ts) ++b;
+      const PointQuery& query = queries[q];
+      Task& acting = w.tasks[id];
+      while (b < acting.bursts.size() && acting.bursts[b].recordedStart <= query.ts) ++b;
       if (b == 0) continue;
-      while (run < sc.runTs.size() && sc.runTs[run] <= ts) ++run;
-      const int64_t done = workDoneBy(sc, run, ts);
-      Point& p = points[q];
-      resolved[queries[q].index] = 1;
-      p.ok = true;
-      p.burst = static_cast<uint32_t>(b - 1);
-      p.offset = std::clamp<int64_t>(done - sc.burstCumStart[b - 1], 0, bursts[b - 1].work);
-    }
-  }
-  // Triggers in query order: per acting task and in time order, hence already
-  // sorted by (burst, offset) in the common case.
-  {
-    std::vector<uint32_t> count(w.tasks.size(), 0);
-    for (size_t q = 0; q < queries.size(); ++q)
-      if (points[q].ok) ++count[idOf[queries[q].utid]];
-    for (size_t t = 0; t < w.tasks.size(); ++t) w.tasks[t].triggers.reserve(count[t]);
-  }
-  for (size_t k = 0; k < queries.size(); ++k) {
-    const PointQuery& q = queries[k];
-    const Point& p = points[k];
-    if (!p.ok) continue;
-    if (q.index < deps.size()) {
-      w.tasks[idOf[q.utid]].triggers.push_back({p.offset, p.burst, q.wakee, q.wakeeBurst, TriggerKind::Wake});
-    } else {
-      const size_t i = eventRows[q.index - deps.size()];
-      const TaskId actor = idOf[m.taskEvents.utid[i].value];
+      while (run < sc.runTs.size() && sc.runTs[run] <= query.ts) ++run;
+      const auto burst = static_cast<uint32_t>(b - 1);
+      const int64_t offset =
+          std::clamp<int64_t>(workDoneBy(sc, run, query.ts) - sc.burstCumStart[burst], 0, acting.bursts[burst].work);
+      resolved[query.index] = 1;
+      if (query.index < deps.size()) {
+        acting.triggers.push_back({offset, burst, query.wakee, query.wakeeBurst, TriggerKind::Wake});
+        continue;
+      }
+      const size_t i = eventRows[query.index - deps.size()];
       if (m.taskEvents.kind[i] == core::TaskEventKind::Exec) {
-        w.tasks[actor].triggers.push_back({p.offset, p.burst, actor, 0, TriggerKind::Exec});
+        acting.triggers.push_back({offset, burst, id, 0, TriggerKind::Exec});
         continue;
       }
       const TaskId child = idOf[m.taskEvents.other[i].value];
-      w.tasks[child].parent = actor;
-      w.tasks[actor].triggers.push_back({p.offset, p.burst, child, 0, TriggerKind::Fork});
+      w.tasks[child].parent = id;
+      acting.triggers.push_back({offset, burst, child, 0, TriggerKind::Fork});
     }
   }
   // deps are in wakee order: this walks the bursts they wake in memory order.
@@ -783,7 +781,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       continue;
     }
     b.wake = WakeKind::Sleep;
-    b.sleepNs = std::max<int64_t>(0, b.recordedStart - d.blockStart);
+    b.sleepNs = std::max<int64_t>(0, b.sleepNs);
     ++w.unmodelled.wakeupsUnknownWaker;
   }
   for (size_t k = 0; k < eventRows.size(); ++k) {
