@@ -48,6 +48,11 @@ std::optional<std::string> unsafeForStdRegex(std::string_view p) {
     return n;
   };
   constexpr size_t kMaxNumber = 3;  // repeat counts and back-references up to 999
+  // The escape at i is read as std::regex reads it: "\\cX" takes the character
+  // after the 'c' whatever it is, a backslash too. Read as a two-character
+  // escape, "\\c\\5555..." hid a back-reference whose number overflows an int
+  // inside libstdc++ (undefined behaviour, found by the replay_text fuzzer).
+  auto escapeLength = [&](size_t i) -> size_t { return i + 1 < p.size() && p[i + 1] == 'c' ? 3 : 2; };
   for (size_t i = 0; i < p.size(); ++i) {
     const char c = p[i];
     const bool quantifier = c == '*' || c == '+' || c == '{' || (c == '?' && !afterQuantifier && (i == 0 || p[i - 1] != '('));
@@ -64,12 +69,12 @@ std::optional<std::string> unsafeForStdRegex(std::string_view p) {
     afterQuantifier = afterQuantifiedGroup = false;
     if (c == '\\') {
       if (numberAt(i + 1) > kMaxNumber) return "a back-reference above 999";
-      ++i;
+      i += escapeLength(i) - 1;
     } else if (c == '[') {  // a class, to its ']' (one right after '[' or '[^' is literal)
       size_t j = i + 1;
       if (j < p.size() && p[j] == '^') ++j;
       if (j < p.size() && p[j] == ']') ++j;
-      while (j < p.size() && p[j] != ']') j += p[j] == '\\' ? 2 : 1;
+      while (j < p.size() && p[j] != ']') j += p[j] == '\\' ? escapeLength(j) : 1;
       i = j;
     } else if (c == '(') {
       groupHasQuantifier.push_back(false);

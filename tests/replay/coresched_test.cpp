@@ -308,6 +308,17 @@ TEST(TaskRules, CookiesPerProcessPerThreadAndByRule) {
   auto bad = replay::resolveCookies(w, "comm:([=x", a);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.message().find("invalid regular expression"), std::string::npos) << bad.message();
+  // Patterns std::regex cannot be trusted with are refused before it sees them,
+  // read as it reads them: \c takes the next character, a backslash too, so
+  // the digits after \c\\ are a back-reference (one whose number overflowed
+  // an int inside libstdc++).
+  for (const char* rules : {"comm:\\5555=x", "comm:a\\c\\\\5555555555555555555=x"}) {
+    auto refused = replay::resolveCookies(w, rules, a);
+    ASSERT_FALSE(refused) << rules;
+    EXPECT_NE(refused.message().find("a back-reference above 999"), std::string::npos) << refused.message();
+  }
+  ASSERT_TRUE(replay::resolveCookies(w, "comm:^\\\\5555=x", a));  // an escaped backslash, then digits
+  a.clear();
   EXPECT_FALSE(replay::resolveCookies(w, "pid:3=x", a));
   EXPECT_FALSE(replay::resolveCookies(w, "tid:3=", a));
   EXPECT_FALSE(replay::resolveSmtFactors(w, "all=1.5", a));
