@@ -50,7 +50,7 @@ std::optional<std::string> unsafeForStdRegex(std::string_view p) {
   constexpr size_t kMaxNumber = 3;  // repeat counts and back-references up to 999
   // The escape at i is read as std::regex reads it: "\\cX" takes the character
   // after the 'c' whatever it is, a backslash too. Read as a two-character
-  // escape, "\\c\\5555..." hid a back-reference whose number overflows an int
+  // escape, "\\c\\\\5555..." hid a back-reference whose number overflows an int
   // inside libstdc++ (undefined behaviour, found by the replay_text fuzzer).
   auto escapeLength = [&](size_t i) -> size_t { return i + 1 < p.size() && p[i + 1] == 'c' ? 3 : 2; };
   for (size_t i = 0; i < p.size(); ++i) {
