@@ -523,6 +523,9 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
   const auto& st = m.threadStates;
   std::vector<SweepTask> tasks(threadCount);
   std::vector<int64_t> demands;
+  // At most one burst per two state rows, and one open at the end per task:
+  // sized once rather than copied at each doubling.
+  demands.reserve(st.ts.size() / 2 + threadCount);
   std::vector<TaskState> atStart(threadCount, TaskState::Unknown);
   std::vector<int> cpuAtStart(threadCount, -1);
   // Each task's state changes inside the range: rows [nextChange, changesEnd).
