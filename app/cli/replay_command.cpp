@@ -86,7 +86,8 @@ std::string replayHelp() {
       "                     \"replayed\",\"ratio\",\"measure\",\"bound\",\"verdict\"}],\"tasks\":[...]}}}\n"
       "  --bench            time each stage (import, the recording's statistics, extraction, simulation,\n"
       "                     the replay's statistics and fidelity) and the whole command, wall and CPU\n"
-      "                     time, median of --repeat N (default 3), and print the ratios to the import\n"
+      "                     time and minor page faults (pages touched for the first time), median of\n"
+      "                     --repeat N (default 3), and print the ratios to the import\n"
       "Exit codes: 0 ok, 1 bad input file or a workload that does not fit, 2 bad usage (unknown model,\n"
       "bad parameter, impossible topology).\n";
   return s;
