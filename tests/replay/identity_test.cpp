@@ -236,6 +236,28 @@ TEST(ReplayIdentity, DataflowGatesConserveWorkAndGiveBackBlocks) {
       for (const auto& b : t.bursts) gates += b.gate;
     EXPECT_EQ(gates, workload->dataflowGates);
     EXPECT_EQ(workload->burstCount(), plain->burstCount() + gates);
+    // Each recorded burst is split, nothing more: its first piece opens as it
+    // did, each piece ends where the next (a gate) opens, the last ends as the
+    // burst did, and the pieces' work adds up to the burst's.
+    for (size_t t = 0; t < plain->tasks.size(); ++t) {
+      const auto& whole = plain->tasks[t].bursts;
+      const auto& pieces = workload->tasks[t].bursts;
+      size_t p = 0;
+      for (size_t b = 0; b < whole.size() && p < pieces.size(); ++b) {
+        ASSERT_FALSE(pieces[p].gate) << "task " << t << " burst " << b;
+        EXPECT_EQ(pieces[p].recordedStart, whole[b].recordedStart);
+        EXPECT_EQ(pieces[p].wake, whole[b].wake);
+        int64_t work = pieces[p].work;
+        for (; p + 1 < pieces.size() && pieces[p + 1].gate; ++p) {
+          EXPECT_EQ(pieces[p].recordedEnd, pieces[p + 1].recordedStart) << "task " << t << " burst " << b;
+          work += pieces[p + 1].work;
+        }
+        EXPECT_EQ(pieces[p].recordedEnd, whole[b].recordedEnd) << "task " << t << " burst " << b;
+        EXPECT_EQ(work, whole[b].work) << "task " << t << " burst " << b;
+        ++p;
+      }
+      EXPECT_EQ(p, pieces.size()) << "task " << t;
+    }
     replay::ReplayOptions o;
     o.model = "eevdf";
     auto r = replay::runReplay(*workload, o);
