@@ -31,15 +31,20 @@ std::string vmFlagsOf(const void* address) {
   return "";
 }
 
+class HugePageNew : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!core::largeAllocationsAdviseHugePages()) GTEST_SKIP() << "sanitizer build: its runtime's operator new is used";
+    if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
+      GTEST_SKIP() << "this kernel has no transparent huge pages";
+  }
+};
+
 bool hasFlag(const std::string& vmFlags, const std::string& flag) {
   return vmFlags.find(" " + flag + " ") != std::string::npos;
 }
 
-TEST(HugePageNew, LargeBlocksAreAdvisedAsAWhole) {
-  if (!core::largeAllocationsAdviseHugePages()) GTEST_SKIP() << "sanitizer build: its runtime's operator new is used";
-  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
-    GTEST_SKIP() << "this kernel has no transparent huge pages";
-
+TEST_F(HugePageNew, LargeBlocksAreAdvisedAsAWhole) {
   // 40 MiB is above glibc's largest dynamic mmap threshold (32 MiB), so the
   // block is a mapping of its own and the flag can only come from its advice.
   constexpr size_t kSize = size_t{40} << 20;
@@ -51,11 +56,7 @@ TEST(HugePageNew, LargeBlocksAreAdvisedAsAWhole) {
   EXPECT_TRUE(hasFlag(last, "hg")) << last;
 }
 
-TEST(HugePageNew, SmallBlocksAreLeftAlone) {
-  if (!core::largeAllocationsAdviseHugePages()) GTEST_SKIP() << "sanitizer build: its runtime's operator new is used";
-  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
-    GTEST_SKIP() << "this kernel has no transparent huge pages";
-
+TEST_F(HugePageNew, SmallBlocksAreLeftAlone) {
   // 1 MiB: below a huge page, and a mapping of its own (above glibc's first
   // mmap threshold of 128 KiB; only freeing a mapped block of at most 32 MiB
   // raises it, which nothing here does before).
