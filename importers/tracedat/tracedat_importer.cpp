@@ -226,10 +226,6 @@ void Merger::applyCmdlines() {
 // doubling (the freed halves stay resident: +30% peak RSS measured at 3.9M
 // events). The first block of every CPU gives its events per page; the chunk
 // table (or the data size) gives its page count.
-// Sizing the model's tables up front keeps a large import from growing them by
-// doubling (the freed halves stay resident: +30% peak RSS measured at 3.9M
-// events). The first block of every CPU gives its events per page; the chunk
-// table (or the data size) gives its page count.
 void Merger::reserveModel(DecodePipeline& pipeline, const std::vector<EventBlock*>& first) {
   double expected = 0;
   for (size_t s = 0; s < first.size(); ++s) {
