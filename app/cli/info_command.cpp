@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "app/cli/cli.h"
+#include "core/huge_pages.h"
 #include "core/json_writer.h"
 #include "importers/importer.h"
 
@@ -139,6 +140,7 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     j.field("model_bytes_per_event",
             model->eventCount ? static_cast<double>(model->memoryBytes()) / static_cast<double>(model->eventCount) : 0.0);
     j.field("peak_rss_kb", static_cast<int64_t>(peakRssKb()));
+    j.field("glibc_malloc_hugetlb", core::hugePageMallocSetting());
     j.endObject();
     out << j.str() << "\n";
     return kExitOk;

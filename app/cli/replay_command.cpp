@@ -17,6 +17,7 @@
 #include "app/cli/cli.h"
 #include "core/analysis/stats.h"
 #include "core/analysis/stats_json.h"
+#include "core/huge_pages.h"
 #include "core/json_writer.h"
 #include "importers/importer.h"
 #include "replay/policies/registry.h"
@@ -468,6 +469,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     j.field("file", path);
     j.field("model", model);
     j.field("runs", static_cast<int64_t>(repeat));
+    j.field("glibc_malloc_hugetlb", core::hugePageMallocSetting());
     j.field("events_imported", eventsIn);
     j.field("events_replayed", eventsOut);
     for (int s = 0; s < kStages; ++s) {

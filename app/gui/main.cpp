@@ -25,6 +25,7 @@
 #include "app/gui/why_controller.h"
 #include "app/gui/why_view.h"
 #include "app/render/time_axis.h"
+#include "core/huge_pages.h"
 
 namespace {
 bool wantsScreenshot(int argc, char** argv) {
@@ -44,6 +45,7 @@ bool mayAskForHelpOrVersion(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  core::rerunWithHugePageMalloc(argv);
   QElapsedTimer sinceStart;
   sinceStart.start();
   const bool screenshot = wantsScreenshot(argc, argv);

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/huge_pages.h"
 #include "importers/importer.h"
 #include "importers/tracedat/cpu_stream.h"
 
@@ -116,6 +117,8 @@ int runOnce(const char* path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As schedlab-cli does, so that the import is measured as users run it.
+  core::rerunWithHugePageMalloc(argv);
   if (argc == 3 && std::strcmp(argv[1], "--once") == 0) return runOnce(argv[2]);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

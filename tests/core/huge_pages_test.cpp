@@ -1,10 +1,11 @@
-// core/huge_page_new.cpp: large C++ allocations carry MADV_HUGEPAGE, which the
+// core/huge_pages.cpp: large C++ allocations carry MADV_HUGEPAGE, which the
 // kernel shows as the "hg" flag of the mapping in /proc/self/smaps.
-#include "core/huge_page_new.h"
+#include "core/huge_pages.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -34,7 +35,7 @@ std::string vmFlagsOf(const void* address) {
 class HugePageNew : public testing::Test {
  protected:
   void SetUp() override {
-    if (!core::largeAllocationsAdviseHugePages()) GTEST_SKIP() << "sanitizer build: its runtime's operator new is used";
+    if (!core::hugePagesPossible()) GTEST_SKIP() << "sanitizer build: its runtime's operator new is used";
     if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
       GTEST_SKIP() << "this kernel has no transparent huge pages";
   }
@@ -65,6 +66,38 @@ TEST_F(HugePageNew, SmallBlocksAreLeftAlone) {
   const std::string flags = vmFlagsOf(block.get());
   ASSERT_FALSE(flags.empty());
   EXPECT_FALSE(hasFlag(flags, "hg")) << flags;
+}
+
+}  // namespace
+
+namespace {
+
+// Sets GLIBC_TUNABLES (or unsets it, for nullptr) for one check, then puts
+// back what was there.
+std::string settingUnder(const char* tunables) {
+  const char* before = std::getenv("GLIBC_TUNABLES");
+  const std::string saved = before ? before : "";
+  if (tunables)
+    setenv("GLIBC_TUNABLES", tunables, 1);
+  else
+    unsetenv("GLIBC_TUNABLES");
+  std::string value = core::hugePageMallocSetting();
+  if (before)
+    setenv("GLIBC_TUNABLES", saved.c_str(), 1);
+  else
+    unsetenv("GLIBC_TUNABLES");
+  return value;
+}
+
+TEST(HugePageMalloc, SettingIsReadFromTheTunablesString) {
+  EXPECT_EQ(settingUnder(nullptr), "");
+  EXPECT_EQ(settingUnder(""), "");
+  EXPECT_EQ(settingUnder("glibc.malloc.hugetlb=1"), "1");
+  EXPECT_EQ(settingUnder("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=0"), "0");
+  EXPECT_EQ(settingUnder("glibc.malloc.hugetlb=2:glibc.malloc.arena_max=2"), "2");
+  // Another tunable whose name ends the same is not this one.
+  EXPECT_EQ(settingUnder("x.glibc.malloc.hugetlb=1"), "");
+  EXPECT_EQ(settingUnder("glibc.malloc.arena_max=2"), "");
 }
 
 }  // namespace

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+namespace core {
+
+/// Whether this build asks for transparent huge pages (core/huge_pages.cpp):
+/// false under sanitizers, whose runtimes bring their own allocator and
+/// operator new.
+bool hugePagesPossible();
+
+/// Runs the program again, with the same arguments, under glibc's own huge
+/// page support for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which glibc
+/// reads only at start-up. Returns without doing so when the environment
+/// already names that tunable (the user's choice, or the run it started),
+/// when SCHEDLAB_NO_HUGE_PAGES is set, when the kernel has transparent huge
+/// pages off, when !hugePagesPossible(), or when the exec fails. Call it first
+/// in main().
+void rerunWithHugePageMalloc(char** argv);
+
+/// The glibc.malloc.hugetlb value this process runs with ("" when unset), for
+/// benchmark output.
+std::string hugePageMallocSetting();
+
+}  // namespace core
