@@ -50,13 +50,13 @@ namespace {
 
 constexpr const char* kTunable = "glibc.malloc.hugetlb";
 
+}  // namespace
+
 bool kernelGivesHugePages() {
   std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string text;
   return std::getline(mode, text) && text.find("[never]") == std::string::npos;
 }
-
-}  // namespace
 
 bool hugePagesPossible() {
 #ifdef SCHEDLAB_SANITIZER_MALLOC
@@ -69,27 +69,36 @@ bool hugePagesPossible() {
 void rerunWithHugePageMalloc(char** argv) {
   if (!hugePagesPossible() || std::getenv("SCHEDLAB_NO_HUGE_PAGES")) return;
   const char* current = std::getenv("GLIBC_TUNABLES");
-  std::string tunables = current ? current : "";
-  if (tunables.find(kTunable) != std::string::npos || !kernelGivesHugePages()) return;
+  const bool hadTunables = current != nullptr;
+  const std::string before = current ? current : "";
+  std::string tunables = before;
+  if (!hugePageMallocSettingIn(tunables).empty() || !kernelGivesHugePages()) return;
   tunables += (tunables.empty() ? "" : ":") + std::string(kTunable) + "=1";
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
-  // No exec (no /proc, say): go on as this process is. The variable stays set,
-  // and children inherit it, which is harmless.
+  // No exec (no /proc, say): go on as this process is, with the environment
+  // as it was, so that hugePageMallocSetting() says what glibc applied.
+  if (hadTunables)
+    setenv("GLIBC_TUNABLES", before.c_str(), 1);
+  else
+    unsetenv("GLIBC_TUNABLES");
+}
+
+std::string hugePageMallocSettingIn(std::string_view tunables) {
+  const std::string key = std::string(kTunable) + "=";
+  std::string value;
+  while (!tunables.empty()) {
+    const size_t end = tunables.find(':');
+    const std::string_view item = tunables.substr(0, end);
+    if (item.substr(0, key.size()) == key) value = item.substr(key.size());
+    tunables = end == std::string_view::npos ? std::string_view() : tunables.substr(end + 1);
+  }
+  return value;
 }
 
 std::string hugePageMallocSetting() {
   const char* current = std::getenv("GLIBC_TUNABLES");
-  std::string value;
-  std::string_view rest = current ? current : "";
-  const std::string key = std::string(kTunable) + "=";
-  while (!rest.empty()) {
-    const size_t end = rest.find(':');
-    const std::string_view item = rest.substr(0, end);
-    if (item.substr(0, key.size()) == key) value = item.substr(key.size());
-    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-  }
-  return value;
+  return hugePageMallocSettingIn(current ? current : "");
 }
 
 }  // namespace core

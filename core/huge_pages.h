@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace core {
 
@@ -8,6 +9,9 @@ namespace core {
 /// false under sanitizers, whose runtimes bring their own allocator and
 /// operator new.
 bool hugePagesPossible();
+
+/// Whether the kernel has transparent huge pages and not set to `never`.
+bool kernelGivesHugePages();
 
 /// Runs the program again, with the same arguments, under glibc's own huge
 /// page support for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which glibc
@@ -18,8 +22,12 @@ bool hugePagesPossible();
 /// in main().
 void rerunWithHugePageMalloc(char** argv);
 
-/// The glibc.malloc.hugetlb value this process runs with ("" when unset), for
-/// benchmark output.
+/// The glibc.malloc.hugetlb value in a GLIBC_TUNABLES string ("" when it
+/// names none).
+std::string hugePageMallocSettingIn(std::string_view tunables);
+
+/// The glibc.malloc.hugetlb value in this process's GLIBC_TUNABLES, which is
+/// what glibc applied at start-up ("" when unset), for benchmark output.
 std::string hugePageMallocSetting();
 
 }  // namespace core

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "core/huge_pages.h"
@@ -29,15 +28,9 @@ std::string benchJsonWith(const std::string& envArgs) {
   return out;
 }
 
-bool kernelHasHugePagesOn() {
-  std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string text;
-  return std::getline(mode, text) && text.find("[never]") == std::string::npos;
-}
-
 TEST(CliProcess, RerunsItselfWithHugePageMallocUnlessTheEnvironmentSaysOtherwise) {
   if (!core::hugePagesPossible()) GTEST_SKIP() << "sanitizer build: malloc is the sanitizer's, not glibc's";
-  if (!kernelHasHugePagesOn()) GTEST_SKIP() << "this kernel has transparent huge pages off or absent";
+  if (!core::kernelGivesHugePages()) GTEST_SKIP() << "this kernel has transparent huge pages off or absent";
 
   const std::string plain = benchJsonWith("");
   EXPECT_NE(plain.find("\"glibc_malloc_hugetlb\": \"1\""), std::string::npos) << plain;

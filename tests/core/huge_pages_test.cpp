@@ -1,11 +1,11 @@
 // core/huge_pages.cpp: large C++ allocations carry MADV_HUGEPAGE, which the
-// kernel shows as the "hg" flag of the mapping in /proc/self/smaps.
+// kernel shows as the "hg" flag of the mapping in /proc/self/smaps; and the
+// glibc.malloc.hugetlb setting read back from GLIBC_TUNABLES.
 #include "core/huge_pages.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -36,6 +36,8 @@ class HugePageNew : public testing::Test {
  protected:
   void SetUp() override {
     if (!core::hugePagesPossible()) GTEST_SKIP() << "sanitizer build: its runtime's operator new is used";
+    // The advice is a flag of the mapping that madvise sets whatever the mode
+    // (even `never`), so only a kernel without THP has nothing to show.
     if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
       GTEST_SKIP() << "this kernel has no transparent huge pages";
   }
@@ -68,36 +70,14 @@ TEST_F(HugePageNew, SmallBlocksAreLeftAlone) {
   EXPECT_FALSE(hasFlag(flags, "hg")) << flags;
 }
 
-}  // namespace
-
-namespace {
-
-// Sets GLIBC_TUNABLES (or unsets it, for nullptr) for one check, then puts
-// back what was there.
-std::string settingUnder(const char* tunables) {
-  const char* before = std::getenv("GLIBC_TUNABLES");
-  const std::string saved = before ? before : "";
-  if (tunables)
-    setenv("GLIBC_TUNABLES", tunables, 1);
-  else
-    unsetenv("GLIBC_TUNABLES");
-  std::string value = core::hugePageMallocSetting();
-  if (before)
-    setenv("GLIBC_TUNABLES", saved.c_str(), 1);
-  else
-    unsetenv("GLIBC_TUNABLES");
-  return value;
-}
-
 TEST(HugePageMalloc, SettingIsReadFromTheTunablesString) {
-  EXPECT_EQ(settingUnder(nullptr), "");
-  EXPECT_EQ(settingUnder(""), "");
-  EXPECT_EQ(settingUnder("glibc.malloc.hugetlb=1"), "1");
-  EXPECT_EQ(settingUnder("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=0"), "0");
-  EXPECT_EQ(settingUnder("glibc.malloc.hugetlb=2:glibc.malloc.arena_max=2"), "2");
+  EXPECT_EQ(core::hugePageMallocSettingIn(""), "");
+  EXPECT_EQ(core::hugePageMallocSettingIn("glibc.malloc.hugetlb=1"), "1");
+  EXPECT_EQ(core::hugePageMallocSettingIn("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=0"), "0");
+  EXPECT_EQ(core::hugePageMallocSettingIn("glibc.malloc.hugetlb=2:glibc.malloc.arena_max=2"), "2");
   // Another tunable whose name ends the same is not this one.
-  EXPECT_EQ(settingUnder("x.glibc.malloc.hugetlb=1"), "");
-  EXPECT_EQ(settingUnder("glibc.malloc.arena_max=2"), "");
+  EXPECT_EQ(core::hugePageMallocSettingIn("x.glibc.malloc.hugetlb=1"), "");
+  EXPECT_EQ(core::hugePageMallocSettingIn("glibc.malloc.arena_max=2"), "");
 }
 
 }  // namespace
