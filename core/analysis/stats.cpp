@@ -191,7 +191,6 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   };
   const size_t threadCount = m.threads.size();
   std::vector<int32_t> taskIndex(threadCount, -1);
-  std::vector<std::vector<int64_t>> wakeLat(threadCount), delay(threadCount);
 
   // Tasks that existed in the range.
   for (size_t u = 1; u < threadCount; ++u) {
@@ -254,7 +253,19 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   }
 
   // Wait, sleep, blocked time and latencies come from the thread states.
+  // The samples of every task go to one array, task after task (in the order
+  // of out.tasks): the run's distributions sort it where it lies, and each
+  // task's takes a copy of its part. Grown per task, the samples were copied
+  // at each doubling and once more into the run's array.
   const auto& st = m.threadStates;
+  std::vector<int64_t> allLat, allDelay;
+  // A sample takes a runnable row and the running row after it: at most one per two rows.
+  allDelay.reserve(st.ts.size() / 2 + threadCount);
+  allLat.reserve(st.ts.size() / 2 + threadCount);
+  struct SampleRange {
+    size_t latEnd, delayEnd;
+  };
+  std::vector<SampleRange> samplesOf(out.tasks.size());
   for (size_t u = 1; u < threadCount; ++u) {
     const int32_t ti = taskIndex[u];
     if (ti < 0) continue;
@@ -272,11 +283,12 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
       }
       if (isRunnable(st.state[r]) && st.ts[r] >= range.from && r + 1 < e && st.state[r + 1] == TaskState::Running) {
         const int64_t d = st.ts[r + 1] - st.ts[r];
-        delay[u].push_back(d);
-        if (st.state[r] == TaskState::Runnable) wakeLat[u].push_back(d);
+        allDelay.push_back(d);
+        if (st.state[r] == TaskState::Runnable) allLat.push_back(d);
       }
       if (st.state[r] == TaskState::Runnable && st.ts[r] >= range.from) ++t.wakeups;
     }
+    samplesOf[static_cast<size_t>(ti)] = {allLat.size(), allDelay.size()};
   }
 
   // Migrations.
@@ -371,16 +383,20 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
 
   // Per-task summaries, run totals, fairness.
   const auto shares = sharesPending.get();
-  std::vector<const std::vector<int64_t>*> taskLat, taskDelay;
   std::vector<double> ratios;
   double lagSum = 0, lagMax = 0;
-  for (TaskStats& t : out.tasks) {
+  SampleRange from{0, 0};
+  for (size_t ti = 0; ti < out.tasks.size(); ++ti) {
+    TaskStats& t = out.tasks[ti];
     const size_t u = t.utid.value;
     t.cpuShare = share(t.runtimeNs);
-    t.wakeupLatency = Distribution::of(std::move(wakeLat[u]));
-    t.schedDelay = Distribution::of(std::move(delay[u]));
-    taskLat.push_back(&t.wakeupLatency.sorted);
-    taskDelay.push_back(&t.schedDelay.sorted);
+    const SampleRange to = samplesOf[ti];
+    const auto part = [](const std::vector<int64_t>& all, size_t b, size_t e) {
+      return std::vector<int64_t>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
+    };
+    t.wakeupLatency = Distribution::of(part(allLat, from.latEnd, to.latEnd));
+    t.schedDelay = Distribution::of(part(allDelay, from.delayEnd, to.delayEnd));
+    from = to;
     out.switchesVoluntary += t.switchesVoluntary;
     out.switchesInvoluntary += t.switchesInvoluntary;
     const FairShare& f = shares[u];
@@ -392,8 +408,8 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     lagSum += f.maxAbsLagNs;
     lagMax = std::max(lagMax, f.maxAbsLagNs);
   }
-  out.wakeupLatency = Distribution::ofParts(taskLat);
-  out.schedDelay = Distribution::ofParts(taskDelay);
+  out.wakeupLatency = Distribution::of(std::move(allLat));
+  out.schedDelay = Distribution::of(std::move(allDelay));
   const size_t competing = ratios.size();
   out.fairness.competingTasks = competing;
   out.fairness.jain = jainIndex(ratios);
