@@ -84,8 +84,10 @@ void rerunWithHugePageMalloc(char** argv) {
     unsetenv("GLIBC_TUNABLES");
 }
 
-std::string hugePageMallocSettingIn(std::string_view tunables) {
-  const std::string key = std::string(kTunable) + "=";
+std::string hugePageMallocSettingIn(std::string_view tunables) { return glibcTunableIn(tunables, kTunable); }
+
+std::string glibcTunableIn(std::string_view tunables, std::string_view name) {
+  const std::string key = std::string(name) + "=";
   std::string value;
   while (!tunables.empty()) {
     const size_t end = tunables.find(':');

@@ -22,6 +22,9 @@ bool kernelGivesHugePages();
 /// in main().
 void rerunWithHugePageMalloc(char** argv);
 
+/// The value of tunable `name` in a GLIBC_TUNABLES string ("" when it names none).
+std::string glibcTunableIn(std::string_view tunables, std::string_view name);
+
 /// The glibc.malloc.hugetlb value in a GLIBC_TUNABLES string ("" when it
 /// names none).
 std::string hugePageMallocSettingIn(std::string_view tunables);

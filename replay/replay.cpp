@@ -233,11 +233,13 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
                                               const ExtractOptions& extract,
                                               const std::function<void(double)>& progress) {
   // The recording's statistics need only the recording: they are computed
-  // while the workload is extracted and replayed (the model is immutable).
-  auto recordedPending =
-      std::async(std::launch::async, [&recording] { return core::analysis::computeStats(recording); });
+  // while the workload is replayed (the model is immutable). Not while it is
+  // extracted: the extraction frees tens of MB of tables when it returns,
+  // which the statistics then take instead of new pages (core/malloc_arena.cpp).
   auto workload = extractWorkload(recording, extractOptionsFor(options, extract));
   if (!workload) return workload.error();
+  auto recordedPending =
+      std::async(std::launch::async, [&recording] { return core::analysis::computeStats(recording); });
   if (options.stop.stop_requested()) return core::Error("replay cancelled");
   if (progress) progress(0.25);
   auto result = runReplay(*workload, options);

@@ -11,6 +11,7 @@
 
 #include "app/cli/cli.h"
 #include "core/huge_pages.h"
+#include "core/malloc_arena.h"
 #include "core/json_writer.h"
 #include "importers/importer.h"
 
@@ -141,6 +142,7 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
             model->eventCount ? static_cast<double>(model->memoryBytes()) / static_cast<double>(model->eventCount) : 0.0);
     j.field("peak_rss_kb", static_cast<int64_t>(peakRssKb()));
     j.field("glibc_malloc_hugetlb", core::hugePageMallocSetting());
+    j.field("malloc_one_arena", core::oneMallocArena());
     j.endObject();
     out << j.str() << "\n";
     return kExitOk;

@@ -18,6 +18,7 @@
 #include "core/analysis/stats.h"
 #include "core/analysis/stats_json.h"
 #include "core/huge_pages.h"
+#include "core/malloc_arena.h"
 #include "core/json_writer.h"
 #include "importers/importer.h"
 #include "replay/policies/registry.h"
@@ -470,6 +471,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     j.field("model", model);
     j.field("runs", static_cast<int64_t>(repeat));
     j.field("glibc_malloc_hugetlb", core::hugePageMallocSetting());
+    j.field("malloc_one_arena", core::oneMallocArena());
     j.field("events_imported", eventsIn);
     j.field("events_replayed", eventsOut);
     for (int s = 0; s < kStages; ++s) {

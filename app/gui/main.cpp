@@ -26,6 +26,7 @@
 #include "app/gui/why_view.h"
 #include "app/render/time_axis.h"
 #include "core/huge_pages.h"
+#include "core/malloc_arena.h"
 
 namespace {
 bool wantsScreenshot(int argc, char** argv) {
@@ -46,6 +47,7 @@ bool mayAskForHelpOrVersion(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   core::rerunWithHugePageMalloc(argv);
+  core::useOneMallocArena();
   QElapsedTimer sinceStart;
   sinceStart.start();
   const bool screenshot = wantsScreenshot(argc, argv);
