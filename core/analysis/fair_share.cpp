@@ -125,9 +125,9 @@ struct Bucket {
     uint32_t task;
   };
   // A min-heap of the finish tags of its tasks with bounded demand, one per
-  // task, moved in place when a task's demand grows (SweepTask::heapSlot):
-  // a heap of every tag ever pushed, stale ones skipped when they surfaced,
-  // held several per task and cost a cache miss per check on the task.
+  // task, moved in place when a task's demand grows (IdealSweep::m_heapSlot).
+  // A heap of every tag ever pushed, stale ones skipped as they surfaced,
+  // held several per task, and each check cost a cache miss on the task.
   std::vector<Tag> finishes;
 };
 

@@ -385,15 +385,15 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   const auto shares = sharesPending.get();
   std::vector<double> ratios;
   double lagSum = 0, lagMax = 0;
+  const auto part = [](const std::vector<int64_t>& all, size_t b, size_t e) {
+    return std::vector<int64_t>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
+  };
   SampleRange from{0, 0};
   for (size_t ti = 0; ti < out.tasks.size(); ++ti) {
     TaskStats& t = out.tasks[ti];
     const size_t u = t.utid.value;
     t.cpuShare = share(t.runtimeNs);
     const SampleRange to = samplesOf[ti];
-    const auto part = [](const std::vector<int64_t>& all, size_t b, size_t e) {
-      return std::vector<int64_t>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
-    };
     t.wakeupLatency = Distribution::of(part(allLat, from.latEnd, to.latEnd));
     t.schedDelay = Distribution::of(part(allDelay, from.delayEnd, to.delayEnd));
     from = to;
