@@ -570,7 +570,9 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   out << "Replay:      " << path << " through " << spec.name << " - " << spec.title() << "\n";
   if (requestedModel != model)
     out << "Baseline:    " << spec.name << ", the model of the recording's kernel ("
-        << (recorded && !recorded->kernelRelease().empty() ? recorded->kernelRelease() : "not recorded") << ")\n";
+        << (recorded && !recorded->kernelRelease().empty() ? recorded->kernelRelease() : "not recorded")
+        << "): upstream kernel/sched of its release, with rules measured where kernels differ (docs/models.md "
+           "§5.5); a build's own patches are not read\n";
   out << "Source:      " << spec.source() << "\n";
   out << "Topology:    " << result.topology.describe() << "\n";
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
