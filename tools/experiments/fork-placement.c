@@ -51,23 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static unsigned current_cpu(void) {
-  unsigned cpu = 0;
-  syscall(SYS_getcpu, &cpu, NULL, NULL);
-  return cpu;
-}
-
-static void allow(int cpu) {  // -1: CPUs 0 and 1
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (cpu < 0) {
-    CPU_SET(0, &set);
-    CPU_SET(1, &set);
-  } else {
-    CPU_SET(cpu, &set);
-  }
-  sched_setaffinity(0, sizeof set, &set);
-}
+#include "cpus.h"
 
 static void spin_for(long ns) {
   struct timespec a, b;

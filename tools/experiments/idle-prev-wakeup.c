@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpus.h"
+
 enum { kTrials = 40 };
 
 static atomic_int g_word;        // the futex: 0 asleep, 1 woken
@@ -40,24 +42,6 @@ static atomic_long g_delay_ns;
 static atomic_int g_quit;
 static atomic_int g_use_pipe;  // wake by a pipe write (WF_SYNC) instead of FUTEX_WAKE
 static int g_pipe[2];
-
-static unsigned current_cpu(void) {
-  unsigned cpu = 0;
-  syscall(SYS_getcpu, &cpu, NULL, NULL);
-  return cpu;
-}
-
-static void allow(int cpu) {  // -1: CPUs 0 and 1
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (cpu < 0) {
-    CPU_SET(0, &set);
-    CPU_SET(1, &set);
-  } else {
-    CPU_SET(cpu, &set);
-  }
-  sched_setaffinity(0, sizeof set, &set);
-}
 
 static long now_ns(void) {
   struct timespec t;
