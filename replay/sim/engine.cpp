@@ -47,11 +47,13 @@ void defineEngineParams(Params& params) {
                       "ahead of its writer finds nothing to read; applied when the workload is extracted from a "
                       "recording); counted = each wakeup of the recording is a token for its wakee, and a block ends "
                       "with the next token any of its wakers produces (a pipe or socket written by several tasks)");
-  params.defineChoice("irq_wakeup_cpu", "sleeper", {"sleeper", "recorded"},
+  params.defineChoice("irq_wakeup_cpu", "sleeper", {"sleeper", "recorded", "kthreads"},
                       "the CPU in whose context a wakeup from interrupt context (a timer, a device) happens, which "
                       "select_task_rq() takes as this_cpu: sleeper = the sleeping task's own CPU; recorded = the CPU "
                       "whose interrupt woke it in the recording (timers of idle CPUs fire on busy ones), when the "
-                      "replay's topology has it. docs/models.md §8.1");
+                      "replay's topology has it; kthreads = recorded for kernel threads (timer-wheel timeouts, which "
+                      "timer migration expires on a busy CPU), sleeper for user tasks (hrtimers, which fire on the CPU "
+                      "that armed them). docs/models.md §8.1");
   params.defineChoice("irq_wakeup_time", "measured", {"measured", "relative", "recorded"},
                       "when a sleep the recording saw ended by an interrupt (a timer, a device) or by nothing traced "
                       "ends: relative = its recorded length after the replayed task blocked; recorded = at the "
@@ -92,6 +94,7 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   c.timerSlackNs = params.getInt("timer_slack_ns");
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
   c.recordedIrqCpu = params.get("irq_wakeup_cpu") == "recorded";
+  c.recordedIrqCpuKthreads = c.recordedIrqCpu || params.get("irq_wakeup_cpu") == "kthreads";
   const std::string& sleepEnd = params.get("irq_wakeup_time");
   c.sleepEnd = sleepEnd == "recorded"   ? EngineConfig::SleepEnd::Recorded
                : sleepEnd == "relative" ? EngineConfig::SleepEnd::Relative
@@ -368,7 +371,9 @@ void Engine::handle(const Event& e) {
       if (r.state != TState::Blocked || r.burst != e.b) break;  // ended earlier with another timer's interrupt
       // The interrupt's CPU as recorded (a timer can fire away from the sleeper), else the sleeper's.
       const auto& bursts = m_workload.tasks[e.a].bursts;
-      const int irqCpu = m_config.recordedIrqCpu && e.b < bursts.size() ? bursts[e.b].wakeCpu : -1;
+      const bool recordedCpu =
+          m_workload.tasks[e.a].kernelThread ? m_config.recordedIrqCpuKthreads : m_config.recordedIrqCpu;
+      const int irqCpu = recordedCpu && e.b < bursts.size() ? bursts[e.b].wakeCpu : -1;
       const int ctx = irqCpu >= 0 && irqCpu < cpuCount() && online(irqCpu) ? irqCpu : r.cpu;
       m_ctxCpu = ctx;
       auto& own = m_cpus[static_cast<size_t>(r.cpu)].slackTimers;

@@ -317,23 +317,30 @@ replay::Workload sleeperBesideHogs(std::vector<int> hogCpus, int startCpu, int64
 // idle_irq_wakeup_ns = 5 µs. With =recorded it happens on CPU 1: the waker's CPU
 // is busy, s's previous CPU is idle (wake_affine_idle() keeps it there), so CPU
 // 0 is woken from CPU 1: idle_wakeup_ns = 40 µs. Either way s stays on CPU 0.
+// =kthreads takes the recorded CPU only when s is a kernel thread (a
+// timer-wheel timeout, which timer migration expires on a busy CPU); a user
+// task's timer is an hrtimer of its own CPU.
 TEST(FairPlacement, InterruptWakeupHappensOnTheRecordedCpu) {
-  const auto w = sleeperBesideHogs({1}, 0, 100, 10, 1, 20);
-  for (const std::string ctx : {"sleeper", "recorded"}) {
-    SCOPED_TRACE(ctx);
-    const auto r = replayOn(w, "eevdf", 2,
-                            {"irq_wakeup_cpu=" + ctx, "idle_wakeup_ns=40000", "idle_irq_wakeup_ns=5000"});
-    ASSERT_TRUE(r.model);
-    EXPECT_EQ(r.stats.migrations, 0u);
-    const auto stats = core::analysis::computeStats(*r.model);
-    bool seen = false;
-    for (const auto& t : stats.tasks)
-      if (t.comm == "s") {
-        seen = true;
-        EXPECT_EQ(t.wakeupLatency.count, 19u);
-        EXPECT_EQ(t.wakeupLatency.max, ctx == "sleeper" ? 5'000 : 40'000);
-      }
-    EXPECT_TRUE(seen);
+  for (const bool kernelThread : {false, true}) {
+    auto w = sleeperBesideHogs({1}, 0, 100, 10, 1, 20);
+    w.tasks.back().kernelThread = kernelThread;
+    for (const std::string ctx : {"sleeper", "recorded", "kthreads"}) {
+      SCOPED_TRACE(ctx + (kernelThread ? ", kernel thread" : ", user task"));
+      const auto r = replayOn(w, "eevdf", 2,
+                              {"irq_wakeup_cpu=" + ctx, "idle_wakeup_ns=40000", "idle_irq_wakeup_ns=5000"});
+      ASSERT_TRUE(r.model);
+      EXPECT_EQ(r.stats.migrations, 0u);
+      const bool fromCpu1 = ctx == "recorded" || (ctx == "kthreads" && kernelThread);
+      const auto stats = core::analysis::computeStats(*r.model);
+      bool seen = false;
+      for (const auto& t : stats.tasks)
+        if (t.comm == "s") {
+          seen = true;
+          EXPECT_EQ(t.wakeupLatency.count, 19u);
+          EXPECT_EQ(t.wakeupLatency.max, fromCpu1 ? 40'000 : 5'000);
+        }
+      EXPECT_TRUE(seen);
+    }
   }
 }
 
