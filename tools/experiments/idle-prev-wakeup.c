@@ -9,25 +9,32 @@
 //
 // The sleeper runs on A (CPU 0) and then waits, with every CPU allowed, so A
 // goes idle; a spinner pinned to B (CPU 1) wakes it after a delay, by
-// FUTEX_WAKE (a wakeup without WF_SYNC) or by a pipe write (WF_SYNC, where
+// FUTEX_WAKE (a wakeup without WF_SYNC), by a pipe write (WF_SYNC, where
 // wake_affine_idle() picks the waker's CPU and select_idle_sibling() still
-// returns the idle prev); the sleeper reports the CPU it wakes on (getcpu).
+// returns the idle prev), or by a UDP datagram over loopback, which B's
+// network softirq delivers: a wakeup from B in softirq context, like a timer
+// or device interrupt taken by a busy CPU. The sleeper reports the CPU it
+// wakes on (getcpu).
 //
 //   cc -O2 -pthread -o idle-prev-wakeup tools/experiments/idle-prev-wakeup.c && ./idle-prev-wakeup
 //
 // Run it on an otherwise idle machine. On the 2-vCPU guest that recorded the
 // fidelity set of 2026-12-04 (Linux 6.18.44-fc-v1252, whose kernel command
 // line and sysctl set kernel.sched_vcpu_pack=15, which upstream does not
-// have), two runs, 40 wakeups per line: woken on A 40/40 for both kinds of
-// wakeup and every delay (20 us, 100 us, 500 us, 2 ms, 10 ms): 800 of 800,
-// as upstream places them.
+// have), two runs, 40 wakeups per line: woken on A 40/40 for each kind of
+// wakeup and every delay (20 us, 100 us, 500 us, 2 ms, 10 ms), 1200 of 1200,
+// as upstream places them. (Run while a build kept both CPUs busy, up to 18
+// of 40 went to B: A was not idle.)
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <linux/futex.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,13 +42,16 @@
 #include "cpus.h"
 
 enum { kTrials = 40 };
+enum WakeKind { kFutex, kPipe, kUdp, kWakeKinds };
+static const char* const kWakeNames[kWakeKinds] = {"futex", "pipe", "udp"};
 
-static atomic_int g_word;        // the futex: 0 asleep, 1 woken
-static atomic_int g_asleep;      // the sleeper is about to wait
+static atomic_int g_word;    // the futex: 0 asleep, 1 woken
+static atomic_int g_asleep;  // the sleeper is about to wait
 static atomic_long g_delay_ns;
 static atomic_int g_quit;
-static atomic_int g_use_pipe;  // wake by a pipe write (WF_SYNC) instead of FUTEX_WAKE
+static atomic_int g_kind;
 static int g_pipe[2];
+static int g_udp_rx, g_udp_tx;
 
 static long now_ns(void) {
   struct timespec t;
@@ -58,40 +68,68 @@ static void* waker(void* arg) {
     while (now_ns() - since < atomic_load(&g_delay_ns)) {
     }
     atomic_store(&g_asleep, 0);
-    if (atomic_load(&g_use_pipe)) {
-      const char byte = 1;
-      if (write(g_pipe[1], &byte, 1) != 1) exit(1);
-      continue;
+    const char byte = 1;
+    switch (atomic_load(&g_kind)) {
+      case kFutex:
+        atomic_store(&g_word, 1);
+        syscall(SYS_futex, &g_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        break;
+      case kPipe:
+        if (write(g_pipe[1], &byte, 1) != 1) exit(1);
+        break;
+      case kUdp:
+        if (send(g_udp_tx, &byte, 1, 0) != 1) exit(1);
+        break;
     }
-    atomic_store(&g_word, 1);
-    syscall(SYS_futex, &g_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   }
   return NULL;
 }
 
-static void run_case(long delay_us, int use_pipe) {
+static void sleep_until_woken(int kind) {
+  char byte;
+  switch (kind) {
+    case kFutex:
+      while (atomic_load(&g_word) == 0) syscall(SYS_futex, &g_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+      break;
+    case kPipe:
+      if (read(g_pipe[0], &byte, 1) != 1) exit(1);
+      break;
+    case kUdp:
+      if (recv(g_udp_rx, &byte, 1, 0) != 1) exit(1);
+      break;
+  }
+}
+
+static void run_case(long delay_us, int kind) {
   int on_a = 0, on_b = 0;
   atomic_store(&g_delay_ns, delay_us * 1000L);
-  atomic_store(&g_use_pipe, use_pipe);
+  atomic_store(&g_kind, kind);
   for (int i = 0; i < kTrials; ++i) {
     allow(0);  // run on A ...
     usleep(2000);
     allow(-1);  // ... and may be woken anywhere
     atomic_store(&g_word, 0);
     atomic_store(&g_asleep, 1);
-    if (use_pipe) {
-      char byte;
-      if (read(g_pipe[0], &byte, 1) != 1) exit(1);
-    } else {
-      while (atomic_load(&g_word) == 0) syscall(SYS_futex, &g_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
-    }
+    sleep_until_woken(kind);
     if (current_cpu() == 0)
       ++on_a;
     else
       ++on_b;
   }
-  printf("%-10s A idle %5ld us before the wakeup -> woken on A (its idle previous CPU) %2d/%d, on B (the waker's) %2d/%d\n",
-         use_pipe ? "pipe" : "futex", delay_us, on_a, kTrials, on_b, kTrials);
+  printf("%-6s A idle %5ld us before the wakeup -> woken on A (its idle previous CPU) %2d/%d, on B (the waker's) %2d/%d\n",
+         kWakeNames[kind], delay_us, on_a, kTrials, on_b, kTrials);
+}
+
+static int open_udp_pair(void) {
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof addr;
+  g_udp_rx = socket(AF_INET, SOCK_DGRAM, 0);
+  g_udp_tx = socket(AF_INET, SOCK_DGRAM, 0);
+  if (g_udp_rx < 0 || g_udp_tx < 0 || bind(g_udp_rx, (struct sockaddr*)&addr, sizeof addr) != 0 ||
+      getsockname(g_udp_rx, (struct sockaddr*)&addr, &len) != 0 ||
+      connect(g_udp_tx, (struct sockaddr*)&addr, sizeof addr) != 0)
+    return -1;
+  return 0;
 }
 
 int main(void) {
@@ -99,13 +137,13 @@ int main(void) {
     fprintf(stderr, "idle-prev-wakeup: needs CPUs 0 and 1\n");
     return 2;
   }
-  if (pipe(g_pipe) != 0) return 1;
+  if (pipe(g_pipe) != 0 || open_udp_pair() != 0) return 1;
   pthread_t t;
   if (pthread_create(&t, NULL, waker, NULL) != 0) return 1;
   usleep(100000);
   const long delays_us[] = {20, 100, 500, 2000, 10000};
-  for (int use_pipe = 0; use_pipe <= 1; ++use_pipe)
-    for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0]; ++i) run_case(delays_us[i], use_pipe);
+  for (int kind = 0; kind < kWakeKinds; ++kind)
+    for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0]; ++i) run_case(delays_us[i], kind);
   atomic_store(&g_quit, 1);
   pthread_join(t, NULL);
   return 0;
