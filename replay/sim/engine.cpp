@@ -93,8 +93,10 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
   c.timerSlackNs = params.getInt("timer_slack_ns");
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
-  c.recordedIrqCpu = params.get("irq_wakeup_cpu") == "recorded";
-  c.recordedIrqCpuKthreads = c.recordedIrqCpu || params.get("irq_wakeup_cpu") == "kthreads";
+  const std::string& irqCpu = params.get("irq_wakeup_cpu");
+  c.irqWakeupCpu = irqCpu == "recorded"   ? EngineConfig::IrqWakeupCpu::Recorded
+                   : irqCpu == "kthreads" ? EngineConfig::IrqWakeupCpu::KernelThreadsRecorded
+                                          : EngineConfig::IrqWakeupCpu::Sleeper;
   const std::string& sleepEnd = params.get("irq_wakeup_time");
   c.sleepEnd = sleepEnd == "recorded"   ? EngineConfig::SleepEnd::Recorded
                : sleepEnd == "relative" ? EngineConfig::SleepEnd::Relative
@@ -371,8 +373,10 @@ void Engine::handle(const Event& e) {
       if (r.state != TState::Blocked || r.burst != e.b) break;  // ended earlier with another timer's interrupt
       // The interrupt's CPU as recorded (a timer can fire away from the sleeper), else the sleeper's.
       const auto& bursts = m_workload.tasks[e.a].bursts;
+      using IrqCpu = EngineConfig::IrqWakeupCpu;
       const bool recordedCpu =
-          m_workload.tasks[e.a].kernelThread ? m_config.recordedIrqCpuKthreads : m_config.recordedIrqCpu;
+          m_config.irqWakeupCpu == IrqCpu::Recorded ||
+          (m_config.irqWakeupCpu == IrqCpu::KernelThreadsRecorded && m_workload.tasks[e.a].kernelThread);
       const int irqCpu = recordedCpu && e.b < bursts.size() ? bursts[e.b].wakeCpu : -1;
       const int ctx = irqCpu >= 0 && irqCpu < cpuCount() && online(irqCpu) ? irqCpu : r.cpu;
       m_ctxCpu = ctx;

@@ -40,8 +40,8 @@ struct EngineConfig {
   std::array<WakeupDelay, kWakeupPaths> wakeupDelay;
   uint64_t seed = 1;  ///< of the draws from measured distributions
   bool countedWakeups = false;  ///< wakeup_dependency=counted
-  bool recordedIrqCpu = false;  ///< irq_wakeup_cpu=recorded: every task's interrupt wakeups
-  bool recordedIrqCpuKthreads = false;  ///< irq_wakeup_cpu=recorded or kthreads: kernel threads
+  /// irq_wakeup_cpu: whose context an interrupt's wakeup runs in.
+  enum class IrqWakeupCpu : uint8_t { Sleeper, Recorded, KernelThreadsRecorded } irqWakeupCpu = IrqWakeupCpu::Sleeper;
   /// irq_wakeup_time: when an interrupt's sleep ends.
   enum class SleepEnd : uint8_t { Measured, Relative, Recorded } sleepEnd = SleepEnd::Measured;
   int64_t timerSlackNs = 0;  ///< timer_slack_ns of fair tasks' timer sleeps (RT tasks sleep with none)
