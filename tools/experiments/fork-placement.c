@@ -33,10 +33,10 @@
 // capacity x 100 / imbalance_pct = 875. At exec fair.c leaves the task out of
 // its own CPU, so alone there it ties with idle B and stays, as measured; but
 // it moves once the CPU's util is past 875, which the reading does not say.
-// That kernel is not upstream's: its command line and sysctl set
-// kernel.sched_vcpu_pack=15, a knob upstream does not have (read-only to the
-// guest), and keeping a child on a busy vCPU until it is 85% used is what
-// such vCPU packing would do (docs/models.md 5.5). Its build changes it: on
+// These kernels are not upstream builds: the -fc-v1252 one boots with
+// sched_vcpu_pack=15 (command line and sysctl), a knob upstream does not have
+// (read-only to the guest), and keeping a child on a busy vCPU until it is
+// 85% used is what such vCPU packing would do (docs/models.md 5.5). Its build changes it: on
 // 6.18.44-fc-v1252 (2026-12-04) every case above came out the same (within
 // 3 of 40) but the last, "exec alone on A after running 100 ms", which stayed
 // on A 40/40.
