@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <future>
 #include <queue>
 #include <unordered_map>
 
@@ -208,6 +209,19 @@ bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t t
   return true;
 }
 
+// Runs body(from, to) over [begin, end): split into [begin, split) and
+// [split, end), the second part on another thread, unless split leaves a part empty.
+template <class Body>
+void inTwoParts(size_t begin, size_t split, size_t end, const Body& body) {
+  if (split <= begin || split >= end) {
+    body(begin, end);
+    return;
+  }
+  auto second = std::async(std::launch::async, [&] { body(split, end); });
+  body(begin, split);
+  second.get();
+}
+
 // Dataflow gates (ExtractOptions::dataflowGates). The recording shows a
 // dependency only where the consumer slept: a read that found its data
 // (written while the reader was runnable) leaves no wakeup. A preempted task
@@ -225,7 +239,8 @@ bool recordedPointAt(const Scan& sc, const std::vector<Burst>& bursts, int64_t t
 // task B's progress of the same t"; a cycle of such waits would need each t
 // earlier than the last, so gates cannot deadlock a replay, and the pieces of
 // a burst add up to its recorded work.
-void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf) {
+void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::vector<TaskId>& idOf,
+                      bool twoThreads) {
   const size_t n = w.tasks.size();
   std::vector<uint32_t> utidOf(n, 0);
   for (size_t u = 0; u < idOf.size(); ++u)
@@ -240,34 +255,45 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
     uint32_t piece = 0;  // the gated piece, in the new numbering
   };
   std::vector<std::vector<Gate>> gates(n);
-  for (size_t id = 0; id < n; ++id) {
-    const Scan& sc = scans[utidOf[id]];
-    const auto& bursts = w.tasks[id].bursts;
-    if (bursts.empty()) continue;
-    // The producer: the waker of the latest burst a task woke (kept as the bursts are passed).
-    const auto wokenBy = [](const Burst& x) { return x.wake == WakeKind::Task ? x.waker : kNoTask; };
-    size_t b = 0;
-    TaskId p = wokenBy(bursts[0]);
-    for (size_t r = 1; r < sc.runTs.size(); ++r) {
-      while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r])
-        if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask) p = waker;
-      const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
-      // A switch-in inside the burst after a gap (a preemption, not a burst's start).
-      if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;
-      const uint32_t preempterUtid = sc.runNext[r - 1];
-      if (p == kNoTask || p == id || (preempterUtid && preempterUtid < idOf.size() && idOf[preempterUtid] == p)) continue;
-      const Burst& burst = bursts[b];
-      const Scan& ps = scans[utidOf[p]];
-      uint32_t pb = 0, fromB = 0;
-      int64_t po = 0, fromO = 0;
-      if (!recordedPointAt(ps, w.tasks[p].bursts, sc.runTs[r], pb, po)) continue;
-      // Nothing new since the burst began: the wakeup dependency (or an earlier gate) already holds it.
-      if (recordedPointAt(ps, w.tasks[p].bursts, burst.recordedStart, fromB, fromO) &&
-          (pb < fromB || (pb == fromB && po <= fromO)))
-        continue;
-      gates[id].push_back({static_cast<uint32_t>(b), offset, sc.runTs[r], p, pb, po});
+  const auto findGates = [&](size_t from, size_t to) {
+    for (size_t id = from; id < to; ++id) {
+      const Scan& sc = scans[utidOf[id]];
+      const auto& bursts = w.tasks[id].bursts;
+      if (bursts.empty()) continue;
+      // The producer: the waker of the latest burst a task woke (kept as the bursts are passed).
+      const auto wokenBy = [](const Burst& x) { return x.wake == WakeKind::Task ? x.waker : kNoTask; };
+      size_t b = 0;
+      TaskId p = wokenBy(bursts[0]);
+      for (size_t r = 1; r < sc.runTs.size(); ++r) {
+        while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r])
+          if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask) p = waker;
+        const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
+        // A switch-in inside the burst after a gap (a preemption, not a burst's start).
+        if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;
+        const uint32_t preempterUtid = sc.runNext[r - 1];
+        if (p == kNoTask || p == id || (preempterUtid && preempterUtid < idOf.size() && idOf[preempterUtid] == p)) continue;
+        const Burst& burst = bursts[b];
+        const Scan& ps = scans[utidOf[p]];
+        uint32_t pb = 0, fromB = 0;
+        int64_t po = 0, fromO = 0;
+        if (!recordedPointAt(ps, w.tasks[p].bursts, sc.runTs[r], pb, po)) continue;
+        // Nothing new since the burst began: the wakeup dependency (or an earlier gate) already holds it.
+        if (recordedPointAt(ps, w.tasks[p].bursts, burst.recordedStart, fromB, fromO) &&
+            (pb < fromB || (pb == fromB && po <= fromO)))
+          continue;
+        gates[id].push_back({static_cast<uint32_t>(b), offset, sc.runTs[r], p, pb, po});
+      }
     }
+  };
+  // Each task's gates read the other tasks' bursts and write only its own: in
+  // two parts of about as many bursts each.
+  size_t split = n;
+  if (twoThreads) {
+    size_t total = 0, sum = 0;
+    for (const Task& t : w.tasks) total += t.bursts.size();
+    for (split = 0; split < n && sum < total / 2; ++split) sum += w.tasks[split].bursts.size();
   }
+  inTwoParts(0, split, n, findGates);
   // New numbering: each burst becomes its pieces; pieceStart = offset of the
   // piece in its original burst. A task without gates keeps its numbering
   // (and no tables).
@@ -360,6 +386,182 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
     }
 }
 
+// The dependencies and counts of one part of pass 1.
+struct BurstScan {
+  std::vector<PendingDep> deps;
+  Unmodelled counts;
+};
+
+// Where pass 1 splits the tasks: the first task at or past half of the state
+// rows, or the end (one part) below minRows.
+size_t splitByStateRows(const core::TraceModel& m, uint32_t minRows) {
+  const auto& begin = m.threadStates.rowsBegin;
+  const size_t threadCount = m.threads.size();
+  if (threadCount < 3 || begin[threadCount] < minRows) return threadCount;
+  const auto half = std::lower_bound(begin.begin() + 1, begin.begin() + static_cast<std::ptrdiff_t>(threadCount),
+                                     begin[threadCount] / 2);
+  return static_cast<size_t>(half - begin.begin());
+}
+
+// Pass 1 of extractWorkload over the tasks [uBegin, uEnd): each task's bursts
+// from its state intervals, into scans[u]; the blocks a task's wakeup ends go
+// to out.deps in task order.
+void scanBursts(const core::TraceModel& m, const std::vector<int64_t>& forkTs, size_t uBegin, size_t uEnd,
+                std::vector<Scan>& scans, BurstScan& out) {
+  const auto& ws = m.wakeups;
+  for (size_t u = uBegin; u < uEnd; ++u) {
+    if (m.threads.flags[u] & core::kThreadIdle) continue;
+    Scan& s = scans[u];
+    const auto [first, last] = m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
+    if (first == last && s.runTs.empty()) continue;
+    s.forked = forkTs[u] >= 0;
+    // Sized exactly, by the rule of the loop below: a bound of one burst per
+    // two rows left a third of the array unused, 20 MB on a 2.7M-event trace,
+    // and on huge pages the unused ends of the tasks' arrays are resident too.
+    s.bursts.reserve(burstCount(m.threadStates, first, last));
+    const auto wakeRows = m.wakeupsOf(Utid(static_cast<uint32_t>(u)));
+    // The effective wakeup (one that made it runnable) at or before ts, not
+    // before `since`. Queries come in time order, so a cursor walks the task's
+    // wakeups once (a binary search per burst is cache-miss bound on big traces).
+    size_t wakeCursor = 0;
+    auto wakeupAt = [&](int64_t ts, int64_t since) -> int64_t {
+      while (wakeCursor < wakeRows.size() && ws.ts[wakeRows[wakeCursor]] <= ts) ++wakeCursor;
+      for (size_t k = wakeCursor; k > 0; --k) {
+        const uint32_t row = wakeRows[k - 1];
+        if (ws.ts[row] < since) break;
+        if (!(ws.flags[row] & core::kWakeupNoEffect)) return row;
+      }
+      return -1;
+    };
+
+    bool open = false;
+    int64_t blockStart = m.firstTs;
+    TaskState blockState = TaskState::Sleeping;
+    TaskState lastState = TaskState::Unknown;
+    auto openBurst = [&](int64_t ts, size_t row) {
+      Burst b;
+      b.recordedStart = ts;
+      b.blockState = blockState;
+      if (s.bursts.empty()) {
+        if (s.forked) {
+          b.wake = WakeKind::None;  // the parent's fork trigger starts it
+          s.startTs = forkTs[u];
+        } else {
+          const int64_t wr = m.threadStates.state[row] == TaskState::Runnable ? wakeupAt(ts, ts) : -1;
+          if (wr >= 0 && !(ws.flags[static_cast<size_t>(wr)] & core::kWakeupNew)) {
+            // Asleep since before the trace began; this wakeup ends that sleep.
+            s.startTs = m.firstTs;
+            blockStart = m.firstTs;
+            const auto wrow = static_cast<size_t>(wr);
+            if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
+              b.wake = WakeKind::Sleep;
+              b.sleepNs = ts - blockStart;
+              b.interruptWake = true;
+              ++out.counts.wakeupsFromInterrupt;
+            } else {
+              b.wake = WakeKind::Task;
+              b.sleepNs = ts - blockStart;  // kept for the fallback when the waker cannot be resolved
+              out.deps.push_back({static_cast<uint32_t>(u), 0, ws.waker[wrow].value, static_cast<uint32_t>(wrow)});
+            }
+          } else {
+            b.wake = WakeKind::None;
+            s.startTs = ts;
+            ++out.counts.tasksStartedBeforeTrace;
+          }
+        }
+        s.startCpu = m.threadStates.cpu[row];
+      } else {
+        const int64_t wr = wakeupAt(ts, blockStart);
+        if (wr < 0) {
+          b.wake = WakeKind::Sleep;
+          b.sleepNs = ts - blockStart;
+          ++out.counts.blocksWithoutWakeup;
+        } else {
+          const auto wrow = static_cast<size_t>(wr);
+          if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
+            b.wake = WakeKind::Sleep;
+            b.sleepNs = ts - blockStart;
+            b.wakeCpu = ws.wakerCpu[wrow];  // a timer may fire on another CPU than the sleeper's
+            b.interruptWake = true;
+            ++out.counts.wakeupsFromInterrupt;
+          } else if (ws.waker[wrow].value == u) {
+            b.wake = WakeKind::Sleep;
+            b.sleepNs = ts - blockStart;
+            ++out.counts.wakeupsSelf;
+          } else {
+            b.wake = WakeKind::Task;
+            b.sleepNs = ts - blockStart;  // kept for the fallback when the waker cannot be resolved
+            out.deps.push_back({static_cast<uint32_t>(u), static_cast<uint32_t>(s.bursts.size()), ws.waker[wrow].value,
+                            static_cast<uint32_t>(wrow)});
+          }
+        }
+      }
+      s.bursts.push_back(b);
+      open = true;
+    };
+    auto closeBurst = [&](int64_t ts) {
+      s.bursts.back().recordedEnd = ts;
+      open = false;
+    };
+
+    for (uint32_t r = first; r < last; ++r) {
+      const TaskState st = m.threadStates.state[r];
+      const int64_t ts = m.threadStates.ts[r];
+      lastState = st;
+      if (st == TaskState::Running) {
+        if (!open) openBurst(ts, r);
+      } else if (core::isRunnable(st)) {
+        if (!open) openBurst(ts, r);
+      } else if (isSleepState(st)) {
+        if (open) closeBurst(ts);
+        blockStart = ts;
+        blockState = st;
+      } else if (st == TaskState::Dead) {
+        if (open) closeBurst(ts);
+        s.exits = true;
+        break;
+      } else {  // Unknown: lost data, or a repaired contradiction
+        ++out.counts.unknownStateIntervals;
+      }
+    }
+    if (open) {
+      closeBurst(m.lastTs);
+      if (lastState == TaskState::Running || core::isRunnable(lastState)) ++out.counts.tasksRunningAtTraceEnd;
+    }
+    if (s.bursts.empty() && !s.runTs.empty()) {
+      // Ran without any state the builder could track: one burst over its runs.
+      Burst b;
+      b.recordedStart = s.runTs.front();
+      b.recordedEnd = s.runEnd.back();
+      s.startTs = b.recordedStart;
+      s.bursts.push_back(b);
+      ++out.counts.tasksStartedBeforeTrace;
+    }
+    // Each run counts for the burst that was open (had become runnable) when it
+    // began; the first burst takes anything earlier.
+    s.burstCumStart.assign(s.bursts.size(), 0);
+    s.runCumBefore.resize(s.runTs.size());
+    size_t b = 0;
+    for (size_t k = 0; k < s.runTs.size(); ++k) {
+      const int64_t start = s.runTs[k], end = s.runEnd[k];
+      while (b + 1 < s.bursts.size() && s.bursts[b + 1].recordedStart <= start) {
+        s.burstCumStart[b + 1] = s.work;
+        ++b;
+      }
+      s.runCumBefore[k] = s.work;
+      s.bursts[b].work += end - start;
+      s.work += end - start;
+      if (b == 0 && !s.forked && s.bursts[0].wake == WakeKind::None) s.startTs = std::min(s.startTs, start);
+    }
+    for (++b; b < s.bursts.size(); ++b) s.burstCumStart[b] = s.work;
+    // A task that never got work and never blocks adds nothing.
+    if (!s.bursts.empty() && s.work == 0 && !s.exits && s.bursts.size() == 1 && s.bursts[0].wake == WakeKind::None &&
+        !s.forked) {
+      s.bursts.clear();
+    }
+  }
+}
+
 }  // namespace
 
 bool looksLikeKernelThread(std::string_view comm) {
@@ -399,7 +601,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.kernelRelease = m.kernelRelease();
   w.unmodelled.lostEventRanges = m.dataLoss.size();
   w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
-  w.wakeupDelays = measureWakeupDelays(m);
+  // Read from the model alone: measured on another thread while the runs are gathered.
+  auto wakeupDelays = std::async(std::launch::async, [&m] { return measureWakeupDelays(m); });
 
   const size_t threadCount = m.threads.size();
   std::vector<Scan> scans(threadCount);
@@ -457,158 +660,24 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     }
   }
 
-  // Pass 1: each task's bursts from its state intervals.
-  for (size_t u = 1; u < threadCount; ++u) {
-    if (m.threads.flags[u] & core::kThreadIdle) continue;
-    Scan& s = scans[u];
-    const auto [first, last] = m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
-    if (first == last && s.runTs.empty()) continue;
-    s.forked = forkTs[u] >= 0;
-    // Sized exactly, by the rule of the loop below: a bound of one burst per
-    // two rows left a third of the array unused, 20 MB on a 2.7M-event trace,
-    // and on huge pages the unused ends of the tasks' arrays are resident too.
-    s.bursts.reserve(burstCount(m.threadStates, first, last));
-    const auto wakeRows = m.wakeupsOf(Utid(static_cast<uint32_t>(u)));
-    // The effective wakeup (one that made it runnable) at or before ts, not
-    // before `since`. Queries come in time order, so a cursor walks the task's
-    // wakeups once (a binary search per burst is cache-miss bound on big traces).
-    size_t wakeCursor = 0;
-    auto wakeupAt = [&](int64_t ts, int64_t since) -> int64_t {
-      while (wakeCursor < wakeRows.size() && ws.ts[wakeRows[wakeCursor]] <= ts) ++wakeCursor;
-      for (size_t k = wakeCursor; k > 0; --k) {
-        const uint32_t row = wakeRows[k - 1];
-        if (ws.ts[row] < since) break;
-        if (!(ws.flags[row] & core::kWakeupNoEffect)) return row;
-      }
-      return -1;
-    };
-
-    bool open = false;
-    int64_t blockStart = m.firstTs;
-    TaskState blockState = TaskState::Sleeping;
-    TaskState lastState = TaskState::Unknown;
-    auto openBurst = [&](int64_t ts, size_t row) {
-      Burst b;
-      b.recordedStart = ts;
-      b.blockState = blockState;
-      if (s.bursts.empty()) {
-        if (s.forked) {
-          b.wake = WakeKind::None;  // the parent's fork trigger starts it
-          s.startTs = forkTs[u];
-        } else {
-          const int64_t wr = m.threadStates.state[row] == TaskState::Runnable ? wakeupAt(ts, ts) : -1;
-          if (wr >= 0 && !(ws.flags[static_cast<size_t>(wr)] & core::kWakeupNew)) {
-            // Asleep since before the trace began; this wakeup ends that sleep.
-            s.startTs = m.firstTs;
-            blockStart = m.firstTs;
-            const auto wrow = static_cast<size_t>(wr);
-            if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
-              b.wake = WakeKind::Sleep;
-              b.sleepNs = ts - blockStart;
-              b.interruptWake = true;
-              ++w.unmodelled.wakeupsFromInterrupt;
-            } else {
-              b.wake = WakeKind::Task;
-              b.sleepNs = ts - blockStart;  // kept for the fallback when the waker cannot be resolved
-              deps.push_back({static_cast<uint32_t>(u), 0, ws.waker[wrow].value, static_cast<uint32_t>(wrow)});
-            }
-          } else {
-            b.wake = WakeKind::None;
-            s.startTs = ts;
-            ++w.unmodelled.tasksStartedBeforeTrace;
-          }
-        }
-        s.startCpu = m.threadStates.cpu[row];
-      } else {
-        const int64_t wr = wakeupAt(ts, blockStart);
-        if (wr < 0) {
-          b.wake = WakeKind::Sleep;
-          b.sleepNs = ts - blockStart;
-          ++w.unmodelled.blocksWithoutWakeup;
-        } else {
-          const auto wrow = static_cast<size_t>(wr);
-          if ((ws.flags[wrow] & core::kWakeupFromIrq) || !ws.waker[wrow].isValid()) {
-            b.wake = WakeKind::Sleep;
-            b.sleepNs = ts - blockStart;
-            b.wakeCpu = ws.wakerCpu[wrow];  // a timer may fire on another CPU than the sleeper's
-            b.interruptWake = true;
-            ++w.unmodelled.wakeupsFromInterrupt;
-          } else if (ws.waker[wrow].value == u) {
-            b.wake = WakeKind::Sleep;
-            b.sleepNs = ts - blockStart;
-            ++w.unmodelled.wakeupsSelf;
-          } else {
-            b.wake = WakeKind::Task;
-            b.sleepNs = ts - blockStart;  // kept for the fallback when the waker cannot be resolved
-            deps.push_back({static_cast<uint32_t>(u), static_cast<uint32_t>(s.bursts.size()), ws.waker[wrow].value,
-                            static_cast<uint32_t>(wrow)});
-          }
-        }
-      }
-      s.bursts.push_back(b);
-      open = true;
-    };
-    auto closeBurst = [&](int64_t ts) {
-      s.bursts.back().recordedEnd = ts;
-      open = false;
-    };
-
-    for (uint32_t r = first; r < last; ++r) {
-      const TaskState st = m.threadStates.state[r];
-      const int64_t ts = m.threadStates.ts[r];
-      lastState = st;
-      if (st == TaskState::Running) {
-        if (!open) openBurst(ts, r);
-      } else if (core::isRunnable(st)) {
-        if (!open) openBurst(ts, r);
-      } else if (isSleepState(st)) {
-        if (open) closeBurst(ts);
-        blockStart = ts;
-        blockState = st;
-      } else if (st == TaskState::Dead) {
-        if (open) closeBurst(ts);
-        s.exits = true;
-        break;
-      } else {  // Unknown: lost data, or a repaired contradiction
-        ++w.unmodelled.unknownStateIntervals;
-      }
-    }
-    if (open) {
-      closeBurst(m.lastTs);
-      if (lastState == TaskState::Running || core::isRunnable(lastState)) ++w.unmodelled.tasksRunningAtTraceEnd;
-    }
-    if (s.bursts.empty() && !s.runTs.empty()) {
-      // Ran without any state the builder could track: one burst over its runs.
-      Burst b;
-      b.recordedStart = s.runTs.front();
-      b.recordedEnd = s.runEnd.back();
-      s.startTs = b.recordedStart;
-      s.bursts.push_back(b);
-      ++w.unmodelled.tasksStartedBeforeTrace;
-    }
-    // Each run counts for the burst that was open (had become runnable) when it
-    // began; the first burst takes anything earlier.
-    s.burstCumStart.assign(s.bursts.size(), 0);
-    s.runCumBefore.resize(s.runTs.size());
-    size_t b = 0;
-    for (size_t k = 0; k < s.runTs.size(); ++k) {
-      const int64_t start = s.runTs[k], end = s.runEnd[k];
-      while (b + 1 < s.bursts.size() && s.bursts[b + 1].recordedStart <= start) {
-        s.burstCumStart[b + 1] = s.work;
-        ++b;
-      }
-      s.runCumBefore[k] = s.work;
-      s.bursts[b].work += end - start;
-      s.work += end - start;
-      if (b == 0 && !s.forked && s.bursts[0].wake == WakeKind::None) s.startTs = std::min(s.startTs, start);
-    }
-    for (++b; b < s.bursts.size(); ++b) s.burstCumStart[b] = s.work;
-    // A task that never got work and never blocks adds nothing.
-    if (!s.bursts.empty() && s.work == 0 && !s.exits && s.bursts.size() == 1 && s.bursts[0].wake == WakeKind::None &&
-        !s.forked) {
-      s.bursts.clear();
-    }
-  }
+  // Pass 1. Tasks are independent here, so on a big trace the tasks are split
+  // at half of the state rows and the second part is scanned on another
+  // thread: the CPU the recording's statistics take later is free now. The
+  // parts' dependencies are joined in task order, as one loop makes them.
+  const size_t split = splitByStateRows(m, options.twoThreadsFromStateRows);
+  BurstScan firstPart, secondPart;
+  firstPart.deps = std::move(deps);
+  size_t secondWakeups = 0;
+  for (size_t u = split; u < threadCount; ++u) secondWakeups += m.wakeupsOf(Utid(static_cast<uint32_t>(u))).size();
+  secondPart.deps.reserve(secondWakeups);
+  inTwoParts(1, split, threadCount, [&](size_t from, size_t to) {
+    scanBursts(m, forkTs, from, to, scans, from < split ? firstPart : secondPart);
+  });
+  deps = std::move(firstPart.deps);
+  deps.insert(deps.end(), secondPart.deps.begin(), secondPart.deps.end());
+  w.unmodelled += firstPart.counts;
+  w.unmodelled += secondPart.counts;
+  w.wakeupDelays = wakeupDelays.get();
 
   // Pass 2: number the replayed tasks.
   std::vector<TaskId> idOf(threadCount, kNoTask);
@@ -816,7 +885,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     ++w.unmodelled.forksOfUnreplayedParent;
   }
   classifyTimerSleeps(w);
-  if (options.dataflowGates) addDataflowGates(w, scans, idOf);
+  if (options.dataflowGates) addDataflowGates(w, scans, idOf, /*twoThreads=*/split < threadCount);
   for (Task& t : w.tasks) {
     // Same-point triggers keep their recorded order (stable), gates' after them.
     const auto before = [](const Trigger& a, const Trigger& b) {

@@ -39,6 +39,23 @@ uint64_t Unmodelled::total() const {
   return n;
 }
 
+Unmodelled& Unmodelled::operator+=(const Unmodelled& o) {
+  wakeupsFromInterrupt += o.wakeupsFromInterrupt;
+  wakeupsUnknownWaker += o.wakeupsUnknownWaker;
+  wakeupsSelf += o.wakeupsSelf;
+  blocksWithoutWakeup += o.blocksWithoutWakeup;
+  tasksStartedBeforeTrace += o.tasksStartedBeforeTrace;
+  tasksRunningAtTraceEnd += o.tasksRunningAtTraceEnd;
+  tasksNeverRan += o.tasksNeverRan;
+  forksOfUnreplayedParent += o.forksOfUnreplayedParent;
+  execsNotRunning += o.execsNotRunning;
+  unknownStateIntervals += o.unknownStateIntervals;
+  lostEventRanges += o.lostEventRanges;
+  tasksLeftOut += o.tasksLeftOut;
+  switchInsInferred += o.switchInsInferred;
+  return *this;
+}
+
 std::vector<Unmodelled::Item> Unmodelled::items() const {
   return {
       {"wakeups_from_interrupt", "wakeups from interrupt/idle context, replayed as sleeps of the recorded length",

@@ -50,6 +50,8 @@ struct Burst {
   // burst became runnable and when its work was done. Used for the recorded makespan.
   int64_t recordedStart = -1;
   int64_t recordedEnd = -1;
+
+  bool operator==(const Burst&) const = default;
 };
 // Millions on a big trace: the flags sit in the padding after the enums.
 static_assert(sizeof(Burst) == 48);
@@ -68,6 +70,8 @@ struct Trigger {
   TaskId target = kNoTask;
   uint32_t targetBurst = 0;  ///< the target's burst this wakes (Wake only)
   TriggerKind kind = TriggerKind::Wake;
+
+  bool operator==(const Trigger&) const = default;
 };
 // Millions on a big trace: the offset leads, so no padding sits before it.
 static_assert(sizeof(Trigger) == 24);
@@ -98,6 +102,7 @@ struct Task {
   bool inMakespan = true;
 
   int64_t totalWork() const;
+  bool operator==(const Task&) const = default;
 };
 
 /// A periodic timer of an rt-app workload (one per task and "ref").
@@ -121,6 +126,8 @@ struct Unmodelled {
   uint64_t tasksLeftOut = 0;             ///< left out by ExtractOptions::onlyCreatedTasks or treeOf
   uint64_t switchInsInferred = 0;        ///< runs whose switch-in the trace lacks (inferred at import)
   uint64_t total() const;
+  Unmodelled& operator+=(const Unmodelled& o);
+  bool operator==(const Unmodelled&) const = default;
 
   /// One count: its JSON key, what it means (for tables), how many.
   struct Item {
@@ -146,6 +153,7 @@ struct DelayDistribution {
   uint64_t samples = 0;
   static DelayDistribution of(std::vector<int64_t> samples);
   int64_t median() const { return quantiles.empty() ? -1 : quantiles[quantiles.size() / 2]; }
+  bool operator==(const DelayDistribution&) const = default;
 };
 
 struct Workload {

@@ -292,6 +292,31 @@ TEST(ReplayIdentity, DataflowGatesConserveWorkAndGiveBackBlocks) {
   EXPECT_GT(st.taskBlocks, ex.taskBlocks);
 }
 
+// Extraction's first pass runs on two threads on big traces; forced onto two
+// threads here (a threshold of 0 rows) it must give exactly the one-thread workload.
+TEST(ReplayDeterminism, ExtractionOnTwoThreadsGivesTheOneThreadWorkload) {
+  for (const std::string& path : identityTraces()) {
+    SCOPED_TRACE(path);
+    std::string why;
+    auto recorded = import(path, why);
+    ASSERT_TRUE(recorded) << why;
+    ASSERT_GE(recorded->threads.size(), 3u);  // two parts, each with tasks
+    replay::ExtractOptions one, two;
+    one.twoThreadsFromStateRows = UINT32_MAX;
+    two.twoThreadsFromStateRows = 0;
+    auto a = replay::extractWorkload(*recorded, one);
+    auto b = replay::extractWorkload(*recorded, two);
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    ASSERT_EQ(a->tasks.size(), b->tasks.size());
+    for (size_t t = 0; t < a->tasks.size(); ++t) EXPECT_TRUE(a->tasks[t] == b->tasks[t]) << "task " << a->tasks[t].tid;
+    EXPECT_TRUE(a->unmodelled == b->unmodelled);
+    EXPECT_GT(a->unmodelled.total(), 0u);
+    EXPECT_TRUE(a->wakeupDelays == b->wakeupDelays);
+    EXPECT_EQ(a->dataflowGates, b->dataflowGates);
+    EXPECT_EQ(a->recordedMakespanNs, b->recordedMakespanNs);
+  }
+}
+
 TEST(ReplayDeterminism, SameInputSameHashForEveryModel) {
   const std::string path = (fs::path(SCHEDLAB_TEST_DATA) / "replay" / "pipe-small.txt").string();
   std::string why;
