@@ -80,8 +80,9 @@ std::string replayHelp() {
       "  --tasks created    replay only the tasks created during the trace, not what was already running\n"
       "  --tasks tree:COMM  replay only the first task created with that comm (e.g. tree:make) and its\n"
       "                     descendants; others' wakeups become sleeps; default: all tasks\n"
-      "  --json             {\"model\",\"params\":{KEY: VALUE},\"tasks\",\"cpus\",\"fairness\",\"range\",\"totals\",\n"
-      "                     \"cookies\" (with +coresched), \"energy_j\" (with +uclamp),\n"
+      "  --json             {\"model\",\"params\":{KEY: VALUE},\"param_origins\":{KEY: \"default\", \"user\" or\n"
+      "                     how it was resolved, e.g. measured from the recording},\"tasks\",\"cpus\",\n"
+      "                     \"fairness\",\"range\",\"totals\",\"cookies\" (with +coresched), \"energy_j\" (with +uclamp),\n"
       "                     \"recorded\":{same schema},\"validation\":{\"makespan_recorded_ns\",\n"
       "                     \"makespan_replay_ns\",\"makespan_ratio\",\"work_conserved\",\"unmodelled\":{...},\n"
       "                     \"fidelity\":{\"verdict\",\"failed\",\"metrics\":[{\"key\",\"label\",\"recorded\",\n"
@@ -553,6 +554,9 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       writeParamValue(j, s);
     }
     j.endObject();
+    j.key("param_origins").beginObject();
+    for (const auto& p : result.params) j.field(p.key, p.origin);
+    j.endObject();
     core::analysis::writeRunStatsJson(j, repStats, core::analysis::StatsGrouping::Task);
     if (result.energyJoules) j.field("energy_j", *result.energyJoules);
     if (recStats) {
@@ -579,7 +583,8 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")";
   if (workload.dataflowGates) out << ", " << workload.dataflowGates << " of them dataflow gates";
   out << "\n";
-  out << "Parameters:\n";
+  out << "Parameters:  (a note says where a value came from; the others are the model's defaults, each\n"
+         "              sourced in `replay --model " << spec.name << " --help`)\n";
   for (const auto& p : result.params) {
     out << "  " << p.key << " = " << p.value;
     if (p.origin != "default") out << "   (" << p.origin << ")";

@@ -98,7 +98,7 @@ int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   // Check the models and parameters before the (slow) imports.
   const std::vector<std::string> models = args->values("--replay");
   for (const auto& m : models)
-    if (auto parsed = replay::parseModel(m); !parsed) {
+    if (auto parsed = replay::parseModel(replay::resolveBaseline(m, "")); !parsed) {  // baseline: as `replay` checks it
       err << "schedlab-cli report: " << parsed.error().message() << "\n";
       return kExitUsage;
     }

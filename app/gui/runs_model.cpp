@@ -130,10 +130,13 @@ QString runToolTip(const Run& run) {
   if (!run.path.isEmpty()) lines << run.path.toHtmlEscaped();
   if (m.replay) {
     lines << QStringLiteral("replay with model <b>%1</b>").arg(QString::fromStdString(m.replay->model).toHtmlEscaped());
-    for (const auto& p : m.replay->params)
-      lines << QStringLiteral("&nbsp;&nbsp;%1 = %2 <i>%3</i>")
+    for (const auto& p : m.replay->params) {
+      const QString origin = p.origin == "default" ? QString()
+                                                   : QStringLiteral(" (%1)").arg(QString::fromStdString(p.origin).toHtmlEscaped());
+      lines << QStringLiteral("&nbsp;&nbsp;%1 = %2%3 <i>%4</i>")
                    .arg(QString::fromStdString(p.key).toHtmlEscaped(), QString::fromStdString(p.value).toHtmlEscaped(),
-                        QString::fromStdString(p.doc).toHtmlEscaped());
+                        origin, QString::fromStdString(p.doc).toHtmlEscaped());
+    }
   } else {
     lines << QStringLiteral("format: %1").arg(QString::fromStdString(m.format).toHtmlEscaped());
   }

@@ -66,6 +66,7 @@ std::string reportJson(const ReportData& d) {
           j.beginObject();
           j.field("key", p.key);
           j.field("value", p.value);
+          j.field("origin", p.origin);
           j.field("doc", p.doc);
           j.endObject();
         }

@@ -68,7 +68,8 @@ bool paramKnownToAny(const std::string& assignment, const std::vector<std::strin
   const std::string key = keyOf(rest);
   for (const auto& m : models) {
     if (!scope.empty() && scope != m) continue;
-    auto params = replay::defaultParams(m);
+    // "baseline" is checked as eevdf until the recording says its kernel, as `replay` checks it.
+    auto params = replay::defaultParams(replay::resolveBaseline(m, ""));
     if (params && params->has(key)) return true;
   }
   return false;

@@ -1004,12 +1004,19 @@ class Builder {
     m_doc.subheading(QStringLiteral("Parameters"));
     Table pt;
     pt.dense = true;
-    pt.columns = {{QStringLiteral("Parameter"), 1.7}, {QStringLiteral("Value"), 1.2}, {QStringLiteral("Meaning"), 5.0, false, true}};
+    pt.columns = {{QStringLiteral("Parameter"), 1.7},
+                  {QStringLiteral("Value"), 1.2},
+                  {QStringLiteral("Set by"), 2.0, false, true},
+                  {QStringLiteral("Meaning"), 4.2, false, true}};
     if (m.replay)
       for (const auto& prm : m.replay->params)
         pt.rows.push_back({Cell(QString::fromStdString(prm.key), Tone::Strong), QString::fromStdString(prm.value),
+                           Cell(QString::fromStdString(prm.origin), prm.origin == "default" ? Tone::Muted : Tone::Normal),
                            QString::fromStdString(prm.doc)});
-    pt.note = QStringLiteral("Every parameter of the engine and the model, with the value this replay used.");
+    pt.note = QStringLiteral(
+        "Every parameter of the engine and the model, with the value this replay used and what set it: the "
+        "model's default (its source is in the meaning), the user, or the replay itself (measured from the "
+        "recording, or the recording kernel's release).");
     m_doc.table(std::move(pt));
 
     const RunDiff& df = m_d.replayDiffs[index - m_d.recordings];

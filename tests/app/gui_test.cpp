@@ -71,7 +71,8 @@ class FakeBackend : public ReplayBackend {
  public:
   std::vector<ReplayModelInfo> models() const override {
     return {{"fake-coresched", "synthetic SMT replay",
-             {{"smt_factor", "0.6", "speed of each sibling when both run"}, {"coresched.cookie", "", "cookies"}}},
+             {{"smt_factor", "0.6", "speed of each sibling when both run", "default"},
+              {"coresched.cookie", "", "cookies", "default"}}},
             {"fake-fail", "always fails", {}}};
   }
   core::Result<std::shared_ptr<core::TraceModel>> run(const std::shared_ptr<const core::TraceModel>&,
@@ -82,7 +83,7 @@ class FakeBackend : public ReplayBackend {
     auto m = apptest::smtModel();
     core::ReplayInfo info;
     info.model = req.model;
-    for (const auto& [k, v] : req.params) info.params.push_back({k, v, ""});
+    for (const auto& [k, v] : req.params) info.params.push_back({k, v, "", "user"});
     m->replay = info;
     return m;
   }
@@ -111,9 +112,15 @@ TEST(GuiModels, RunsModelPassesTheTester) {
   auto replayModel = apptest::smtModel();
   core::ReplayInfo info;
   info.model = "cfs";
-  info.params = {{"hz", "250", "tick"}};
+  info.params = {{"hz", "250", "tick", "default"},
+                 {"idle_wakeup_ns", "19695", "idle exit", "measured from the recording: median of 153 wakeups"}};
   replayModel->replay = info;
   const int ra = runs.add(mk(replayModel, a));
+  // The tooltip says what set a value unless it is the model's default.
+  const QString tip = runToolTip(*runs.run(ra));
+  EXPECT_TRUE(tip.contains(QStringLiteral("idle_wakeup_ns = 19695 (measured from the recording: median of 153 wakeups)")))
+      << tip.toStdString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("hz = 250 <i>"))) << tip.toStdString();
   EXPECT_EQ(model.rowCount(), 2);
   EXPECT_EQ(model.rowCount(model.index(0, 0)), 1);
   EXPECT_EQ(model.runIdAt(model.index(0, 0, model.index(0, 0))), ra);

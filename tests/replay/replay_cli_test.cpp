@@ -64,6 +64,21 @@ TEST(ReplayCli, JsonHasStatsSchemaModelParamsAndValidation) {
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
 }
 
+// Each parameter says what set it: the user, the model's default, or the
+// replay (measured from the recording; the release, which this fixture's
+// ftrace text does not record).
+TEST(ReplayCli, JsonSaysWhatSetEachParameter) {
+  const CliRun r = cli({fixture("pipe-small.txt"), "--model", "baseline", "--param", "hz=1000", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t origins = r.out.find("\"param_origins\": {");
+  ASSERT_NE(origins, std::string::npos);
+  const std::string block = r.out.substr(origins, r.out.find('}', origins) - origins);
+  for (const char* entry : {"\"hz\": \"user\"", "\"timer_slack_ns\": \"default\"",
+                            "\"preempt_wakeup_ns\": \"measured from the recording: median of ",
+                            "\"release\": \"the recording does not say its kernel"})
+    EXPECT_NE(block.find(entry), std::string::npos) << entry << " in " << block;
+}
+
 TEST(ReplayCli, RtAppWorkloadAndOutTrace) {
   const std::string wl = writeTemp("schedlab-cli-wl.json", R"({"global": {"duration": 0.2}, "tasks": {
       "a": {"loop": -1, "run": 3000, "sleep": 1000}, "b": {"loop": -1, "priority": 5, "run": 100000}}})");

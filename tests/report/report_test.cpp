@@ -378,6 +378,9 @@ TEST_F(ReportTest, ErrorsNameTheProblem) {
       << err;
   std::string json = readFile(jsonOut);
   EXPECT_NE(json.find("\"coresched.cookie\""), std::string::npos);
+  const size_t cookieParam = json.find("\"key\": \"coresched.cookie\"");
+  ASSERT_NE(cookieParam, std::string::npos);
+  EXPECT_LT(json.find("\"origin\": \"user\"", cookieParam), json.find("\"doc\"", cookieParam));
   EXPECT_NE(json.find("\"cookies\""), std::string::npos);
   // A uclamp replay carries its energy estimate and frequency residency into the report.
   EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "--replay", "cfs+uclamp", "-o", jsonOut}, nullptr, &err), 0)
@@ -502,6 +505,25 @@ TEST_F(ReportTest, SharedRecordedHackbenchRuns) {
   for (const auto& t : (*data)->diff->tasks)
     if (t.comm == "hackbench") paired = t.a && t.b && t.tasksA > 10 && t.tasksB > 10;
   EXPECT_TRUE(paired) << "the hackbench senders and receivers of both runs meet in one row";
+}
+
+// `--replay baseline` is the recording kernel's model, as for `replay`, and the
+// parameters table says what set each value: the default, the replay's
+// measurement of the recording, or the recorded kernel release.
+TEST_F(ReportTest, BaselineReplaySaysWhatSetEachParameter) {
+  const std::string trace = std::string(SCHEDLAB_SHARED_TRACES) + "/recorded/hackbench-proc/trace.dat";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "no shared recording at " << trace;
+  if (!havePdftotext()) GTEST_SKIP() << "pdftotext (poppler-utils) not installed";
+  const QString pdf = file(QStringLiteral("baseline.pdf"));
+  std::string out, err;
+  ASSERT_EQ(runCli({"report", trace, "--replay", "baseline", "--param", "hz=1000", "-o", pdf.toStdString()}, &out, &err), 0)
+      << err;
+  const QString text = pdfText(pdf, false);
+  EXPECT_TRUE(text.contains(QStringLiteral("Replay: eevdf")));  // the trace says 6.18.44: EEVDF
+  EXPECT_TRUE(text.contains(QStringLiteral("Set by")));
+  EXPECT_TRUE(text.contains(QStringLiteral("measured from the recording:")));
+  EXPECT_TRUE(text.contains(QStringLiteral("the recording's kernel")));
+  EXPECT_TRUE(text.contains(QStringLiteral("\nuser\n")));  // hz, set on the command line
 }
 
 }  // namespace
