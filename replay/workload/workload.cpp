@@ -1,6 +1,7 @@
 #include "replay/workload/workload.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace replay {
 
@@ -39,45 +40,52 @@ uint64_t Unmodelled::total() const {
   return n;
 }
 
+namespace {
+
+// Every count of Unmodelled, in the order replays, the CLI and reports show them.
+struct UnmodelledField {
+  const char* key;
+  const char* what;
+  uint64_t Unmodelled::*count;
+};
+constexpr UnmodelledField kUnmodelledFields[] = {
+    {"wakeups_from_interrupt", "wakeups from interrupt/idle context, replayed as sleeps of the recorded length",
+     &Unmodelled::wakeupsFromInterrupt},
+    {"wakeups_unknown_waker", "wakeups whose waker is not replayed, replayed as sleeps",
+     &Unmodelled::wakeupsUnknownWaker},
+    {"wakeups_self", "wakeups by the task itself, replayed as sleeps", &Unmodelled::wakeupsSelf},
+    {"blocks_without_wakeup", "blocks ended without a wakeup event, replayed as sleeps",
+     &Unmodelled::blocksWithoutWakeup},
+    {"tasks_started_before_trace", "tasks alive at trace start (how their first burst began is unknown)",
+     &Unmodelled::tasksStartedBeforeTrace},
+    {"tasks_running_at_trace_end", "tasks still running at trace end (last burst cut by the trace end)",
+     &Unmodelled::tasksRunningAtTraceEnd},
+    {"tasks_never_ran", "tasks seen but never running (not replayed)", &Unmodelled::tasksNeverRan},
+    {"forks_of_unreplayed_parent", "forks by a task not replayed (child started at its recorded time)",
+     &Unmodelled::forksOfUnreplayedParent},
+    {"execs_not_replayed", "execs at no point of the task's replayed work (no sched_exec() balancing there)",
+     &Unmodelled::execsNotRunning},
+    {"unknown_state_intervals", "intervals of unknown state (no work counted)", &Unmodelled::unknownStateIntervals},
+    {"lost_event_ranges", "lost-event ranges in the recording", &Unmodelled::lostEventRanges},
+    {"switch_ins_inferred", "runs whose switch-in the trace lacks (inferred at import, start estimated)",
+     &Unmodelled::switchInsInferred},
+    {"tasks_left_out", "tasks left out (--tasks created or tree:COMM)", &Unmodelled::tasksLeftOut},
+};
+// A count added to Unmodelled and not listed here would be neither shown nor summed.
+static_assert(sizeof(Unmodelled) == std::size(kUnmodelledFields) * sizeof(uint64_t));
+
+}  // namespace
+
 Unmodelled& Unmodelled::operator+=(const Unmodelled& o) {
-  wakeupsFromInterrupt += o.wakeupsFromInterrupt;
-  wakeupsUnknownWaker += o.wakeupsUnknownWaker;
-  wakeupsSelf += o.wakeupsSelf;
-  blocksWithoutWakeup += o.blocksWithoutWakeup;
-  tasksStartedBeforeTrace += o.tasksStartedBeforeTrace;
-  tasksRunningAtTraceEnd += o.tasksRunningAtTraceEnd;
-  tasksNeverRan += o.tasksNeverRan;
-  forksOfUnreplayedParent += o.forksOfUnreplayedParent;
-  execsNotRunning += o.execsNotRunning;
-  unknownStateIntervals += o.unknownStateIntervals;
-  lostEventRanges += o.lostEventRanges;
-  tasksLeftOut += o.tasksLeftOut;
-  switchInsInferred += o.switchInsInferred;
+  for (const UnmodelledField& f : kUnmodelledFields) this->*f.count += o.*f.count;
   return *this;
 }
 
 std::vector<Unmodelled::Item> Unmodelled::items() const {
-  return {
-      {"wakeups_from_interrupt", "wakeups from interrupt/idle context, replayed as sleeps of the recorded length",
-       wakeupsFromInterrupt},
-      {"wakeups_unknown_waker", "wakeups whose waker is not replayed, replayed as sleeps", wakeupsUnknownWaker},
-      {"wakeups_self", "wakeups by the task itself, replayed as sleeps", wakeupsSelf},
-      {"blocks_without_wakeup", "blocks ended without a wakeup event, replayed as sleeps", blocksWithoutWakeup},
-      {"tasks_started_before_trace", "tasks alive at trace start (how their first burst began is unknown)",
-       tasksStartedBeforeTrace},
-      {"tasks_running_at_trace_end", "tasks still running at trace end (last burst cut by the trace end)",
-       tasksRunningAtTraceEnd},
-      {"tasks_never_ran", "tasks seen but never running (not replayed)", tasksNeverRan},
-      {"forks_of_unreplayed_parent", "forks by a task not replayed (child started at its recorded time)",
-       forksOfUnreplayedParent},
-      {"execs_not_replayed", "execs at no point of the task's replayed work (no sched_exec() balancing there)",
-       execsNotRunning},
-      {"unknown_state_intervals", "intervals of unknown state (no work counted)", unknownStateIntervals},
-      {"lost_event_ranges", "lost-event ranges in the recording", lostEventRanges},
-      {"switch_ins_inferred", "runs whose switch-in the trace lacks (inferred at import, start estimated)",
-       switchInsInferred},
-      {"tasks_left_out", "tasks left out (--tasks created or tree:COMM)", tasksLeftOut},
-  };
+  std::vector<Item> out;
+  out.reserve(std::size(kUnmodelledFields));
+  for (const UnmodelledField& f : kUnmodelledFields) out.push_back({f.key, f.what, this->*f.count});
+  return out;
 }
 
 int64_t Workload::totalWork() const {
