@@ -119,6 +119,24 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   }
 
   if (!params.userSet("irq_wakeup_time")) (void)params.resolve("irq_wakeup_time", "measured", timerSleepsOrigin(workload));
+  DelayDistribution tickDelays;
+  if (params.getInt("tick_delay_ns") < 0) {
+    const int hz = static_cast<int>(params.getInt("hz"));
+    tickDelays = tickSwitchDelays(workload.tickPreemptions, 1'000'000'000LL / std::max(1, hz));
+    if (tickDelays.samples == 0) {
+      (void)params.resolve("tick_delay_ns", "0",
+                           workload.kind != "trace" ? "no recording: 0"
+                                                    : "measured: " + std::to_string(workload.tickPreemptions.size()) +
+                                                          " preemptions without a wakeup, not on a grid of hz=" +
+                                                          std::to_string(hz));
+    } else {
+      (void)params.resolve("tick_delay_ns", std::to_string(tickDelays.median()),
+                           "measured from the recording: median of " + std::to_string(tickDelays.samples) +
+                               " tick preemptions' offsets from the hz=" + std::to_string(hz) + " grid" +
+                               (drawEach ? "; each tick draws from their distribution" : ""));
+      if (!drawEach) tickDelays = {};
+    }
+  }
 
   ReplayResult result;
   result.topology = options.topology ? *options.topology : defaultTopology(workload);
@@ -144,6 +162,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   if (!config) return config.error();
   for (size_t p = 0; p < kWakeupPaths; ++p)
     if (sampled[p]) config->wakeupDelay[p].distribution = &workload.wakeupDelays[p];
+  if (tickDelays.samples > 0) config->tickDelay.distribution = &tickDelays;
   std::vector<TaskAttributes>& attrs = config->taskAttrs;
   if (auto st = resolveSmtFactors(w, params.get("smt.task_factor"), attrs); !st) return core::Error(st.message());
   if (spec.coresched)

@@ -36,6 +36,14 @@ void defineEngineParams(Params& params) {
                    "a wakeup on the CPU it preempts (the waker itself, or an interrupt of the running task) takes "
                    "effect this much later (need-resched and the switch). -1 = measured from the recording; 0 "
                    "without a recording");
+  params.defineInt("tick_delay_ns", 0, -1, 1'000'000,
+                   "a tick runs this much after its instant on the HZ grid (the tick interrupt's latency and the path "
+                   "to its switch), so that a task preempted at one tick and switched in at a later one waits a whole "
+                   "number of ticks give or take a few us, as in the kernel; 0 = ticks exactly on the grid. -1 = "
+                   "measured from the recording: the offsets from the HZ grid (at their circular mean) of its "
+                   "preemptions that no wakeup caused, within 100 us, less their 1st percentile, each tick drawing "
+                   "one (none when those preemptions are not on a grid of this hz). Not the default yet: "
+                   "docs/models.md §8.3");
   params.defineChoice("wakeup_delay_sampling", "distribution", {"distribution", "median"},
                       "delays measured from the recording: each wakeup draws one from the measured distribution "
                       "(deterministically, from seed), or every wakeup takes the median");
@@ -90,6 +98,10 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   c.migrationNs = params.getInt("migration_ns");
   const char* delays[kWakeupPaths] = {"idle_wakeup_ns", "idle_irq_wakeup_ns", "preempt_ipi_ns", "preempt_wakeup_ns"};
   for (size_t p = 0; p < kWakeupPaths; ++p) c.wakeupDelay[p].constantNs = std::max<int64_t>(0, params.getInt(delays[p]));
+  c.tickDelay.constantNs = std::max<int64_t>(0, params.getInt("tick_delay_ns"));
+  if (c.tickDelay.constantNs >= 1'000'000'000LL / std::max(1, c.hz))
+    return core::Error("parameter tick_delay_ns=" + std::to_string(c.tickDelay.constantNs) +
+                       ": a tick's delay must be shorter than the tick period (1/hz)");
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
   c.timerSlackNs = params.getInt("timer_slack_ns");
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
@@ -258,16 +270,29 @@ bool Engine::takeWakeup(TaskRt& r, uint32_t burst) {
   return true;
 }
 
-int64_t Engine::drawWakeupDelay(WakeupPath path) {
-  const WakeupDelay& d = m_config.wakeupDelay[static_cast<size_t>(path)];
+namespace {
+
+int64_t draw(const WakeupDelay& d, uint64_t& rng) {
   if (!d.distribution || d.distribution->quantiles.empty()) return d.constantNs;
   // splitmix64: a fixed sequence from the seed, drawn in event order.
-  uint64_t z = (m_rng += 0x9e3779b97f4a7c15ULL);
+  uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
   const auto& q = d.distribution->quantiles;
   return q[z % q.size()];
+}
+
+}  // namespace
+
+int64_t Engine::drawWakeupDelay(WakeupPath path) {
+  return draw(m_config.wakeupDelay[static_cast<size_t>(path)], m_rng);
+}
+
+int64_t Engine::nextTickAt(int64_t after) {
+  // A tick's delay (at most 100 us when measured) is far below its period, so
+  // `after` at a delayed tick still lies in that tick's period of the grid.
+  return (after / m_tickNs + 1) * m_tickNs + draw(m_config.tickDelay, m_tickRng);
 }
 
 void Engine::fail(std::string message) {
@@ -316,6 +341,7 @@ core::Status Engine::run(const std::stop_token& stop) {
   m_now = m_workload.originTs;
   m_policy.attach(*this);
   m_rng = m_config.seed;
+  m_tickRng = ~m_config.seed;
   for (size_t t = 0; t < m_workload.tasks.size(); ++t)
     if (m_workload.tasks[t].parent == kNoTask) push(m_workload.tasks[t].startTs, EvKind::Arrive, static_cast<uint32_t>(t), 0);
   if (m_workload.durationNs > 0) push(m_workload.originTs + m_workload.durationNs, EvKind::End, 0, 0);
@@ -407,7 +433,7 @@ void Engine::handle(const Event& e) {
       ++m_stats.ticks;
       m_policy.tick(cpu, c.curr);
       m_policy.balance(cpu);
-      push(m_now + m_tickNs, EvKind::Tick, e.a, 0);
+      push(nextTickAt(m_now), EvKind::Tick, e.a, 0);
       expireSlackTimers(cpu);  // the tick is a timer of this CPU's hrtimer base too, and first in expiry order
       break;
     }
@@ -774,7 +800,7 @@ void Engine::flushResched() {
 void Engine::startTick(int cpu) {
   CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
   c.tickArmed = true;
-  push((m_now / m_tickNs + 1) * m_tickNs, EvKind::Tick, static_cast<uint32_t>(cpu), 0);
+  push(nextTickAt(m_now), EvKind::Tick, static_cast<uint32_t>(cpu), 0);
 }
 
 double Engine::rateOf(int cpu) const {

@@ -38,6 +38,9 @@ struct EngineConfig {
   int64_t migrationNs = 0;      ///< extra time when a task runs on another CPU than last time
   /// Per WakeupPath; a kick of an idle CPU outside a wakeup (balancing) takes RemoteIdle's.
   std::array<WakeupDelay, kWakeupPaths> wakeupDelay;
+  /// tick_delay_ns: a tick runs this long after its instant on the HZ grid (the
+  /// tick interrupt's and the switch's delay), drawn per tick when measured.
+  WakeupDelay tickDelay;
   uint64_t seed = 1;  ///< of the draws from measured distributions
   bool countedWakeups = false;  ///< wakeup_dependency=counted
   /// irq_wakeup_cpu: whose context an interrupt's wakeup runs in.
@@ -237,6 +240,7 @@ class Engine {
   core::TaskState blockStateOf(TaskId t) const;
   void fail(std::string message);
   int64_t drawWakeupDelay(WakeupPath path);
+  int64_t nextTickAt(int64_t after);  // the first tick instant of the HZ grid after `after`, plus its delay
   /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
   bool takeWakeup(TaskRt& r, uint32_t burst);
   /// A WakeKind::Sleep burst of `task` whose sleep ends at its recorded instant (irq_wakeup_time).
@@ -276,6 +280,7 @@ class Engine {
   bool m_inWakeup = false;  // resched() calls come from a wakeup's preemption check
   TaskId m_switchingOut = kNoTask;  // prev inside its CPU's pickNext(): movable (moveQueued)
   uint64_t m_rng = 0;
+  uint64_t m_tickRng = 0;  // a stream of its own: tick delays leave the wakeup delays' draws as they were
 };
 
 }  // namespace replay

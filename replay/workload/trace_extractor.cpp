@@ -4,6 +4,7 @@
 #include <charconv>
 #include <future>
 #include <queue>
+#include <tuple>
 #include <unordered_map>
 
 namespace replay {
@@ -186,6 +187,35 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
   }
   std::array<DelayDistribution, kWakeupPaths> out;
   for (size_t p = 0; p < kWakeupPaths; ++p) out[p] = DelayDistribution::of(std::move(samples[p]));
+  return out;
+}
+
+// Preemptions no wakeup explains: a task slice that ends preempted, handing
+// the CPU straight to another task, with no effective wakeup aimed at that
+// CPU in the kMaxPreemptDelayNs before (so not wakeup preemption, whose delay
+// measureWakeupDelays() takes). On a busy CPU these are the tick's.
+std::vector<int64_t> measureTickPreemptions(const core::TraceModel& m) {
+  const auto& ws = m.wakeups;
+  std::vector<std::vector<int64_t>> wakeupsOn(m.cpuSlices.size());
+  for (size_t i = 0; i < ws.size(); ++i)
+    if (!(ws.flags[i] & core::kWakeupNoEffect) && ws.targetCpu[i] < wakeupsOn.size())
+      wakeupsOn[ws.targetCpu[i]].push_back(ws.ts[i]);
+  std::vector<int64_t> out;
+  for (size_t cpu = 0; cpu < m.cpuSlices.size(); ++cpu) {
+    const auto& t = m.cpuSlices[cpu];
+    const auto& wakes = wakeupsOn[cpu];
+    size_t w = 0;
+    for (size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t.kind[i] != core::SliceKind::Task || t.endReason[i] != core::SliceEnd::Preempted ||
+          t.kind[i + 1] != core::SliceKind::Task || t.ts[i + 1] != t.end(i) ||
+          (t.flags[i + 1] & (core::kSliceStartUnknown | core::kSliceStartInferred)))
+        continue;
+      const int64_t at = t.ts[i + 1];
+      while (w < wakes.size() && wakes[w] <= at) ++w;  // slices and wakeups both in time order
+      if (w > 0 && at - wakes[w - 1] <= kMaxPreemptDelayNs) continue;
+      out.push_back(at);
+    }
+  }
   return out;
 }
 
@@ -602,7 +632,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.unmodelled.lostEventRanges = m.dataLoss.size();
   w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
   // Read from the model alone: measured on another thread while the runs are gathered.
-  auto wakeupDelays = std::async(std::launch::async, [&m] { return measureWakeupDelays(m); });
+  auto delays = std::async(std::launch::async,
+                           [&m] { return std::make_pair(measureWakeupDelays(m), measureTickPreemptions(m)); });
 
   const size_t threadCount = m.threads.size();
   std::vector<Scan> scans(threadCount);
@@ -677,7 +708,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   deps.insert(deps.end(), secondPart.deps.begin(), secondPart.deps.end());
   w.unmodelled += firstPart.counts;
   w.unmodelled += secondPart.counts;
-  w.wakeupDelays = wakeupDelays.get();
+  std::tie(w.wakeupDelays, w.tickPreemptions) = delays.get();
 
   // Pass 2: number the replayed tasks.
   std::vector<TaskId> idOf(threadCount, kNoTask);

@@ -1,7 +1,9 @@
 #include "replay/workload/workload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <numbers>
 
 namespace replay {
 
@@ -14,6 +16,31 @@ DelayDistribution DelayDistribution::of(std::vector<int64_t> samples) {
   d.quantiles.reserve(n);
   for (size_t i = 0; i < n; ++i) d.quantiles.push_back(samples[(2 * i + 1) * samples.size() / (2 * n)]);
   return d;
+}
+
+DelayDistribution tickSwitchDelays(const std::vector<int64_t>& switches, int64_t periodNs) {
+  constexpr int64_t kMaxOffsetNs = 100'000;
+  constexpr size_t kMinSwitches = 8;
+  if (switches.size() < kMinSwitches || periodNs <= 2 * kMaxOffsetNs) return {};
+  const double turn = 2 * std::numbers::pi / static_cast<double>(periodNs);
+  double sumCos = 0, sumSin = 0;
+  for (int64_t t : switches) {
+    const double angle = static_cast<double>(((t % periodNs) + periodNs) % periodNs) * turn;
+    sumCos += std::cos(angle);
+    sumSin += std::sin(angle);
+  }
+  const auto phase = static_cast<int64_t>(std::llround(std::atan2(sumSin, sumCos) / turn));
+  std::vector<int64_t> offsets;
+  for (int64_t t : switches) {
+    int64_t d = (((t - phase) % periodNs) + periodNs) % periodNs;  // [0, period)
+    if (d >= periodNs / 2) d -= periodNs;                            // [-period/2, period/2)
+    if (d >= -kMaxOffsetNs && d <= kMaxOffsetNs) offsets.push_back(d);
+  }
+  if (2 * offsets.size() < switches.size()) return {};
+  std::sort(offsets.begin(), offsets.end());
+  const int64_t base = offsets[offsets.size() / 100];
+  for (int64_t& d : offsets) d = std::max<int64_t>(0, d - base);
+  return DelayDistribution::of(std::move(offsets));
 }
 
 std::string_view toString(SchedPolicy policy) {

@@ -156,6 +156,13 @@ struct DelayDistribution {
   bool operator==(const DelayDistribution&) const = default;
 };
 
+/// The delay from the tick to its switch: the offsets of `switches` from a
+/// grid of `periodNs` (1/HZ) whose phase is their circular mean, those within
+/// 100 us of it, less their 1st percentile (the grid is not in the trace, so
+/// the earliest switches stand for the tick itself). Empty when fewer than
+/// half of at least 8 switches lie that close: not on a grid of this HZ.
+DelayDistribution tickSwitchDelays(const std::vector<int64_t>& switches, int64_t periodNs);
+
 struct Workload {
   std::string source;  ///< file it came from
   std::string kind;    ///< "trace" or "rt-app"
@@ -177,6 +184,10 @@ struct Workload {
   /// switch-in outside the scheduler's decisions, per WakeupPath (IPI delivery,
   /// idle exit, the way back to schedule()); empty when not measured.
   std::array<DelayDistribution, kWakeupPaths> wakeupDelays;
+  /// Recorded times of the preemptions no wakeup caused (none aimed at that
+  /// CPU in the 250 us before): on a busy CPU, the tick's. Their offsets from
+  /// the HZ grid are the tick's delay to its switch (tickSwitchDelays()).
+  std::vector<int64_t> tickPreemptions;
 
   int64_t totalWork() const;
   size_t burstCount() const;

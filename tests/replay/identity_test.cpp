@@ -292,6 +292,29 @@ TEST(ReplayIdentity, DataflowGatesConserveWorkAndGiveBackBlocks) {
   EXPECT_GT(st.taskBlocks, ex.taskBlocks);
 }
 
+// The shared sysbench-mix's hogs wait 4 ms +- a few us from one tick to a
+// later one; with exact ticks every such wait of the replay is 4000.000 us,
+// and the scheduling delays' KS distance is that step (README "Replay
+// fidelity"). Ticks delayed by draws of the recording's measured offsets from
+// the HZ grid spread them as the recording does.
+TEST(ReplayIdentity, MeasuredTickDelaysSpreadTheWaitsFromTickToTick) {
+  const fs::path trace = fs::path(SCHEDLAB_SHARED_TRACES) / "recorded" / "sysbench-mix" / "trace.dat";
+  if (!fs::exists(trace)) GTEST_SKIP() << "needs ../shared/traces/recorded (absent: " << trace << ")";
+  std::string why;
+  auto recorded = import(trace.string(), why);
+  ASSERT_TRUE(recorded) << why;
+  replay::ReplayOptions o;
+  o.model = replay::resolveBaseline("baseline", recorded->kernelRelease());
+  const auto delayKs = [&](std::vector<std::string> params) {
+    o.params = std::move(params);
+    auto r = replay::replayRecording(*recorded, o);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+    return r ? r->result.validation.fidelity->metric("sched_delay_ks")->measure : 1.0;
+  };
+  EXPECT_GT(delayKs({}), 0.25);
+  EXPECT_LT(delayKs({"tick_delay_ns=-1"}), 0.1);
+}
+
 // Extraction's first pass runs on two threads on big traces; forced onto two
 // threads here (a threshold of 0 rows) it must give exactly the one-thread workload.
 TEST(ReplayDeterminism, ExtractionOnTwoThreadsGivesTheOneThreadWorkload) {

@@ -130,6 +130,8 @@ TEST(ReplayCli, BadArgumentsExitWithTheirCodeAndOneLine) {
       {{trace, "--model", "cfs", "--topology", "0x2"}, "impossible topology '0x2'"},
       {{trace, "--model", "cfs", "--topology", "two"}, "invalid topology 'two'"},
       {{trace, "--model", "cfs", "--param", "cpu_speed=1,x"}, "cpu_speed=1,x: expected numbers", kFoundByTheReplay},
+      {{trace, "--model", "cfs", "--hz", "1000", "--param", "tick_delay_ns=1000000"},
+       "a tick's delay must be shorter than the tick period", kFoundByTheReplay},
       {{"--model", "cfs"}, "expected one FILE"},
   };
   for (const Case& c : cases) {

@@ -255,6 +255,29 @@ TEST(TraceExtractor, EmptyModelIsAnError) {
 
 // --- rt-app reader ---
 
+// Tick preemptions at 4 ms periods (HZ=250) from a phase of 1.234567 ms, each
+// 0, 1, 2, 3 or 4 us late (20 of each), and two switches half a period off
+// the grid. The circular mean puts the grid at the mean offset (2 us), so the
+// offsets are -2..2 us; the two off the grid are left out; less the 1st
+// percentile (-2 us) the delays are 0..4 us: median 2 us, 100 samples.
+TEST(TickDelays, OffsetsFromTheGridAtTheirCircularMean) {
+  constexpr int64_t kPeriod = 4'000'000, kPhase = 1'234'567, kOrigin = 293'000'000'000;
+  std::vector<int64_t> switches;
+  for (int64_t i = 0; i < 100; ++i) switches.push_back(kOrigin + kPhase + i * kPeriod + (i % 5) * 1000);
+  switches.push_back(kOrigin + kPhase + 7 * kPeriod + kPeriod / 2);
+  switches.push_back(kOrigin + kPhase + 9 * kPeriod + kPeriod / 2);
+  const replay::DelayDistribution d = replay::tickSwitchDelays(switches, kPeriod);
+  EXPECT_EQ(d.samples, 100u);
+  EXPECT_EQ(d.median(), 2000);
+  ASSERT_FALSE(d.quantiles.empty());
+  EXPECT_EQ(d.quantiles.front(), 0);
+  EXPECT_EQ(d.quantiles.back(), 4000);
+  // The same switches are not on a 3.3 ms grid (HZ=300): spread over its phases.
+  EXPECT_EQ(replay::tickSwitchDelays(switches, 3'333'333).samples, 0u);
+  // Too few to tell a grid.
+  EXPECT_EQ(replay::tickSwitchDelays({kOrigin, kOrigin + kPeriod}, kPeriod).samples, 0u);
+}
+
 TEST(RtAppReader, UnrollsLoopsIntoBurstsAndBlocks) {
   auto w = replay::readRtAppWorkload(R"({
     "global": {"duration": -1, "default_policy": "SCHED_OTHER", "calibration": "CPU0"},
