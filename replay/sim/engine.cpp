@@ -290,8 +290,9 @@ int64_t Engine::drawWakeupDelay(WakeupPath path) {
 }
 
 int64_t Engine::nextTickAt(int64_t after) {
-  // A tick's delay (at most 100 us when measured) is far below its period, so
-  // `after` at a delayed tick still lies in that tick's period of the grid.
+  // A tick's delay is below its period (engineConfigFrom() refuses a longer
+  // one; measured ones stay within 200 us and are not taken at periods that
+  // short), so `after` at a delayed tick still lies in that tick's period.
   return (after / m_tickNs + 1) * m_tickNs + draw(m_config.tickDelay, m_tickRng);
 }
 
