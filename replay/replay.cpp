@@ -244,6 +244,7 @@ ExtractOptions extractOptionsFor(const ReplayOptions& options, ExtractOptions ex
   if (auto params = defaultParams(options.model)) {
     for (const std::string& assignment : options.params) (void)params->setAssignment(assignment);
     extract.dataflowGates = params->get("wakeup_dependency") == "dataflow";
+    extract.tickPreemptions = params->getInt("tick_delay_ns") < 0;
   }
   return extract;
 }

@@ -632,8 +632,10 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.unmodelled.lostEventRanges = m.dataLoss.size();
   w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
   // Read from the model alone: measured on another thread while the runs are gathered.
-  auto delays = std::async(std::launch::async,
-                           [&m] { return std::make_pair(measureWakeupDelays(m), measureTickPreemptions(m)); });
+  auto delays = std::async(std::launch::async, [&m, &options] {
+    return std::make_pair(measureWakeupDelays(m),
+                          options.tickPreemptions ? measureTickPreemptions(m) : std::vector<int64_t>());
+  });
 
   const size_t threadCount = m.threads.size();
   std::vector<Scan> scans(threadCount);

@@ -35,6 +35,9 @@ struct ExtractOptions {
   /// add the data it found waiting, so a replayed consumer cannot run ahead
   /// of its producer by more than the recording did at each of its returns.
   bool dataflowGates = true;
+  /// Gather the preemptions no wakeup explains (Workload::tickPreemptions),
+  /// which only `tick_delay_ns=-1` reads.
+  bool tickPreemptions = true;
   /// From this many state rows on, the first pass (each task's bursts) runs
   /// on two threads. The workload is the same either way; below this a
   /// second thread costs more than it saves.

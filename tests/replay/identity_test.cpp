@@ -305,14 +305,18 @@ TEST(ReplayIdentity, MeasuredTickDelaysSpreadTheWaitsFromTickToTick) {
   ASSERT_TRUE(recorded) << why;
   replay::ReplayOptions o;
   o.model = replay::resolveBaseline("baseline", recorded->kernelRelease());
+  size_t preemptionsGathered = 0;
   const auto delayKs = [&](std::vector<std::string> params) {
     o.params = std::move(params);
     auto r = replay::replayRecording(*recorded, o);
     EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+    preemptionsGathered = r ? r->workload.tickPreemptions.size() : 0;
     return r ? r->result.validation.fidelity->metric("sched_delay_ks")->measure : 1.0;
   };
   EXPECT_GT(delayKs({}), 0.25);
+  EXPECT_EQ(preemptionsGathered, 0u);  // only tick_delay_ns=-1 reads them: not gathered otherwise
   EXPECT_LT(delayKs({"tick_delay_ns=-1"}), 0.1);
+  EXPECT_GT(preemptionsGathered, 100u);
 }
 
 // Extraction's first pass runs on two threads on big traces; forced onto two
