@@ -119,6 +119,9 @@ class Engine {
   void moveQueued(TaskId t, int dest);
   int hz() const { return m_config.hz; }
   int64_t tickNs() const { return m_tickNs; }
+  /// The last instant of the HZ grid at or before now(): the kernel's jiffies,
+  /// in ns. A tick delayed by tick_delay_ns runs in its grid instant's jiffy.
+  int64_t jiffiesNs() const { return m_now / m_tickNs * m_tickNs; }
   /// Time of the last tick on `cpu` (-1 before the first).
   int64_t lastTick(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].lastTick; }
   /// When the current task of `cpu` was switched in.

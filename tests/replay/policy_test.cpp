@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "core/analysis/stats.h"
@@ -675,5 +676,42 @@ TEST(FairPlacement, SisUtilSkipsTheIdleScanWhenTheLlcIsBusy) {
     }
     EXPECT_EQ(ranOn, sisUtil ? 0 : 1);
     EXPECT_EQ(r.outcomes[2].workDone, 200'000);
+  }
+}
+
+// --- Periodic balance (docs/models.md §5.5) ---
+
+// rebalance_domains() keeps each domain's last balance in jiffies: a busy CPU
+// of the 2-CPU LLC balances every balance_interval x busy_factor = 2 ms x 16
+// = 32 ms, i.e. every 8th tick at HZ=250, however late each tick's interrupt
+// runs. Three hogs (nice 0, 0 and 5) on two CPUs keep both CPUs busy and
+// never sleep, so every migration is a periodic balance pulling a task to
+// the balancing CPU; each lands 8k jiffies after that CPU's first one. The
+// ticks here run 0-80 us late, drawn per tick (tick_delay_ns=-1 measured
+// from offsets given to the workload); a balance clock read in ns rather than
+// in jiffies skips to the 9th tick whenever the tick that set it ran later
+// than the 8th one after it.
+TEST(FairBalance, PeriodicBalanceCountsItsIntervalInJiffiesWhenTicksRunLate) {
+  const std::string json = R"({"global": {"duration": 2},
+    "tasks": {
+      "a": {"loop": -1, "priority": 0, "run": 100000},
+      "b": {"loop": -1, "priority": 0, "run": 100000},
+      "c": {"loop": -1, "priority": 5, "run": 100000}}})";
+  replay::Workload w = replay_test::rtapp(json);
+  constexpr int64_t kTick = 4'000'000;
+  for (int64_t i = 0; i < 1000; ++i) w.tickPreemptions.push_back(i * kTick + (i * 37'000) % 80'000);
+  for (const char* model : {"cfs", "eevdf"}) {
+    SCOPED_TRACE(model);
+    const auto r = replayOn(w, model, 2, {"tick_delay_ns=-1"});
+    ASSERT_TRUE(r.model);
+    const auto& m = r.model->migrations;
+    ASSERT_GE(m.size(), 3u);
+    std::array<int64_t, 2> firstJiffy = {-1, -1};
+    for (size_t i = 0; i < m.size(); ++i) {
+      const int64_t jiffy = m.ts[i] / kTick;  // an rt-app replay starts at 0
+      int64_t& first = firstJiffy.at(m.destCpu[i]);
+      if (first < 0) first = jiffy;
+      EXPECT_EQ((jiffy - first) % 8, 0) << "migration " << i << " to CPU " << m.destCpu[i] << " at jiffy " << jiffy;
+    }
   }
 }

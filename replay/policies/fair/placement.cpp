@@ -93,7 +93,6 @@ void FairPolicy::exec(int cpu, TaskId t) {
 
 void FairPolicy::balance(int cpu) {
   Rq& r = rq(cpu);
-  const int64_t now = m_e->now();
   if (m_nohzKick && nrRunning(cpu) >= 2) {
     // nohz_balancer_kick(): wake an idle CPU that can take one of our queued tasks.
     const int n = m_e->cpuCount();
@@ -106,11 +105,14 @@ void FairPolicy::balance(int cpu) {
       }
     }
   }
+  // rebalance_domains() counts its intervals in jiffies: a tick that runs late
+  // (tick_delay_ns) must not push a domain's balance to the tick after.
+  const int64_t jiffies = m_e->jiffiesNs();
   const auto& domains = m_e->domains(cpu);
   r.sd.resize(domains.size());
   for (size_t level = 0; level < domains.size(); ++level) {
-    if (now < r.sd[level].next) continue;
-    r.sd[level].next = now + balanceIntervalMs(*domains[level]) * 1'000'000 * m_busyFactor;
+    if (jiffies < r.sd[level].next) continue;
+    r.sd[level].next = jiffies + balanceIntervalMs(*domains[level]) * 1'000'000 * m_busyFactor;
     loadBalance(cpu, level);
   }
 }
