@@ -36,14 +36,14 @@ void defineEngineParams(Params& params) {
                    "a wakeup on the CPU it preempts (the waker itself, or an interrupt of the running task) takes "
                    "effect this much later (need-resched and the switch). -1 = measured from the recording; 0 "
                    "without a recording");
-  params.defineInt("tick_delay_ns", 0, -1, 1'000'000,
+  params.defineInt("tick_delay_ns", -1, -1, 1'000'000,
                    "a tick runs this much after its instant on the HZ grid (the tick interrupt's latency and the path "
                    "to its switch), so that a task preempted at one tick and switched in at a later one waits a whole "
                    "number of ticks give or take a few us, as in the kernel; 0 = ticks exactly on the grid. -1 = "
                    "measured from the recording: the offsets from the HZ grid (at their circular mean) of its "
                    "preemptions that no wakeup caused, within 100 us, less their 1st percentile, each tick drawing "
-                   "one (none when those preemptions are not on a grid of this hz). Not the default yet: "
-                   "docs/models.md §8.3");
+                   "one (0 without a recording, or when those preemptions are not on a grid of this hz; "
+                   "docs/models.md §8.3)");
   params.defineChoice("wakeup_delay_sampling", "distribution", {"distribution", "median"},
                       "delays measured from the recording: each wakeup draws one from the measured distribution "
                       "(deterministically, from seed), or every wakeup takes the median");

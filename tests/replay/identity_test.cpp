@@ -158,9 +158,12 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
                    "sched_delay_ks"}},
       {"pipe-threads", {"switches_voluntary", "wakeup_latency_p50_ns", "wakeup_latency_p99_ns", "wakeup_latency_ks",
                         "sched_delay_p50_ns", "sched_delay_p99_ns", "sched_delay_ks"}},
-      {"sysbench-mix", {"switches_voluntary", "switches_involuntary", "migrations", "wakeup_latency_p50_ns",
-                        "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p50_ns", "sched_delay_p99_ns"}},
+      {"sysbench-mix", {"switches_voluntary", "switches_involuntary", "wakeup_latency_p50_ns", "wakeup_latency_p99_ns",
+                        "wakeup_latency_ks", "sched_delay_p50_ns", "sched_delay_p99_ns", "sched_delay_ks"}},
   };
+  // sysbench-mix's migrations are 8 recorded: 3-7 replayed over seeds 1-6,
+  // out of their factor-2 bound at seeds 1, 3 and 5 (with exact ticks, 3-5
+  // and seeds 2 and 3), so one move decides; README "Replay fidelity".
   for (const auto& [workload, metrics] : alsoHolds) {
     std::vector<std::string> judged = always;
     judged.insert(judged.end(), metrics.begin(), metrics.end());
@@ -296,7 +299,7 @@ TEST(ReplayIdentity, DataflowGatesConserveWorkAndGiveBackBlocks) {
 // later one; with exact ticks every such wait of the replay is 4000.000 us,
 // and the scheduling delays' KS distance is that step (README "Replay
 // fidelity"). Ticks delayed by draws of the recording's measured offsets from
-// the HZ grid spread them as the recording does.
+// the HZ grid (the default) spread them as the recording does.
 TEST(ReplayIdentity, MeasuredTickDelaysSpreadTheWaitsFromTickToTick) {
   const fs::path trace = fs::path(SCHEDLAB_SHARED_TRACES) / "recorded" / "sysbench-mix" / "trace.dat";
   if (!fs::exists(trace)) GTEST_SKIP() << "needs ../shared/traces/recorded (absent: " << trace << ")";
@@ -313,9 +316,9 @@ TEST(ReplayIdentity, MeasuredTickDelaysSpreadTheWaitsFromTickToTick) {
     preemptionsGathered = r ? r->workload.tickPreemptions.size() : 0;
     return r ? r->result.validation.fidelity->metric("sched_delay_ks")->measure : 1.0;
   };
-  EXPECT_GT(delayKs({}), 0.25);
+  EXPECT_GT(delayKs({"tick_delay_ns=0"}), 0.25);
   EXPECT_EQ(preemptionsGathered, 0u);  // only tick_delay_ns=-1 reads them: not gathered otherwise
-  EXPECT_LT(delayKs({"tick_delay_ns=-1"}), 0.1);
+  EXPECT_LT(delayKs({}), 0.1);  // the default: measured
   EXPECT_GT(preemptionsGathered, 100u);
 }
 
