@@ -40,7 +40,7 @@ void defineEngineParams(Params& params) {
                    "a tick runs this much after its instant on the HZ grid (the tick interrupt's latency and the path "
                    "to its switch), so that a task preempted at one tick and switched in at a later one waits a whole "
                    "number of ticks give or take a few us, as in the kernel; 0 = ticks exactly on the grid. -1 = "
-                   "measured from the recording: the offsets from the HZ grid (at their circular mean) of its "
+                   "measured from the recording: the offsets from the HZ grid (placed where most of them crowd) of its "
                    "preemptions that no wakeup caused, within 100 us, less their 1st percentile, each tick drawing "
                    "one (0 without a recording, or when those preemptions are not on a grid of this hz; "
                    "docs/models.md §8.3)");

@@ -157,10 +157,11 @@ struct DelayDistribution {
 };
 
 /// The delay from the tick to its switch: the offsets of `switches` from a
-/// grid of `periodNs` (1/HZ) whose phase is their circular mean, those within
-/// 100 us of it, less their 1st percentile (the grid is not in the trace, so
-/// the earliest switches stand for the tick itself). Empty when fewer than
-/// half of at least 8 switches lie that close: not on a grid of this HZ.
+/// grid of `periodNs` (1/HZ) whose phase is where most of them crowd (the
+/// median of the fullest 20 us window of phases), those within 100 us of it,
+/// less their 1st percentile (the grid is not in the trace, so the earliest
+/// switches stand for the tick itself). Empty when fewer than half of at
+/// least 8 switches lie that close: not on a grid of this HZ.
 DelayDistribution tickSwitchDelays(const std::vector<int64_t>& switches, int64_t periodNs);
 
 struct Workload {

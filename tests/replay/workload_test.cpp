@@ -257,10 +257,11 @@ TEST(TraceExtractor, EmptyModelIsAnError) {
 
 // Tick preemptions at 4 ms periods (HZ=250) from a phase of 1.234567 ms, each
 // 0, 1, 2, 3 or 4 us late (20 of each), and two switches half a period off
-// the grid. The circular mean puts the grid at the mean offset (2 us), so the
-// offsets are -2..2 us; the two off the grid are left out; less the 1st
-// percentile (-2 us) the delays are 0..4 us: median 2 us, 100 samples.
-TEST(TickDelays, OffsetsFromTheGridAtTheirCircularMean) {
+// the grid. All 100 lie in one 20 us window of phases, whose median (2 us)
+// places the grid, so the offsets are -2..2 us; the two off the grid are left
+// out; less the 1st percentile (-2 us) the delays are 0..4 us: median 2 us,
+// 100 samples.
+TEST(TickDelays, OffsetsFromTheGridWhereTheSwitchesCrowd) {
   constexpr int64_t kPeriod = 4'000'000, kPhase = 1'234'567, kOrigin = 293'000'000'000;
   std::vector<int64_t> switches;
   for (int64_t i = 0; i < 100; ++i) switches.push_back(kOrigin + kPhase + i * kPeriod + (i % 5) * 1000);
@@ -276,6 +277,30 @@ TEST(TickDelays, OffsetsFromTheGridAtTheirCircularMean) {
   EXPECT_EQ(replay::tickSwitchDelays(switches, 3'333'333).samples, 0u);
   // Too few to tell a grid.
   EXPECT_EQ(replay::tickSwitchDelays({kOrigin, kOrigin + kPeriod}, kPeriod).samples, 0u);
+}
+
+// A light load has few tick preemptions and some of other causes (the fourth
+// set's interactive-batch perf.data: 7 of 9 on the grid). Here 9 are on the
+// grid, 0-8 us late (one of each), and 6 elsewhere, 150 us to 1.7 ms before
+// the tick. The 9 crowd in one 20 us
+// window: the grid lies at their median (4 us), the offsets are -4..4 us, the
+// 6 are left out, and the delays are 0..8 us, median 4 us. A circular mean
+// of all 15 phases lands 211 us before the tick: only the switch 150 us
+// before it lies within 100 us of that, fewer than half: no grid found.
+TEST(TickDelays, PreemptionsOffTheGridDoNotMoveIt) {
+  constexpr int64_t kPeriod = 4'000'000, kPhase = 1'500'000, kOrigin = 39'764'000'000'000;
+  std::vector<int64_t> switches;
+  for (int64_t i = 0; i < 9; ++i) switches.push_back(kOrigin + kPhase + (3 * i + 1) * kPeriod + i * 1000);
+  int64_t period = 30;
+  for (int64_t before : {150'000, 330'000, 530'000, 1'420'000, 1'700'000, 1'670'000})
+    switches.push_back(kOrigin + kPhase + (period += 7) * kPeriod - before);
+  std::sort(switches.begin(), switches.end());
+  const replay::DelayDistribution d = replay::tickSwitchDelays(switches, kPeriod);
+  EXPECT_EQ(d.samples, 9u);
+  EXPECT_EQ(d.median(), 4000);
+  ASSERT_FALSE(d.quantiles.empty());
+  EXPECT_EQ(d.quantiles.front(), 0);
+  EXPECT_EQ(d.quantiles.back(), 8000);
 }
 
 TEST(RtAppReader, UnrollsLoopsIntoBurstsAndBlocks) {
