@@ -118,7 +118,8 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
                              (drawEach ? "; each wakeup draws from their distribution" : ""));
   }
 
-  if (!params.userSet("irq_wakeup_time")) (void)params.resolve("irq_wakeup_time", "measured", timerSleepsOrigin(workload));
+  if (params.get("irq_wakeup_time") == "measured")
+    (void)params.resolve("irq_wakeup_time", "measured", timerSleepsOrigin(workload));
   DelayDistribution tickDelays;
   if (params.getInt("tick_delay_ns") < 0) {
     const int hz = static_cast<int>(params.getInt("hz"));

@@ -133,15 +133,9 @@ core::Status Params::set(std::string_view key, std::string_view value) {
 }
 
 core::Status Params::resolve(std::string_view key, std::string_view value, std::string origin) {
-  if (userSet(key)) return {};
   if (auto st = set(key, value); !st) return st;
   find(key)->origin = std::move(origin);
   return {};
-}
-
-bool Params::userSet(std::string_view key) const {
-  const Spec* s = find(key);
-  return s && s->origin == "user";
 }
 
 core::Status Params::setAssignment(std::string_view assignment) {

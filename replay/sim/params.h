@@ -40,10 +40,12 @@ class Params {
 
   /// Sets `key` from text (origin "user"). Errors name the key and say what is allowed.
   core::Status set(std::string_view key, std::string_view value);
-  /// Sets a value the replay derived itself (from the recording or the kernel
-  /// release) and says how, unless the user set it.
+  /// Replaces a "derive it" value (-1 = measured, auto, release) with the one
+  /// the replay derived itself (from the recording or the kernel release) and
+  /// says how. Callers call it only for a parameter at such a value, whoever
+  /// set it: a user's explicit -1 asks for the measurement, and the replay
+  /// then reports the measured value, not -1.
   core::Status resolve(std::string_view key, std::string_view value, std::string origin);
-  bool userSet(std::string_view key) const;
   /// "key=value"
   core::Status setAssignment(std::string_view assignment);
 

@@ -79,6 +79,26 @@ TEST(ReplayCli, JsonSaysWhatSetEachParameter) {
     EXPECT_NE(block.find(entry), std::string::npos) << entry << " in " << block;
 }
 
+// A "derive it" value given explicitly (-1 = measured, release=auto) asks for
+// the derivation: the replay stores what it derived and how, as for the
+// default, not the -1 the user typed.
+TEST(ReplayCli, ExplicitMeasureValuesAreReportedAsMeasured) {
+  const auto run = [](std::vector<std::string> params) {
+    std::vector<std::string> args = {fixture("pipe-small.txt"), "--model", "baseline", "--json"};
+    for (const std::string& p : params) args.insert(args.end(), {"--param", p});
+    const CliRun r = cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.out;
+  };
+  const std::string byDefault = run({});
+  const std::string explicitly = run({"preempt_wakeup_ns=-1", "release=auto", "irq_wakeup_time=measured"});
+  EXPECT_EQ(byDefault, explicitly);
+  EXPECT_NE(explicitly.find("\"preempt_wakeup_ns\": \"measured from the recording: median of "), std::string::npos);
+  EXPECT_EQ(explicitly.find("\"preempt_wakeup_ns\": -1"), std::string::npos);
+  // A concrete value stays the user's.
+  EXPECT_NE(run({"preempt_wakeup_ns=1234"}).find("\"preempt_wakeup_ns\": \"user\""), std::string::npos);
+}
+
 TEST(ReplayCli, RtAppWorkloadAndOutTrace) {
   const std::string wl = writeTemp("schedlab-cli-wl.json", R"({"global": {"duration": 0.2}, "tasks": {
       "a": {"loop": -1, "run": 3000, "sleep": 1000}, "b": {"loop": -1, "priority": 5, "run": 100000}}})");
