@@ -255,6 +255,19 @@ TEST(TraceExtractor, EmptyModelIsAnError) {
 
 // --- rt-app reader ---
 
+namespace {
+
+// The tick delays' sample count, median and extremes.
+void expectTickDelays(const replay::DelayDistribution& d, size_t samples, int64_t median, int64_t last) {
+  EXPECT_EQ(d.samples, samples);
+  EXPECT_EQ(d.median(), median);
+  ASSERT_FALSE(d.quantiles.empty());
+  EXPECT_EQ(d.quantiles.front(), 0);  // the earliest switch stands for the tick
+  EXPECT_EQ(d.quantiles.back(), last);
+}
+
+}  // namespace
+
 // Tick preemptions at 4 ms periods (HZ=250) from a phase of 1.234567 ms, each
 // 0, 1, 2, 3 or 4 us late (20 of each), and two switches half a period off
 // the grid. All 100 lie in one 20 us window of phases, whose median (2 us)
@@ -267,12 +280,7 @@ TEST(TickDelays, OffsetsFromTheGridWhereTheSwitchesCrowd) {
   for (int64_t i = 0; i < 100; ++i) switches.push_back(kOrigin + kPhase + i * kPeriod + (i % 5) * 1000);
   switches.push_back(kOrigin + kPhase + 7 * kPeriod + kPeriod / 2);
   switches.push_back(kOrigin + kPhase + 9 * kPeriod + kPeriod / 2);
-  const replay::DelayDistribution d = replay::tickSwitchDelays(switches, kPeriod);
-  EXPECT_EQ(d.samples, 100u);
-  EXPECT_EQ(d.median(), 2000);
-  ASSERT_FALSE(d.quantiles.empty());
-  EXPECT_EQ(d.quantiles.front(), 0);
-  EXPECT_EQ(d.quantiles.back(), 4000);
+  expectTickDelays(replay::tickSwitchDelays(switches, kPeriod), 100, 2000, 4000);
   // The same switches are not on a 3.3 ms grid (HZ=300): spread over its phases.
   EXPECT_EQ(replay::tickSwitchDelays(switches, 3'333'333).samples, 0u);
   // Too few to tell a grid.
@@ -282,11 +290,11 @@ TEST(TickDelays, OffsetsFromTheGridWhereTheSwitchesCrowd) {
 // A light load has few tick preemptions and some of other causes (the fourth
 // set's interactive-batch perf.data: 7 of 9 on the grid). Here 9 are on the
 // grid, 0-8 us late (one of each), and 6 elsewhere, 150 us to 1.7 ms before
-// the tick. The 9 crowd in one 20 us
-// window: the grid lies at their median (4 us), the offsets are -4..4 us, the
-// 6 are left out, and the delays are 0..8 us, median 4 us. A circular mean
-// of all 15 phases lands 211 us before the tick: only the switch 150 us
-// before it lies within 100 us of that, fewer than half: no grid found.
+// the tick. The 9 crowd in one 20 us window: the grid lies at their median
+// (4 us), the offsets are -4..4 us, the 6 are left out, and the delays are
+// 0..8 us, median 4 us. A circular mean of all 15 phases lands 211 us before
+// the tick: only the switch 150 us before it lies within 100 us of that,
+// fewer than half: no grid found.
 TEST(TickDelays, PreemptionsOffTheGridDoNotMoveIt) {
   constexpr int64_t kPeriod = 4'000'000, kPhase = 1'500'000, kOrigin = 39'764'000'000'000;
   std::vector<int64_t> switches;
@@ -295,12 +303,7 @@ TEST(TickDelays, PreemptionsOffTheGridDoNotMoveIt) {
   for (int64_t before : {150'000, 330'000, 530'000, 1'420'000, 1'700'000, 1'670'000})
     switches.push_back(kOrigin + kPhase + (period += 7) * kPeriod - before);
   std::sort(switches.begin(), switches.end());
-  const replay::DelayDistribution d = replay::tickSwitchDelays(switches, kPeriod);
-  EXPECT_EQ(d.samples, 9u);
-  EXPECT_EQ(d.median(), 4000);
-  ASSERT_FALSE(d.quantiles.empty());
-  EXPECT_EQ(d.quantiles.front(), 0);
-  EXPECT_EQ(d.quantiles.back(), 8000);
+  expectTickDelays(replay::tickSwitchDelays(switches, kPeriod), 9, 4000, 8000);
 }
 
 TEST(RtAppReader, UnrollsLoopsIntoBurstsAndBlocks) {
