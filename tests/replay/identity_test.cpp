@@ -162,8 +162,8 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
                         "wakeup_latency_ks", "sched_delay_p50_ns", "sched_delay_p99_ns", "sched_delay_ks"}},
   };
   // sysbench-mix's migrations are 8 recorded: 3-7 replayed over seeds 1-6,
-  // out of their factor-2 bound at seeds 1, 3 and 5 (with exact ticks, 3-5
-  // and seeds 2 and 3), so one move decides; README "Replay fidelity".
+  // out of their factor-2 bound at seeds 1, 3 and 5 (with exact ticks 3-5,
+  // out at seeds 2 and 3), so one move decides; README "Replay fidelity".
   for (const auto& [workload, metrics] : alsoHolds) {
     std::vector<std::string> judged = always;
     judged.insert(judged.end(), metrics.begin(), metrics.end());

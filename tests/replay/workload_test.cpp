@@ -253,7 +253,7 @@ TEST(TraceExtractor, EmptyModelIsAnError) {
   EXPECT_NE(w.error().message().find("no task ever ran"), std::string::npos);
 }
 
-// --- rt-app reader ---
+// --- tick delays (tickSwitchDelays) ---
 
 namespace {
 
@@ -299,12 +299,13 @@ TEST(TickDelays, PreemptionsOffTheGridDoNotMoveIt) {
   constexpr int64_t kPeriod = 4'000'000, kPhase = 1'500'000, kOrigin = 39'764'000'000'000;
   std::vector<int64_t> switches;
   for (int64_t i = 0; i < 9; ++i) switches.push_back(kOrigin + kPhase + (3 * i + 1) * kPeriod + i * 1000);
-  int64_t period = 30;
+  int64_t tick = 30;
   for (int64_t before : {150'000, 330'000, 530'000, 1'420'000, 1'700'000, 1'670'000})
-    switches.push_back(kOrigin + kPhase + (period += 7) * kPeriod - before);
-  std::sort(switches.begin(), switches.end());
+    switches.push_back(kOrigin + kPhase + (tick += 7) * kPeriod - before);
   expectTickDelays(replay::tickSwitchDelays(switches, kPeriod), 9, 4000, 8000);
 }
+
+// --- rt-app reader ---
 
 TEST(RtAppReader, UnrollsLoopsIntoBurstsAndBlocks) {
   auto w = replay::readRtAppWorkload(R"({
