@@ -7,10 +7,10 @@
 #              suite again under it) and test-fuzz (every libFuzzer target:
 #              each importer, the rt-app reader and a replay's user text, for
 #              FUZZ_SECONDS each, 45 s in `make test`, from the corpus in
-#              tests/fuzz/corpus; it prints each one's executions and fails
-#              below 20,000 per 45 s, ctf below 1,000: run-fuzzers.sh says
-#              why). It stops at the first stage that fails and prints each
-#              stage's wall time.
+#              tests/fuzz/corpus, one per CPU at a time; it prints each
+#              one's executions and fails below 20,000 per 45 s, ctf below
+#              2,000: run-fuzzers.sh says why). It stops at the first stage
+#              that fails and prints each stage's wall time.
 # Each stage also runs alone. FUZZ_SECONDS=600 FUZZ_GROW=1 make test-fuzz is the
 # longer local fuzzing run that adds what it finds to the corpus (commit it);
 # the sanitizer options live in CMakePresets.json (asan

@@ -12,7 +12,8 @@
 # (min_execs_of below: 20,000 per 45 s of a core, in proportion to SECONDS and
 # to the CPU time it had where the machine is shared; FUZZ_MIN_EXECS
 # overrides): one that slow explores little, and a drop in its pace is a
-# regression of the code's speed on small inputs or of the corpus.
+# regression of the code's speed on small inputs or of the corpus. The
+# fuzzers run FUZZ_JOBS at a time (default: one per CPU), each on one thread.
 #
 #   tests/fuzz/run-fuzzers.sh build/fuzz 45          # what `make test` runs
 #   FUZZ_SECONDS=600 FUZZ_GROW=1 make test-fuzz      # the longer local run
@@ -87,18 +88,15 @@ leaks_checked_after() {
   esac
 }
 
-status=0
-ran=0
-for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
-  [ -x "$fuzzer" ] || continue
+# One fuzzer: its lines go to stdout, its verdict to the exit status.
+run_one() {
+  local fuzzer=$1 status=0
   name=$(basename "$fuzzer" _fuzzer)
-  [ -z "$only" ] || [ "$only" = "$name" ] || continue
   seeds="$here/tests/fuzz/corpus/$name"
   dict="$here/tests/fuzz/dict/$name.dict"
   if [ ! -d "$seeds" ] || [ ! -f "$dict" ]; then
     echo "fuzz: $name has no corpus ($seeds) or dictionary ($dict)"
-    status=1
-    continue
+    return 1
   fi
   corpus=$(mktemp -d)
   cp -r "$seeds/." "$corpus/"
@@ -159,9 +157,29 @@ for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
     fi
   fi
   rm -rf "$corpus"
-  ran=$((ran + 1))
+  return $status
+}
+
+# Each fuzzer is one single-threaded process, so JOBS of them (default: the
+# CPUs) run side by side; their minimums already follow the CPU time each had.
+# Their lines are printed whole, in order, once each has finished.
+jobs_max=${FUZZ_JOBS:-$(nproc)}
+names=()
+for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
+  [ -x "$fuzzer" ] || continue
+  name=$(basename "$fuzzer" _fuzzer)
+  [ -z "$only" ] || [ "$only" = "$name" ] || continue
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  ( if run_one "$fuzzer" > "$artifacts/$name.out" 2>&1; then echo 0; else echo 1; fi > "$artifacts/$name.status" ) &
+  names+=("$name")
 done
-if [ "$ran" -eq 0 ]; then
+wait
+status=0
+for name in "${names[@]}"; do
+  cat "$artifacts/$name.out"
+  [ "$(cat "$artifacts/$name.status")" = 0 ] || status=1
+done
+if [ "${#names[@]}" -eq 0 ]; then
   echo "fuzz: no fuzzer found in $build/tests/fuzz (build the 'fuzzers' target of the fuzz preset)"
   exit 1
 fi
