@@ -5,11 +5,20 @@
 # perf, hackbench and cyclictest (rt-tests), g++ and make.
 #   SCHEDLAB_CLI=build/dev/app/cli/schedlab-cli tests/data/fidelity/record.sh OUT_DIR
 # then: schedlab-cli fidelity OUT_DIR --formats dat,perf
+# AUTOGROUP=0 (or 1) sets kernel.sched_autogroup_enabled while it records and
+# puts it back after (README "Replay fidelity": the flat model has no groups).
+# SCHEDLAB_CLI=true leaves the committed fixtures as they are.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 record=${RECORD_SCHED_TRACE:-$here/../../../../shared/tools/record-sched-trace}
 cli=${SCHEDLAB_CLI:-schedlab-cli}
 out=$(mkdir -p "${1:?usage: record.sh OUT_DIR}" && cd "$1" && pwd)
+if [ -n "${AUTOGROUP:-}" ]; then
+  knob=/proc/sys/kernel/sched_autogroup_enabled
+  was=$(cat "$knob")
+  trap 'echo "$was" > "$knob"' EXIT
+  echo "$AUTOGROUP" > "$knob"
+fi
 
 # The build: eight small C++ files, each a few hundred ms of g++ -O2.
 build=$out/buildproj
