@@ -13,7 +13,7 @@
 # to the CPU time it had where the machine is shared; FUZZ_MIN_EXECS
 # overrides): one that slow explores little, and a drop in its pace is a
 # regression of the code's speed on small inputs or of the corpus. The
-# fuzzers run FUZZ_JOBS at a time (default: one per CPU), each on one thread.
+# fuzzers run FUZZ_JOBS at a time (default: one per CPU).
 #
 #   tests/fuzz/run-fuzzers.sh build/fuzz 45          # what `make test` runs
 #   FUZZ_SECONDS=600 FUZZ_GROW=1 make test-fuzz      # the longer local run
@@ -160,9 +160,10 @@ run_one() {
   return $status
 }
 
-# Each fuzzer is one single-threaded process, so JOBS of them (default: the
-# CPUs) run side by side; their minimums already follow the CPU time each had.
-# Their lines are printed whole, in order, once each has finished.
+# A fuzzer keeps about one core busy (ctf's importer builds the model on a
+# second thread, briefly), so FUZZ_JOBS of them (default: the CPUs) run side
+# by side; their minimums already follow the CPU time each had. Their lines
+# are printed whole, in order, once all have finished.
 jobs_max=${FUZZ_JOBS:-$(nproc)}
 names=()
 for fuzzer in "$build"/tests/fuzz/*_fuzzer; do
