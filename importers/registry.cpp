@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "core/sched_settings.h"
 #include "core/topology_snapshot.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
@@ -84,6 +86,29 @@ std::optional<core::Topology> topologyBeside(const std::string& path, core::Sche
                                 std::nullopt, std::nullopt, why});
   return std::nullopt;
 }
+
+// The scheduler settings saved beside the trace (`schedlab-cli record` writes
+// them) go into the run's metadata under their sysctl names, with the file
+// they came from. A line that is not a setting is counted and shown; the
+// others are kept.
+void schedSettingsBeside(const std::string& path, core::SchedBuilder& builder) {
+  const std::string file = core::schedSettingsPath(path);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return;
+  std::ifstream in(file);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) {
+    builder.diagnostics().record({core::DiagCode::malformed_record, file, std::nullopt, std::nullopt, std::nullopt,
+                                  std::nullopt, "the scheduler settings beside the trace could not be read"});
+    return;
+  }
+  const core::ParsedSchedSettings parsed = core::parseSchedSettings(text.str());
+  for (const auto& bad : parsed.badLines)
+    builder.diagnostics().record(
+        {core::DiagCode::malformed_record, file, bad.line, std::nullopt, std::nullopt, std::nullopt, bad.why});
+  for (const auto& setting : parsed.settings) builder.setMetadata(setting.name, setting.value);
+  if (!parsed.settings.empty()) builder.setMetadata("sched_settings_from", file);
+}
 }  // namespace
 
 core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options) {
@@ -97,6 +122,7 @@ core::Result<ImportResult> importTrace(const std::string& path, const ImportOpti
   if (!status && (builder.empty() || options.stop.stop_requested())) return core::Error(status.message());
   if (!status) builder.setPartial(status.message());
   if (topology) builder.setTopology(*topology);
+  schedSettingsBeside(path, builder);
   ImportResult result;
   result.model = builder.finalize();
   if (options.topology) result.model->topology.setSource("user");

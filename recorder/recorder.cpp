@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/sched_settings.h"
 #include "core/topology_snapshot.h"
 #include "importers/tracedat/tracedat_writer.h"
 #include "recorder/tracefs_instance.h"
@@ -104,6 +105,7 @@ class Recording {
   uint64_t lostSoFar() const;
   void report(Phase phase, double fraction);
   core::Status writeOutputs();
+  core::Status writeBeside(const std::string& path, const std::string& text, const std::string& what);
 
   const RecordOptions& m_options;
   const ProgressFn& m_progress;
@@ -299,33 +301,54 @@ core::Status Recording::writeOutputs() {
                                                    [this](double f) { report(Phase::Writing, f); });
       !st)
     return st;
-  auto snapshot = core::captureTopologySnapshot();
-  if (!snapshot) {
+  // What no trace format carries is saved beside the trace, each file only
+  // when its source could be read (a note says why not; a file an earlier
+  // recording left under that name would describe another machine state).
+  std::error_code stale;
+  if (auto snapshot = core::captureTopologySnapshot(); !snapshot) {
     m_result.notes.push_back("no topology saved: " + snapshot.error().message());
-    return core::Status::ok();
+    fs::remove(core::topologySnapshotPath(m_options.output), stale);
+  } else {
+    const std::string path = core::topologySnapshotPath(m_options.output);
+    if (auto st = writeBeside(path, *snapshot, "topology"); !st) return st;
+    m_result.topologyFile = path;
   }
-  const std::string path = core::topologySnapshotPath(m_options.output);
+  if (auto settings = core::captureSchedSettings(); !settings) {
+    m_result.notes.push_back("no scheduler settings saved: " + settings.error().message());
+    fs::remove(core::schedSettingsPath(m_options.output), stale);
+  } else {
+    const std::string path = core::schedSettingsPath(m_options.output);
+    if (auto st = writeBeside(path, *settings, "scheduler settings"); !st) return st;
+    m_result.schedSettingsFile = path;
+  }
+  return core::Status::ok();
+}
+
+// Through a temporary file renamed when complete. On failure nothing of the
+// recording is left: neither the trace nor what was written beside it.
+core::Status Recording::writeBeside(const std::string& path, const std::string& text, const std::string& what) {
   const std::string temp = path + ".part";
+  const auto removeAll = [&] {
+    std::error_code ec;
+    for (const std::string& f : {temp, m_options.output, m_result.topologyFile, m_result.schedSettingsFile})
+      if (!f.empty()) fs::remove(f, ec);
+  };
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << *snapshot;
+    out << text;
     out.flush();
     if (!out) {
       const int err = errno;
-      std::error_code ec;
-      fs::remove(temp, ec);
-      fs::remove(m_options.output, ec);
-      return core::Error(ioError(path + ": cannot write the topology", err ? err : EIO));
+      removeAll();
+      return core::Error(ioError(path + ": cannot write the " + what, err ? err : EIO));
     }
   }
   std::error_code ec;
   fs::rename(temp, path, ec);
   if (ec) {
-    fs::remove(temp, ec);
-    fs::remove(m_options.output, ec);
-    return core::Error(path + ": cannot write the topology (" + ec.message() + ")");
+    removeAll();
+    return core::Error(path + ": cannot write the " + what + " (" + ec.message() + ")");
   }
-  m_result.topologyFile = path;
   return core::Status::ok();
 }
 

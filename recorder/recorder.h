@@ -51,7 +51,8 @@ struct CpuLoss {
 
 struct RecordResult {
   std::string output;
-  std::string topologyFile;  ///< empty when sysfs had no topology to save
+  std::string topologyFile;       ///< empty when sysfs had no topology to save
+  std::string schedSettingsFile;  ///< /proc/sys/kernel/sched_* beside the trace; empty when none could be read
   std::vector<TraceEvent> events;
   uint64_t bytes = 0;  ///< ring-buffer data written (before compression)
   std::chrono::nanoseconds elapsed{0};

@@ -157,6 +157,7 @@ int recordCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   out << "wrote " << r.output << ": " << formatDuration(r.elapsed.count()) << ", " << megabytes(r.bytes)
       << " of ring buffer, " << r.events.size() << " events enabled" << (r.stoppedEarly ? " (stopped early)" : "") << "\n";
   if (!r.topologyFile.empty()) out << "topology: " << r.topologyFile << "\n";
+  if (!r.schedSettingsFile.empty()) out << "scheduler settings: " << r.schedSettingsFile << "\n";
   for (const auto& loss : r.losses)
     out << "lost " << loss.overrun << " events on CPU " << loss.cpu
         << " (ring buffer full): a larger --buffer-kb keeps them\n";

@@ -106,6 +106,10 @@ constexpr UnmodelledField kUnmodelledFields[] = {
     {"switch_ins_inferred", "runs whose switch-in the trace lacks (inferred at import, start estimated)",
      &Unmodelled::switchInsInferred},
     {"tasks_left_out", "tasks left out (--tasks created or tree:COMM)", &Unmodelled::tasksLeftOut},
+    {"recorded_with_autogroup",
+     "recorded with autogroup on (kernel.sched_autogroup_enabled = 1 beside the trace): sessions' tasks competed "
+     "as groups, replayed on flat runqueues",
+     &Unmodelled::recordedWithAutogroup},
 };
 // A count added to Unmodelled and not listed here would be neither shown nor summed.
 static_assert(sizeof(Unmodelled) == std::size(kUnmodelledFields) * sizeof(uint64_t));

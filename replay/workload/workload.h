@@ -125,6 +125,7 @@ struct Unmodelled {
   uint64_t lostEventRanges = 0;          ///< data-loss ranges in the recording
   uint64_t tasksLeftOut = 0;             ///< left out by ExtractOptions::onlyCreatedTasks or treeOf
   uint64_t switchInsInferred = 0;        ///< runs whose switch-in the trace lacks (inferred at import)
+  uint64_t recordedWithAutogroup = 0;    ///< 1: the settings beside the trace say autogroup was on (groups not modelled)
   uint64_t total() const;
   Unmodelled& operator+=(const Unmodelled& o);
   bool operator==(const Unmodelled&) const = default;

@@ -151,6 +151,29 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
   for (const auto& node : fs::directory_iterator("/sys/devices/system/node", ec))
     if (node.path().filename().string().starts_with("node")) expected.insert("node/" + node.path().filename().string() + "/cpulist");
   EXPECT_EQ(listed, expected);
+
+  // The scheduler settings beside it are /proc/sys/kernel/sched_* file by
+  // file, and the import put them in the run's metadata.
+  EXPECT_EQ(r->schedSettingsFile, o.output + ".sched");
+  std::set<std::string> settings, schedFiles;
+  std::istringstream settingLines(readFile(r->schedSettingsFile));
+  for (std::string line; std::getline(settingLines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t eq = line.find(" = ");
+    ASSERT_NE(eq, std::string::npos) << line;
+    const std::string name = line.substr(0, eq);
+    ASSERT_TRUE(name.starts_with("kernel.sched")) << line;
+    std::istringstream file(readFile("/proc/sys/kernel/" + name.substr(7)));
+    std::string word, words;
+    while (file >> word) words += (words.empty() ? "" : " ") + word;
+    EXPECT_EQ(line.substr(eq + 3), words) << name;
+    EXPECT_EQ(m->metadata[name], words) << name;
+    settings.insert(name.substr(7));
+  }
+  for (const auto& f : fs::directory_iterator("/proc/sys/kernel"))
+    if (f.path().filename().string().starts_with("sched") && f.is_regular_file() && !readFile(f.path()).empty())
+      schedFiles.insert(f.path().filename().string());
+  EXPECT_EQ(settings, schedFiles);
 }
 
 TEST_F(Recording, ForADurationWithProgress) {
@@ -236,6 +259,7 @@ TEST_F(Recording, ACommandThatCannotStartIsAnErrorAndLeavesNothing) {
   EXPECT_EQ(r.error().message(), "cannot start '" + text + "': " + std::strerror(ENOEXEC));
   EXPECT_FALSE(fs::exists(o.output));
   EXPECT_FALSE(fs::exists(o.output + ".topology"));
+  EXPECT_FALSE(fs::exists(o.output + ".sched"));
   expectTracingAsBefore();
 }
 

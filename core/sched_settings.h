@@ -1,0 +1,43 @@
+// The kernel's scheduler settings (/proc/sys/kernel/sched_*), saved as one text
+// file beside a trace recorded here (`schedlab-cli record`, Record… in the GUI)
+// and read back into the run's metadata when that trace is imported. No trace
+// format carries them, and some decide what a replay can reproduce: with
+// kernel.sched_autogroup_enabled=1, tasks of different sessions (and kernel
+// threads, in none) compete as groups, which the replay's flat runqueues do
+// not model (README "Replay fidelity"). One line per setting, as `sysctl`
+// prints it: "kernel.sched_autogroup_enabled = 1".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace core {
+
+struct SchedSetting {
+  std::string name;  ///< as sysctl names it: "kernel.sched_autogroup_enabled"
+  std::string value;
+};
+
+/// Every readable /proc/sys/kernel/sched_* file of this machine, as sysctl
+/// lines under a comment line. Files the kernel refuses to show are left out.
+/// Fails (naming the folder) when none can be read.
+Result<std::string> captureSchedSettings(const std::string& procSysKernel = "/proc/sys/kernel");
+
+struct ParsedSchedSettings {
+  std::vector<SchedSetting> settings;
+  struct BadLine {
+    uint64_t line;  ///< 1-based
+    std::string why;
+  };
+  std::vector<BadLine> badLines;  ///< lines that are neither a comment, blank, nor NAME = VALUE
+};
+ParsedSchedSettings parseSchedSettings(std::string_view text);
+
+/// Where the settings of a trace sit: beside it, named after it ("run.dat.sched").
+std::string schedSettingsPath(const std::string& tracePath);
+
+}  // namespace core

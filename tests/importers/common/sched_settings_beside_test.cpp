@@ -1,0 +1,78 @@
+// The scheduler settings beside a trace (`schedlab-cli record` writes
+// TRACE.sched) go into the run's metadata whatever the format; a line that is
+// no setting is counted and located, the others kept; a replay of a recording
+// made with autogroup on counts it as not modelled.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/sched_settings.h"
+#include "importers/importer.h"
+#include "replay/workload/trace_extractor.h"
+#include "support/scratch_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using test_support::ScratchDir;
+
+std::string demoCopy(const ScratchDir& dir) {
+  const std::string path = dir.file("demo.txt");
+  fs::copy_file(fs::path(SCHEDLAB_TEST_DATA) / "../../resources/demo/pipe-and-hogs.txt", path);
+  return path;
+}
+
+std::string metadata(const core::TraceModel& m, const std::string& key) {
+  const auto it = m.metadata.find(key);
+  return it == m.metadata.end() ? "(none)" : it->second;
+}
+
+uint64_t autogroupCount(const core::TraceModel& m) {
+  auto w = replay::extractWorkload(m, {});
+  EXPECT_TRUE(w) << w.error().message();
+  return w ? w->unmodelled.recordedWithAutogroup : 99;
+}
+
+TEST(SchedSettingsBeside, GoIntoTheRunsMetadata) {
+  ScratchDir dir("sched-settings-beside");
+  const std::string trace = demoCopy(dir);
+  auto plain = importers::importTrace(trace);
+  ASSERT_TRUE(plain) << plain.error().message();
+  EXPECT_EQ(metadata(*plain->model, "kernel.sched_autogroup_enabled"), "(none)");
+  EXPECT_EQ(autogroupCount(*plain->model), 0u);
+
+  std::ofstream(core::schedSettingsPath(trace)) << "# saved by hand\nkernel.sched_autogroup_enabled = 1\n"
+                                                   "kernel.sched_rr_timeslice_ms = 100\n";
+  auto r = importers::importTrace(trace);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(metadata(*r->model, "kernel.sched_autogroup_enabled"), "1");
+  EXPECT_EQ(metadata(*r->model, "kernel.sched_rr_timeslice_ms"), "100");
+  EXPECT_EQ(metadata(*r->model, "sched_settings_from"), core::schedSettingsPath(trace));
+  EXPECT_EQ(r->model->diagnostics.count(core::DiagCode::malformed_record), 0u);
+  EXPECT_EQ(autogroupCount(*r->model), 1u);
+
+  std::ofstream(core::schedSettingsPath(trace)) << "kernel.sched_autogroup_enabled = 0\n";
+  auto off = importers::importTrace(trace);
+  ASSERT_TRUE(off) << off.error().message();
+  EXPECT_EQ(metadata(*off->model, "kernel.sched_autogroup_enabled"), "0");
+  EXPECT_EQ(autogroupCount(*off->model), 0u);
+}
+
+TEST(SchedSettingsBeside, ALineThatIsNoSettingIsLocatedAndTheOthersKept) {
+  ScratchDir dir("sched-settings-beside-bad");
+  const std::string trace = demoCopy(dir);
+  std::ofstream(core::schedSettingsPath(trace)) << "kernel.sched_autogroup_enabled = 1\nnot a setting\n";
+  auto r = importers::importTrace(trace);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_FALSE(r->error);
+  EXPECT_EQ(metadata(*r->model, "kernel.sched_autogroup_enabled"), "1");
+  ASSERT_EQ(r->model->diagnostics.count(core::DiagCode::malformed_record), 1u);
+  for (const auto& rec : r->model->diagnostics.records()) {
+    if (rec.code != core::DiagCode::malformed_record) continue;
+    EXPECT_EQ(rec.format(),
+              core::schedSettingsPath(trace) + ": line 2: expected NAME = VALUE (as sysctl prints a setting)");
+  }
+}
+
+}  // namespace
