@@ -95,11 +95,21 @@ void schedSettingsBeside(const std::string& path, core::SchedBuilder& builder) {
   const std::string file = core::schedSettingsPath(path);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) return;
+  const auto unreadable = [&](const std::string& why) {
+    builder.diagnostics().record(
+        {core::DiagCode::malformed_record, file, std::nullopt, std::nullopt, std::nullopt, std::nullopt, why});
+  };
+  // A machine's sched_* settings are a few hundred bytes: a big file of that
+  // name is something else, and is not read into memory.
+  constexpr uintmax_t kMaxBytes = 1 << 20;
+  if (const uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > kMaxBytes) {
+    unreadable(std::to_string(size) + " bytes: too large to be scheduler settings (at most 1 MiB); not read");
+    return;
+  }
   std::ifstream in(file);
   std::ostringstream text;
   if (!in || !(text << in.rdbuf())) {
-    builder.diagnostics().record({core::DiagCode::malformed_record, file, std::nullopt, std::nullopt, std::nullopt,
-                                  std::nullopt, "the scheduler settings beside the trace could not be read"});
+    unreadable("the scheduler settings beside the trace could not be read");
     return;
   }
   const core::ParsedSchedSettings parsed = core::parseSchedSettings(text.str());

@@ -75,4 +75,20 @@ TEST(SchedSettingsBeside, ALineThatIsNoSettingIsLocatedAndTheOthersKept) {
   }
 }
 
+TEST(SchedSettingsBeside, AFileTooBigToBeSettingsIsReportedNotRead) {
+  ScratchDir dir("sched-settings-beside-big");
+  const std::string trace = demoCopy(dir);
+  const std::string content = "kernel.sched_autogroup_enabled = 1\n" + std::string(1 << 20, '#');
+  std::ofstream(core::schedSettingsPath(trace)) << content;
+  auto r = importers::importTrace(trace);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(metadata(*r->model, "kernel.sched_autogroup_enabled"), "(none)");
+  ASSERT_EQ(r->model->diagnostics.count(core::DiagCode::malformed_record), 1u);
+  for (const auto& rec : r->model->diagnostics.records()) {
+    if (rec.code != core::DiagCode::malformed_record) continue;
+    EXPECT_EQ(rec.format(), core::schedSettingsPath(trace) + ": " + std::to_string(content.size()) +
+                                " bytes: too large to be scheduler settings (at most 1 MiB); not read");
+  }
+}
+
 }  // namespace
