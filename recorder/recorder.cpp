@@ -105,7 +105,8 @@ class Recording {
   uint64_t lostSoFar() const;
   void report(Phase phase, double fraction);
   core::Status writeOutputs();
-  core::Status writeBeside(const std::string& path, const std::string& text, const std::string& what);
+  core::Status saveBeside(const core::Result<std::string>& captured, const std::string& path, const std::string& what,
+                          std::string& savedAs);
 
   const RecordOptions& m_options;
   const ProgressFn& m_progress;
@@ -301,41 +302,36 @@ core::Status Recording::writeOutputs() {
                                                    [this](double f) { report(Phase::Writing, f); });
       !st)
     return st;
-  // What no trace format carries is saved beside the trace, each file only
-  // when its source could be read (a note says why not; a file an earlier
-  // recording left under that name would describe another machine state).
-  std::error_code stale;
-  if (auto snapshot = core::captureTopologySnapshot(); !snapshot) {
-    m_result.notes.push_back("no topology saved: " + snapshot.error().message());
-    fs::remove(core::topologySnapshotPath(m_options.output), stale);
-  } else {
-    const std::string path = core::topologySnapshotPath(m_options.output);
-    if (auto st = writeBeside(path, *snapshot, "topology"); !st) return st;
-    m_result.topologyFile = path;
-  }
-  if (auto settings = core::captureSchedSettings(); !settings) {
-    m_result.notes.push_back("no scheduler settings saved: " + settings.error().message());
-    fs::remove(core::schedSettingsPath(m_options.output), stale);
-  } else {
-    const std::string path = core::schedSettingsPath(m_options.output);
-    if (auto st = writeBeside(path, *settings, "scheduler settings"); !st) return st;
-    m_result.schedSettingsFile = path;
-  }
-  return core::Status::ok();
+  // What no trace format carries is saved beside the trace.
+  if (auto st = saveBeside(core::captureTopologySnapshot(), core::topologySnapshotPath(m_options.output), "topology",
+                           m_result.topologyFile);
+      !st)
+    return st;
+  return saveBeside(core::captureSchedSettings(), core::schedSettingsPath(m_options.output), "scheduler settings",
+                    m_result.schedSettingsFile);
 }
 
-// Through a temporary file renamed when complete. On failure nothing of the
-// recording is left: neither the trace nor what was written beside it.
-core::Status Recording::writeBeside(const std::string& path, const std::string& text, const std::string& what) {
+// Writes what was captured to `path` (named in `savedAs`) through a temporary
+// file renamed when complete. What could not be captured is a note, and a file
+// an earlier recording left under that name goes: it would describe another
+// machine state. A failed write leaves nothing of the recording: neither the
+// trace nor what was written beside it.
+core::Status Recording::saveBeside(const core::Result<std::string>& captured, const std::string& path,
+                                   const std::string& what, std::string& savedAs) {
+  std::error_code ec;
+  if (!captured) {
+    m_result.notes.push_back("no " + what + " saved: " + captured.error().message());
+    fs::remove(path, ec);
+    return core::Status::ok();
+  }
   const std::string temp = path + ".part";
   const auto removeAll = [&] {
-    std::error_code ec;
     for (const std::string& f : {temp, m_options.output, m_result.topologyFile, m_result.schedSettingsFile})
       if (!f.empty()) fs::remove(f, ec);
   };
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
+    out << *captured;
     out.flush();
     if (!out) {
       const int err = errno;
@@ -343,12 +339,13 @@ core::Status Recording::writeBeside(const std::string& path, const std::string& 
       return core::Error(ioError(path + ": cannot write the " + what, err ? err : EIO));
     }
   }
-  std::error_code ec;
   fs::rename(temp, path, ec);
   if (ec) {
+    const std::string why = ec.message();
     removeAll();
-    return core::Error(path + ": cannot write the " + what + " (" + ec.message() + ")");
+    return core::Error(path + ": cannot write the " + what + " (" + why + ")");
   }
+  savedAs = path;
   return core::Status::ok();
 }
 
