@@ -40,4 +40,7 @@ ParsedSchedSettings parseSchedSettings(std::string_view text);
 /// Where the settings of a trace sit: beside it, named after it ("run.dat.sched").
 std::string schedSettingsPath(const std::string& tracePath);
 
+/// The run's metadata key of the one setting a replay reads ("1": groups per session).
+inline constexpr const char* kAutogroupSetting = "kernel.sched_autogroup_enabled";
+
 }  // namespace core

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/sched_settings.h"
+
 namespace replay {
 
 namespace {
@@ -631,7 +633,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.kernelRelease = m.kernelRelease();
   w.unmodelled.lostEventRanges = m.dataLoss.size();
   w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
-  if (const auto it = m.metadata.find("kernel.sched_autogroup_enabled"); it != m.metadata.end())
+  if (const auto it = m.metadata.find(core::kAutogroupSetting); it != m.metadata.end())
     w.unmodelled.recordedWithAutogroup = it->second == "1";
   // Read from the model alone: measured on another thread while the runs are gathered.
   auto delays = std::async(std::launch::async, [&m, &options] {
