@@ -262,6 +262,13 @@ struct ReplayParam {
   std::string doc;
   std::string origin;  ///< "default", "user", or how the replay resolved it (measured, from the kernel release)
 };
+/// One count of what a replay's workload could not represent exactly
+/// (replay/workload/workload.h, Unmodelled) and what that count means.
+struct ReplayCaveat {
+  std::string key;
+  std::string what;
+  uint64_t count = 0;
+};
 struct ReplayInfo {
   std::string model;
   std::string recordingPath;
@@ -270,6 +277,9 @@ struct ReplayInfo {
   /// How faithfully it reproduces its recording, when it was replayed from one
   /// (core/analysis/fidelity.h); travels with the model to every view.
   std::shared_ptr<const analysis::Fidelity> fidelity;
+  /// Every count of Unmodelled, zero or not, in the order replays show them:
+  /// the GUI keeps models, not validation blocks.
+  std::vector<ReplayCaveat> unmodelled;
 };
 
 class TraceModel {

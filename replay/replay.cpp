@@ -193,6 +193,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   replayInfo.recordingPath = options.recordingPath.empty() ? workload.source : options.recordingPath;
   replayInfo.params = result.params;
   replayInfo.cookieNames = result.cookieNames;
+  for (const auto& item : workload.unmodelled.items()) replayInfo.unmodelled.push_back({item.key, item.what, item.count});
   builder.setReplayInfo(std::move(replayInfo));
 
   BuilderSink builderSink(builder, w, attrs);

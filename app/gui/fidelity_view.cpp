@@ -58,6 +58,7 @@ FidelityView::FidelityView(const RunSet& runs, QWidget* parent)
       m_runs(runs),
       m_choice(new QComboBox(this)),
       m_summary(new QLabel(this)),
+      m_unmodelled(new QLabel(this)),
       m_metrics(new QTableWidget(this)),
       m_tasks(new QTableWidget(this)) {
   auto* layout = new QVBoxLayout(this);
@@ -66,6 +67,10 @@ FidelityView::FidelityView(const RunSet& runs, QWidget* parent)
   m_summary->setWordWrap(true);
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(m_summary);
+  m_unmodelled->setWordWrap(true);
+  m_unmodelled->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_unmodelled->setTextFormat(Qt::PlainText);
+  layout->addWidget(m_unmodelled);
   m_metrics->setColumnCount(6);
   m_metrics->setHorizontalHeaderLabels({tr("Metric"), tr("Recorded"), tr("Replay"), tr("Ratio"), tr("Bound"), tr("Verdict")});
   m_tasks->setColumnCount(9);
@@ -125,10 +130,14 @@ QString FidelityView::verdictOf(const QString& metricKey) const {
   return {};
 }
 
+QString FidelityView::unmodelledText() const { return m_unmodelled->text(); }
+
 void FidelityView::showSelected() {
   m_metrics->setRowCount(0);
   m_tasks->setRowCount(0);
-  const auto* f = fidelityOf(m_runs.run(shownRun()));
+  m_unmodelled->clear();
+  const Run* run = m_runs.run(shownRun());
+  const auto* f = fidelityOf(run);
   if (!f) {
     m_summary->setText(tr("No replay with a fidelity check yet: replay a recording (Replay\u2026) and its "
                           "identity check against the recording shows here."));
@@ -143,6 +152,11 @@ void FidelityView::showSelected() {
           .arg(f->overall() == Verdict::Pass ? tr("Within every bound") : tr("Outside some bounds"))
           .arg(f->failed())
           .arg(judged));
+  QStringList caveats;
+  for (const auto& c : run->model->replay->unmodelled)
+    if (c.count) caveats << tr("%1: %2").arg(QString::fromStdString(c.what)).arg(c.count);
+  m_unmodelled->setText(caveats.isEmpty() ? tr("Not modelled exactly: none of the counted kinds.")
+                                          : tr("Not modelled exactly: %1.").arg(caveats.join(QStringLiteral("; "))));
   m_metrics->setRowCount(static_cast<int>(f->metrics.size()));
   int row = 0;
   for (const auto& m : f->metrics) {

@@ -1,7 +1,9 @@
 // The Fidelity tab: how faithfully each replay reproduces the recording it
 // was made from (core/analysis/fidelity.h) - every metric with the recorded
 // and replayed value, their ratio, its bound and a coloured verdict, then the
-// tasks whose CPU share moved most. Observes the RunSet; one replay at a time.
+// tasks whose CPU share moved most. What the workload could not represent
+// exactly (Unmodelled's counts) is listed under the summary: a verdict reads
+// differently when, say, the recording's kernel grouped tasks by session. Observes the RunSet; one replay at a time.
 #pragma once
 
 #include <QWidget>
@@ -23,6 +25,8 @@ class FidelityView : public QWidget {
   int shownRun() const;
   /// The verdict cell of a metric row, for tests: "pass", "fail" or "info".
   QString verdictOf(const QString& metricKey) const;
+  /// The "not modelled exactly" line as shown (counts that are not zero).
+  QString unmodelledText() const;
 
  private:
   void refill();
@@ -31,6 +35,7 @@ class FidelityView : public QWidget {
   const RunSet& m_runs;
   QComboBox* m_choice;
   QLabel* m_summary;
+  QLabel* m_unmodelled;
   QTableWidget* m_metrics;
   QTableWidget* m_tasks;
 };

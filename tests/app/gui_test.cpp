@@ -1011,6 +1011,46 @@ TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
         << m.key;
 }
 
+// What the workload could not represent shows in the Fidelity tab too, not
+// only in reports: here the scheduler settings saved beside the recording
+// (core/sched_settings.h) say autogroup was on, which the replay does not model.
+TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
+  ensureApp();
+  const auto backend = defaultReplayBackend();
+  bool haveBaseline = false;
+  for (const auto& m : backend->models()) haveBaseline = haveBaseline || m.name == "baseline";
+  if (!haveBaseline) GTEST_SKIP() << "this build has no replay engine";
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString trace = dir.filePath(QStringLiteral("pipe-small.txt"));
+  ASSERT_TRUE(QFile::copy(testData("replay/pipe-small.txt"), trace));
+  auto replayedText = [&](const char* settings) {
+    QFile sidecar(trace + QStringLiteral(".sched"));
+    EXPECT_TRUE(sidecar.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    sidecar.write(settings);
+    sidecar.close();
+    MainWindow w(backend);
+    w.setInteractive(false);
+    w.resize(1200, 800);
+    w.show();
+    w.openFiles({trace});
+    if (!waitIdle(w) || w.runs()->recordings().size() != 1) return QStringLiteral("(not opened)");
+    ReplayRequest req;
+    req.model = "baseline";
+    w.startReplay(w.runs()->recordings()[0], req);
+    if (!waitIdle(w, 120000) || w.runs()->count() != 2) return w.errors().join(QLatin1Char('\n'));
+    return w.fidelityView()->unmodelledText();
+  };
+  const QString on = replayedText("kernel.sched_autogroup_enabled = 1\n");
+  EXPECT_TRUE(on.startsWith(QStringLiteral("Not modelled exactly: "))) << on.toStdString();
+  EXPECT_TRUE(on.contains(QStringLiteral("recorded with autogroup on (kernel.sched_autogroup_enabled = 1 beside the "
+                                         "trace): sessions' tasks competed as groups, replayed on flat runqueues: 1")))
+      << on.toStdString();
+  const QString off = replayedText("kernel.sched_autogroup_enabled = 0\n");
+  EXPECT_TRUE(off.startsWith(QStringLiteral("Not modelled exactly: "))) << off.toStdString();
+  EXPECT_FALSE(off.contains(QStringLiteral("autogroup"))) << off.toStdString();
+}
+
 // The why-not-running views over tests/data/why/chain.txt (its schedule and the
 // numbers are worked out in tests/core/why_test.cpp): a clicked slice's task gets
 // its breakdown and critical path in the Why tab, its wakeup arrows and path over
