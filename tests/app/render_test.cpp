@@ -402,8 +402,11 @@ TEST(RenderPane, UserSlicesNestInLanesBelowTheTaskStates) {
   EXPECT_NEAR(inner->x1, 300, 0.01);
   EXPECT_NEAR(inner->y0, top + lane, 1e-6);
   // The task's state bar keeps to the rows above the lanes.
-  for (const Prim& p : list.prims)
-    if (p.y0 < top) EXPECT_LE(p.y1, top + 1e-6);
+  for (const Prim& p : list.prims) {
+    if (p.y0 < top) {
+      EXPECT_LE(p.y1, top + 1e-6);
+    }
+  }
 
   // What a click finds: the slice of the lane under the point.
   const auto& us = m->userSlices;

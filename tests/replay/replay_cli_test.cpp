@@ -258,7 +258,9 @@ TEST(FidelityCli, SeedsColumnIsEachSeedsOwnVerdict) {
       for (int i = 0; i < seed; ++i) perSeed >> k;
       EXPECT_EQ(k, count) << "row " << r << " seed " << seed;
       sums[seed - 1] += std::stoul(count);
-      if (seed == 1) EXPECT_EQ(trim(seeded[r][seeded[r].size() - 2]), verdict);  // the row itself is seed 1's
+      if (seed == 1) {
+        EXPECT_EQ(trim(seeded[r][seeded[r].size() - 2]), verdict);  // the row itself is seed 1's
+      }
     }
   }
   const std::string table = run({files[0], files[1], "--seeds", "3"});
