@@ -106,6 +106,8 @@ class Engine {
   bool allowed(TaskId t, int cpu) const;
   TaskId curr(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].curr; }
   bool idle(int cpu) const { return curr(cpu) == kNoTask; }
+  /// When `cpu` last switched: to its current task, or to idle while it is idle.
+  int64_t switchedAt(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].since; }
   bool isRunning(TaskId t) const;
   bool isQueued(TaskId t) const;  ///< runnable and not on a CPU
   /// resched_curr(): `cpu` runs schedule() once the current event is handled.

@@ -364,6 +364,73 @@ TEST(FairPlacement, WakeAffineWeightComparesPeltLoads) {
   }
 }
 
+// wake_pack=measured (docs/models.md §5.5): "s" ran 0.1 ms on CPU 0 and
+// sleeps until an interrupt on CPU 1 wakes it. "hog", pinned to CPU 1, ran
+// 0.1 ms too and sleeps 100 ms, then runs on; so at s's wakeup CPU 1 has run
+// it for `hogMs`, and its util is 1024 x (1 - 2^(-hogMs/32.768)) (PELT's
+// half-life, 32 periods of 1024 µs): 0.19 x 1024 after 10 ms, 0.82 x 1024
+// after 80 ms. s's CPU 0 has been idle since s slept (110 or 180 ms), unless
+// "k", pinned to CPU 0, ran there until 2 ms before the wakeup. The measured
+// rule moves s to the waker's busy CPU 1 when CPU 1's util is below 25% of
+// its capacity and CPU 0 has idled at least 4 ms; not with CPU 1 at 82%
+// (no idle time is enough from 70% on), nor after 2 ms of idle. fair.c's
+// reading (off) keeps s on its idle previous CPU in every case.
+TEST(FairPlacement, MeasuredPackingWakesOnTheWakersLightlyUsedCpu) {
+  const auto workload = [](int64_t hogMs, bool cpu0Busy2msBefore) {
+    replay::Workload w;
+    w.kind = "rt-app";
+    const int64_t wakeAt = 100'100'000 + hogMs * 1'000'000;
+    w.durationNs = wakeAt + 10'000'000;
+    replay::Task hog;
+    hog.tid = hog.tgid = 100;
+    hog.comm = "hog";
+    hog.affinity = {1};
+    hog.startCpu = 1;
+    hog.bursts.push_back(replay::Burst{.work = 100'000});
+    hog.bursts.push_back(
+        replay::Burst{.work = 10 * w.durationNs, .wake = replay::WakeKind::Sleep, .sleepNs = 100'000'000, .wakeCpu = 1});
+    replay::Task s;
+    s.tid = s.tgid = 101;
+    s.comm = "s";
+    s.startCpu = 0;
+    s.bursts.push_back(replay::Burst{.work = 100'000});
+    s.bursts.push_back(
+        replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = wakeAt - 100'000, .wakeCpu = 1});
+    w.tasks = {hog, s};
+    if (cpu0Busy2msBefore) {
+      replay::Task k;
+      k.tid = k.tgid = 102;
+      k.comm = "k";
+      k.affinity = {0};
+      k.startCpu = 0;
+      k.exits = true;
+      k.bursts.push_back(replay::Burst{.work = 100'000});
+      k.bursts.push_back(replay::Burst{
+          .work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = wakeAt - 2'300'000, .wakeCpu = 0});
+      w.tasks.push_back(k);
+    }
+    return w;
+  };
+  struct Case {
+    int64_t hogMs;
+    bool cpu0Busy2msBefore;
+    const char* pack;
+    int sWokenOn;
+  };
+  for (const Case& c : {Case{10, false, "measured", 1}, Case{10, false, "off", 0}, Case{80, false, "measured", 0},
+                        Case{10, true, "measured", 0}}) {
+    SCOPED_TRACE(std::to_string(c.hogMs) + " ms of hog, wake_pack=" + c.pack +
+                 (c.cpu0Busy2msBefore ? ", CPU 0 busy until 2 ms before" : ""));
+    const auto r = replayOn(workload(c.hogMs, c.cpu0Busy2msBefore), "eevdf", 2,
+                            {std::string("wake_pack=") + c.pack, "irq_wakeup_cpu=recorded", "irq_wakeup_time=relative",
+                             "idle_wakeup_ns=20000"});
+    ASSERT_TRUE(r.model);
+    const std::set<int> before{0}, both{0, 1};
+    EXPECT_EQ(cpusThatRan(r, "s"), c.sWokenOn == 1 ? both : before);
+    EXPECT_EQ(r.outcomes[1].workDone, 200'000);
+  }
+}
+
 // --- Idle balance and detach_tasks() (docs/models.md §5.5, §8.3) ---
 
 // make forks g++ and blocks at once (vfork): the child is placed on idle CPU 0

@@ -16,15 +16,28 @@
 // or device interrupt taken by a busy CPU. The sleeper reports the CPU it
 // wakes on (getcpu).
 //
-//   cc -O2 -pthread -o idle-prev-wakeup tools/experiments/idle-prev-wakeup.c && ./idle-prev-wakeup
+//   cc -O2 -pthread -o idle-prev-wakeup tools/experiments/idle-prev-wakeup.c
+//   ./idle-prev-wakeup [WAKER_DUTY_PCT [DELAY_US...]]
+//
+// WAKER_DUTY_PCT (default 100) is the part of each millisecond the waker
+// spins on B; it sleeps the rest, so B is that much used, and it wakes the
+// sleeper from a busy part. DELAY_US replace the default delays (20 us to
+// 10 ms). IPW_POKE_A=1 adds a thread pinned to A that runs a moment every
+// millisecond, so A is never idle long while the sleeper sleeps as before.
 //
 // Run it on an otherwise idle machine. On the 2-vCPU guest that recorded the
 // fidelity set of 2026-12-04 (Linux 6.18.44-fc-v1252, whose kernel command
 // line and sysctl set kernel.sched_vcpu_pack=15, which upstream does not
-// have), two runs, 40 wakeups per line: woken on A 40/40 for each kind of
-// wakeup and every delay (20 us, 100 us, 500 us, 2 ms, 10 ms), 1200 of 1200,
-// as upstream places them. (Run while a build kept both CPUs busy, up to 18
-// of 40 went to B: A was not idle.)
+// have), two runs, 40 wakeups per line, B fully used: woken on A 40/40 for
+// each kind of wakeup and every delay (20 us, 100 us, 500 us, 2 ms, 10 ms),
+// 1200 of 1200, as upstream places them. (Run while a build kept both CPUs
+// busy, up to 18 of 40 went to B: A was not idle.) On 6.18.44-fc-v1272 the
+// same evening, B fully used: 600 of 600 on A, and at 40 and 100 ms too.
+// With B lightly used the wakee goes to B once A has idled a while: 25% use,
+// 4 ms: 23-39 of 40 on B; 50%, 6 ms: 23-26, 8 ms: 37-39; 62%, 10 ms: 20,
+// 20 ms: 37-39; 75% and more: 0-3 at any delay up to 100 ms. The whole
+// table, and the replay's wake_pack parameter that models it, are in
+// docs/models.md 5.5.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/futex.h>
@@ -59,14 +72,46 @@ static long now_ns(void) {
   return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+static int g_duty_pct = 100;  // the waker's share of B: it spins that part of each millisecond and sleeps the rest
+
+// Spins until `until` (ns), sleeping through the idle part of each
+// millisecond when the duty is below 100%, so that B is that much used.
+static void run_on_b_until(long until) {
+  for (long t = now_ns(); t < until; t = now_ns()) {
+    const long period = 1000000L, busy = period * g_duty_pct / 100, phase = t % period;
+    if (phase >= busy && g_duty_pct < 100) {
+      const long wake = t - phase + period;
+      if (wake >= until) break;
+      struct timespec nap = {0, wake - t};
+      nanosleep(&nap, NULL);
+    }
+  }
+  // The wakeup itself comes from a running waker: spin into the next busy part.
+  while (g_duty_pct < 100 && now_ns() % 1000000L >= 1000000L * g_duty_pct / 100) {
+  }
+}
+
+// IPW_POKE_A=1: a thread pinned to A runs a moment every millisecond, so A
+// is never idle for long while the sleeper sleeps as long as before.
+static void* poker(void* arg) {
+  (void)arg;
+  allow(0);
+  while (!atomic_load(&g_quit)) {
+    struct timespec nap = {0, 1000000L};
+    nanosleep(&nap, NULL);
+  }
+  return NULL;
+}
+
 static void* waker(void* arg) {
   (void)arg;
   allow(1);
-  while (!atomic_load(&g_quit)) {  // spins on B throughout: B is never idle
-    if (!atomic_load(&g_asleep)) continue;
-    const long since = now_ns();
-    while (now_ns() - since < atomic_load(&g_delay_ns)) {
+  while (!atomic_load(&g_quit)) {  // on B throughout, used g_duty_pct of the time
+    if (!atomic_load(&g_asleep)) {
+      run_on_b_until(now_ns() + 20000);
+      continue;
     }
+    run_on_b_until(now_ns() + atomic_load(&g_delay_ns));
     atomic_store(&g_asleep, 0);
     const char byte = 1;
     switch (atomic_load(&g_kind)) {
@@ -116,8 +161,8 @@ static void run_case(long delay_us, int kind) {
     else
       ++on_b;
   }
-  printf("%-6s A idle %5ld us before the wakeup -> woken on A (its idle previous CPU) %2d/%d, on B (the waker's) %2d/%d\n",
-         kWakeNames[kind], delay_us, on_a, kTrials, on_b, kTrials);
+  printf("duty %3d%% %-6s A idle %5ld us before the wakeup -> woken on A (its idle previous CPU) %2d/%d, on B (the waker's) %2d/%d\n",
+         g_duty_pct, kWakeNames[kind], delay_us, on_a, kTrials, on_b, kTrials);
 }
 
 static int open_udp_pair(void) {
@@ -132,19 +177,33 @@ static int open_udp_pair(void) {
   return 0;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1) g_duty_pct = atoi(argv[1]);
+  if (g_duty_pct < 1 || g_duty_pct > 100) {
+    fprintf(stderr, "usage: idle-prev-wakeup [WAKER_DUTY_PCT [DELAY_US...]]  (duty 1-100, default 100)\n");
+    return 2;
+  }
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
     fprintf(stderr, "idle-prev-wakeup: needs CPUs 0 and 1\n");
     return 2;
   }
   if (pipe(g_pipe) != 0 || open_udp_pair() != 0) return 1;
-  pthread_t t;
+  pthread_t t, p;
   if (pthread_create(&t, NULL, waker, NULL) != 0) return 1;
+  const char* poke = getenv("IPW_POKE_A");
+  const int poking = poke && atoi(poke);
+  if (poking && pthread_create(&p, NULL, poker, NULL) != 0) return 1;
   usleep(100000);
-  const long delays_us[] = {20, 100, 500, 2000, 10000};
+  long delays_us[16] = {20, 100, 500, 2000, 10000};
+  size_t delays = 5;
+  if (argc > 2) {  // the delays asked for instead
+    delays = 0;
+    for (int i = 2; i < argc && delays < 16; ++i) delays_us[delays++] = atol(argv[i]);
+  }
   for (int kind = 0; kind < kWakeKinds; ++kind)
-    for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0]; ++i) run_case(delays_us[i], kind);
+    for (size_t i = 0; i < delays; ++i) run_case(delays_us[i], kind);
   atomic_store(&g_quit, 1);
   pthread_join(t, NULL);
+  if (poking) pthread_join(p, NULL);
   return 0;
 }

@@ -70,6 +70,7 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
   m_forkLoneParent = p.get("fork_lone_parent") == "release"
                          ? variant == Variant::Eevdf && m_release >= KernelVersion{6, 18, 0}
                          : p.getBool("fork_lone_parent");
+  m_wakePack = p.get("wake_pack") == "measured";
   if (p.has("coresched.variant")) {
     m_csConfigured = true;
     const std::string& v = p.get("coresched.variant");
@@ -403,7 +404,7 @@ void FairPolicy::detachLoad(uint32_t t) {
 // The running fair entity changes; the CPU's util changes course only when it
 // starts or stops running fair tasks.
 void FairPolicy::setCurr(Rq& r, uint32_t t) {
-  if ((m_sisUtil || m_forkLoneParent) && (r.cfs.curr == kNone) != (t == kNone)) updateUtil(cpuOf(r));
+  if ((m_sisUtil || m_forkLoneParent || m_wakePack) && (r.cfs.curr == kNone) != (t == kNone)) updateUtil(cpuOf(r));
   if (m_forkLoneParent) {
     // The tasks' own util, for what an exiting task takes off its CPU's.
     const int64_t now = m_e->now();
@@ -592,6 +593,12 @@ void defineParams(Params& p, Variant variant) {
                  "four PELT half-lives, 131 ms), measured on Linux 6.18.44 with tools/experiments/fork-placement.c "
                  "(docs/models.md 5.5), not found in fair.c; false = fair.c as read, the parent counted; release = "
                  "true from 6.18, false before (not measured)");
+  p.defineChoice("wake_pack", "off", {"off", "measured"},
+                 "wakeup packing measured on Linux 6.18.44-fc-v1272 with tools/experiments/idle-prev-wakeup.c "
+                 "(docs/models.md 5.5), not in fair.c: measured = a task whose previous CPU has been idle for a few "
+                 "ms is woken on the waker's busy CPU instead while that CPU's util is below 70% of its capacity "
+                 "(the idle time asked for grows with the util: 4 ms up to 25%, 5.5 ms at 50%, 10 ms at 62%); "
+                 "off = fair.c as read, the idle previous CPU");
   p.defineInt("migration_cost_ns", 500'000, 0, 1'000'000'000,
               "sysctl_sched_migration_cost: a task that ran this recently is cache-hot and not moved by balancing");
   p.defineInt("balance_interval_ms", 0, 0, 100'000,

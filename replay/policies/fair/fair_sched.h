@@ -225,6 +225,7 @@ class FairPolicy final : public Policy {
   int llcSize(int cpu) const;
   int wakeAffine(TaskId t, int self, int prev, bool sync) const;
   int selectIdleSibling(TaskId t, int prev, int target);
+  bool packedWakeup(TaskId t, int self, int prev) const;
   void updateIdleScan(const Engine::SchedDomain& d);
   bool hasMovableFor(int from, int to) const;
   void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true);
@@ -243,6 +244,7 @@ class FairPolicy final : public Policy {
   bool m_peltWakeAffine = false;  // wake_affine_weight() on PELT loads (else runnable weights)
   bool m_sisUtil = true;          // SIS_UTIL: the LLC's utilisation bounds select_idle_cpu()'s scan
   bool m_forkLoneParent = false;  // the measured fork rule of ownCpuView()
+  bool m_wakePack = false;        // the measured wakeup packing of packedWakeup()
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;
