@@ -376,39 +376,27 @@ TEST(FairPlacement, WakeAffineWeightComparesPeltLoads) {
 // (no idle time is enough from 70% on), nor after 2 ms of idle. fair.c's
 // reading (off) keeps s on its idle previous CPU in every case.
 TEST(FairPlacement, MeasuredPackingWakesOnTheWakersLightlyUsedCpu) {
-  const auto workload = [](int64_t hogMs, bool cpu0Busy2msBefore) {
+  // Runs 0.1 ms on `cpu`, sleeps `sleepNs` until an interrupt on `irqCpu`, then runs `work`.
+  const auto sleeper = [](int32_t tid, const char* comm, int cpu, bool pinned, int64_t sleepNs, int irqCpu,
+                          int64_t work) {
+    replay::Task t;
+    t.tid = t.tgid = tid;
+    t.comm = comm;
+    t.startCpu = cpu;
+    if (pinned) t.affinity = {cpu};
+    t.exits = true;
+    t.bursts.push_back(replay::Burst{.work = 100'000});
+    t.bursts.push_back(replay::Burst{.work = work, .wake = replay::WakeKind::Sleep, .sleepNs = sleepNs, .wakeCpu = irqCpu});
+    return t;
+  };
+  const auto workload = [&](int64_t hogMs, bool cpu0Busy2msBefore) {
     replay::Workload w;
     w.kind = "rt-app";
     const int64_t wakeAt = 100'100'000 + hogMs * 1'000'000;
     w.durationNs = wakeAt + 10'000'000;
-    replay::Task hog;
-    hog.tid = hog.tgid = 100;
-    hog.comm = "hog";
-    hog.affinity = {1};
-    hog.startCpu = 1;
-    hog.bursts.push_back(replay::Burst{.work = 100'000});
-    hog.bursts.push_back(
-        replay::Burst{.work = 10 * w.durationNs, .wake = replay::WakeKind::Sleep, .sleepNs = 100'000'000, .wakeCpu = 1});
-    replay::Task s;
-    s.tid = s.tgid = 101;
-    s.comm = "s";
-    s.startCpu = 0;
-    s.bursts.push_back(replay::Burst{.work = 100'000});
-    s.bursts.push_back(
-        replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = wakeAt - 100'000, .wakeCpu = 1});
-    w.tasks = {hog, s};
-    if (cpu0Busy2msBefore) {
-      replay::Task k;
-      k.tid = k.tgid = 102;
-      k.comm = "k";
-      k.affinity = {0};
-      k.startCpu = 0;
-      k.exits = true;
-      k.bursts.push_back(replay::Burst{.work = 100'000});
-      k.bursts.push_back(replay::Burst{
-          .work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = wakeAt - 2'300'000, .wakeCpu = 0});
-      w.tasks.push_back(k);
-    }
+    w.tasks = {sleeper(100, "hog", 1, true, 100'000'000, 1, 10 * w.durationNs),
+               sleeper(101, "s", 0, false, wakeAt - 100'000, 1, 100'000)};
+    if (cpu0Busy2msBefore) w.tasks.push_back(sleeper(102, "k", 0, true, wakeAt - 2'300'000, 0, 100'000));
     return w;
   };
   struct Case {
