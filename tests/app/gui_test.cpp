@@ -7,6 +7,8 @@
 // the GUI with the same content as `schedlab-cli report`, files dropped on the window.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QSettings>
@@ -978,14 +980,19 @@ TEST(GuiWindow, AFolderOfUnrelatedRecordingsIsOfferedAsOneRunEach) {
 }
 
 
+namespace {
+bool offersBaseline(const app::gui::ReplayBackend& backend) {
+  const auto models = backend.models();
+  return std::any_of(models.begin(), models.end(), [](const auto& m) { return m.name == "baseline"; });
+}
+}  // namespace
+
 // A replay made in the GUI carries its fidelity against the recording, and the
 // Fidelity tab shows every metric of it with the model's verdict.
 TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
   ensureApp();
   const auto backend = defaultReplayBackend();
-  bool haveBaseline = false;
-  for (const auto& m : backend->models()) haveBaseline = haveBaseline || m.name == "baseline";
-  if (!haveBaseline) GTEST_SKIP() << "this build has no replay engine";
+  if (!offersBaseline(*backend)) GTEST_SKIP() << "this build has no replay engine";
   MainWindow w(backend);
   w.setInteractive(false);
   w.resize(1200, 800);
@@ -1017,9 +1024,7 @@ TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
 TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
   ensureApp();
   const auto backend = defaultReplayBackend();
-  bool haveBaseline = false;
-  for (const auto& m : backend->models()) haveBaseline = haveBaseline || m.name == "baseline";
-  if (!haveBaseline) GTEST_SKIP() << "this build has no replay engine";
+  if (!offersBaseline(*backend)) GTEST_SKIP() << "this build has no replay engine";
   QTemporaryDir dir;
   ASSERT_TRUE(dir.isValid());
   const QString trace = dir.filePath(QStringLiteral("pipe-small.txt"));
