@@ -3,7 +3,8 @@
 // and replayed value, their ratio, its bound and a coloured verdict, then the
 // tasks whose CPU share moved most. What the workload could not represent
 // exactly (Unmodelled's counts) is listed under the summary: a verdict reads
-// differently when, say, the recording's kernel grouped tasks by session. Observes the RunSet; one replay at a time.
+// differently when, say, the recording's kernel grouped tasks by session.
+// Observes the RunSet; one replay at a time.
 #pragma once
 
 #include <QWidget>
