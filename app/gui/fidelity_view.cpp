@@ -152,11 +152,14 @@ void FidelityView::showSelected() {
           .arg(f->overall() == Verdict::Pass ? tr("Within every bound") : tr("Outside some bounds"))
           .arg(f->failed())
           .arg(judged));
+  // A replay read back from a file has no counts: nothing is said rather than "none".
+  const auto& unmodelled = run->model->replay->unmodelled;
   QStringList caveats;
-  for (const auto& c : run->model->replay->unmodelled)
+  for (const auto& c : unmodelled)
     if (c.count) caveats << tr("%1: %2").arg(QString::fromStdString(c.what)).arg(c.count);
-  m_unmodelled->setText(caveats.isEmpty() ? tr("Not modelled exactly: none of the counted kinds.")
-                                          : tr("Not modelled exactly: %1.").arg(caveats.join(QStringLiteral("; "))));
+  if (!unmodelled.empty())
+    m_unmodelled->setText(caveats.isEmpty() ? tr("Not modelled exactly: none of the counted kinds.")
+                                            : tr("Not modelled exactly: %1.").arg(caveats.join(QStringLiteral("; "))));
   m_metrics->setRowCount(static_cast<int>(f->metrics.size()));
   int row = 0;
   for (const auto& m : f->metrics) {

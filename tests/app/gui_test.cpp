@@ -1018,6 +1018,40 @@ TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
         << m.key;
 }
 
+// A replay read back from a file carries a fidelity but no "not modelled"
+// counts: the tab says nothing of them rather than "none"; with counts that
+// are all zero it says none; with some, it names them.
+TEST(GuiFidelity, TabSaysNothingOfCountsItDoesNotHave) {
+  ensureApp();
+  const auto shownFor = [](std::vector<core::ReplayCaveat> unmodelled) {
+    RunSet runs;
+    app::gui::FidelityView view(runs);
+    app::gui::Run recording;
+    recording.model = apptest::smtModel();
+    recording.title = QStringLiteral("recording");
+    const int recordingId = runs.add(recording);
+    auto replayed = apptest::smtModel();
+    core::ReplayInfo info;
+    info.model = "eevdf";
+    info.fidelity = std::make_shared<core::analysis::Fidelity>();
+    info.unmodelled = std::move(unmodelled);
+    replayed->replay = info;
+    app::gui::Run replay;
+    replay.parentId = recordingId;
+    replay.model = replayed;
+    replay.title = QStringLiteral("replay");
+    const int replayId = runs.add(replay);
+    view.showRun(replayId);
+    return view.shownRun() == replayId ? view.unmodelledText().toStdString() : std::string("(replay not shown)");
+  };
+  EXPECT_EQ(shownFor({}), "");
+  EXPECT_EQ(shownFor({{"wakeups_self", "wakeups by the task itself", 0}}),
+            "Not modelled exactly: none of the counted kinds.");
+  EXPECT_EQ(shownFor({{"wakeups_self", "wakeups by the task itself", 3}, {"tasks_never_ran", "tasks never running", 0},
+                      {"lost_event_ranges", "lost-event ranges", 1}}),
+            "Not modelled exactly: wakeups by the task itself: 3; lost-event ranges: 1.");
+}
+
 // What the workload could not represent shows in the Fidelity tab too, not
 // only in reports: here the scheduler settings saved beside the recording
 // (core/sched_settings.h) say autogroup was on, which the replay does not model.

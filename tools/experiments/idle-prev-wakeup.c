@@ -21,8 +21,8 @@
 //
 // WAKER_DUTY_PCT (default 100) is the part of each millisecond the waker
 // spins on B; it sleeps the rest, so B is that much used, and it wakes the
-// sleeper from a busy part. DELAY_US replace the default delays (20 us to
-// 10 ms). IPW_POKE_A=1 adds a thread pinned to A that runs a moment every
+// sleeper from a busy part (below 100%, up to a millisecond after DELAY).
+// DELAY_US replace the default delays (20 us to 10 ms). IPW_POKE_A=1 adds a thread pinned to A that runs a moment every
 // millisecond, so A is never idle long while the sleeper sleeps as before.
 //
 // Run it on an otherwise idle machine. On the 2-vCPU guest that recorded the
