@@ -50,6 +50,10 @@ int niceToWeight(int nice);
 /// The kernel's __calc_delta(): delta * weight / lw.weight in 32.32 fixed point
 /// with lw's inverse weight, rounding exactly as fair.c does.
 uint64_t calcDelta(uint64_t delta, uint64_t weight, uint64_t lwWeight, bool lwIsTaskWeight);
+/// wake_pack=measured: the share of wakeups that go to the waker's busy CPU,
+/// whose util is `util` (of its capacity), rather than to the wakee's previous
+/// CPU, idle for `idleMs` (placement.cpp, docs/models.md §5.5).
+double measuredPackingShare(double util, double idleMs);
 
 /// One CPU's fair runqueue, exposed for unit tests of the EEVDF arithmetic.
 class FairRq {

@@ -272,15 +272,18 @@ bool Engine::takeWakeup(TaskRt& r, uint32_t burst) {
 
 namespace {
 
-int64_t draw(const WakeupDelay& d, uint64_t& rng) {
-  if (!d.distribution || d.distribution->quantiles.empty()) return d.constantNs;
-  // splitmix64: a fixed sequence from the seed, drawn in event order.
+// splitmix64: a fixed sequence from the seed, drawn in event order.
+uint64_t nextDraw(uint64_t& rng) {
   uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
+  return z ^ (z >> 31);
+}
+
+int64_t draw(const WakeupDelay& d, uint64_t& rng) {
+  if (!d.distribution || d.distribution->quantiles.empty()) return d.constantNs;
   const auto& q = d.distribution->quantiles;
-  return q[z % q.size()];
+  return q[nextDraw(rng) % q.size()];
 }
 
 }  // namespace
@@ -288,6 +291,8 @@ int64_t draw(const WakeupDelay& d, uint64_t& rng) {
 int64_t Engine::drawWakeupDelay(WakeupPath path) {
   return draw(m_config.wakeupDelay[static_cast<size_t>(path)], m_rng);
 }
+
+double Engine::drawPolicyChance() { return static_cast<double>(nextDraw(m_policyRng) >> 11) * 0x1.0p-53; }
 
 int64_t Engine::nextTickAt(int64_t after) {
   // A tick's delay is below its period (engineConfigFrom() refuses a longer
@@ -343,6 +348,7 @@ core::Status Engine::run(const std::stop_token& stop) {
   m_policy.attach(*this);
   m_rng = m_config.seed;
   m_tickRng = ~m_config.seed;
+  m_policyRng = m_config.seed ^ 0x5bd1e9955bd1e995ULL;
   for (size_t t = 0; t < m_workload.tasks.size(); ++t)
     if (m_workload.tasks[t].parent == kNoTask) push(m_workload.tasks[t].startTs, EvKind::Arrive, static_cast<uint32_t>(t), 0);
   if (m_workload.durationNs > 0) push(m_workload.originTs + m_workload.durationNs, EvKind::End, 0, 0);

@@ -108,6 +108,9 @@ class Engine {
   bool idle(int cpu) const { return curr(cpu) == kNoTask; }
   /// When `cpu` last switched: to its current task, or to idle while it is idle.
   int64_t switchedAt(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].since; }
+  /// A draw in [0, 1) for a policy's measured rule that holds some of the
+  /// time: a fixed sequence from `seed`, apart from the delays' draws.
+  double drawPolicyChance();
   bool isRunning(TaskId t) const;
   bool isQueued(TaskId t) const;  ///< runnable and not on a CPU
   /// resched_curr(): `cpu` runs schedule() once the current event is handled.
@@ -286,6 +289,7 @@ class Engine {
   TaskId m_switchingOut = kNoTask;  // prev inside its CPU's pickNext(): movable (moveQueued)
   uint64_t m_rng = 0;
   uint64_t m_tickRng = 0;  // a stream of its own: tick delays leave the wakeup delays' draws as they were
+  uint64_t m_policyRng = 0;  // the same for policies' draws
 };
 
 }  // namespace replay

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <set>
 
 #include "core/analysis/stats.h"
@@ -364,17 +365,35 @@ TEST(FairPlacement, WakeAffineWeightComparesPeltLoads) {
   }
 }
 
+// The measured share of wakeups packed onto the waker's CPU (docs/models.md
+// §5.5): 1 / (1 + (H / idle)^5), H the half-way idle time for the waker CPU's
+// util, linear between the measured points (0.10, 4 ms), (0.25, 3.5 ms),
+// (0.50, 5.5 ms), (0.62, 10 ms), (0.72, 40 ms), none from 0.72 on.
+TEST(FairPlacement, MeasuredPackingShare) {
+  using replay::fair::measuredPackingShare;
+  EXPECT_NEAR(measuredPackingShare(0.50, 5.5), 0.5, 1e-12);
+  EXPECT_NEAR(measuredPackingShare(0.50, 4.0), 1 / (1 + std::pow(5.5 / 4, 5)), 1e-12);  // 0.169; 26% measured
+  EXPECT_NEAR(measuredPackingShare(0.50, 8.0), 1 / (1 + std::pow(5.5 / 8, 5)), 1e-12);  // 0.867; 95% measured
+  EXPECT_NEAR(measuredPackingShare(0.19, 3.7), 0.5, 1e-12);  // H = 4 - 0.5 x 0.09 / 0.15
+  EXPECT_NEAR(measuredPackingShare(0.56, 7.75), 0.5, 1e-12);  // H = 5.5 + 4.5 x 0.06 / 0.12
+  // A pipe ping-pong's previous CPU idles tens of microseconds: none moves.
+  EXPECT_LT(measuredPackingShare(0.30, 0.05), 1e-9);
+  EXPECT_EQ(measuredPackingShare(0.72, 1000), 0);
+  EXPECT_EQ(measuredPackingShare(0.30, 0), 0);
+}
+
 // wake_pack=measured (docs/models.md §5.5): "s" ran 0.1 ms on CPU 0 and
 // sleeps until an interrupt on CPU 1 wakes it. "hog", pinned to CPU 1, ran
 // 0.1 ms too and sleeps 100 ms, then runs on; so at s's wakeup CPU 1 has run
 // it for `hogMs`, and its util is 1024 x (1 - 2^(-hogMs/32.768)) (PELT's
 // half-life, 32 periods of 1024 µs): 0.19 x 1024 after 10 ms, 0.82 x 1024
-// after 80 ms. s's CPU 0 has been idle since s slept (110 or 180 ms), unless
-// "k", pinned to CPU 0, ran there until 2 ms before the wakeup. The measured
-// rule moves s to the waker's busy CPU 1 when CPU 1's util is below 25% of
-// its capacity and CPU 0 has idled at least 4 ms; not with CPU 1 at 82%
-// (no idle time is enough from 70% on), nor after 2 ms of idle. fair.c's
-// reading (off) keeps s on its idle previous CPU in every case.
+// after 80 ms. s's CPU 0 has been idle since s slept, 110 ms, unless "k",
+// pinned to CPU 0, ran there until `cpu0IdleUs` before the wakeup. At 0.19
+// the measured half-way point is 3.7 ms of idle (4 ms at 0.10, 3.5 ms at
+// 0.25), and the share moved is 1 / (1 + (3.7 ms / idle)^5): all after
+// 110 ms; none after 0.1 ms (3e-8); about half after 3.7 ms. From 72%
+// util on none moves, and fair.c's reading (off) keeps s on its idle
+// previous CPU always. Each case is replayed with seeds 1-40 (the draws).
 TEST(FairPlacement, MeasuredPackingWakesOnTheWakersLightlyUsedCpu) {
   // Runs 0.1 ms on `cpu`, sleeps `sleepNs` until an interrupt on `irqCpu`, then runs `work`.
   const auto sleeper = [](int32_t tid, const char* comm, int cpu, bool pinned, int64_t sleepNs, int irqCpu,
@@ -389,34 +408,38 @@ TEST(FairPlacement, MeasuredPackingWakesOnTheWakersLightlyUsedCpu) {
     t.bursts.push_back(replay::Burst{.work = work, .wake = replay::WakeKind::Sleep, .sleepNs = sleepNs, .wakeCpu = irqCpu});
     return t;
   };
-  const auto workload = [&](int64_t hogMs, bool cpu0Busy2msBefore) {
+  const auto workload = [&](int64_t hogMs, int64_t cpu0IdleUs) {
     replay::Workload w;
     w.kind = "rt-app";
     const int64_t wakeAt = 100'100'000 + hogMs * 1'000'000;
     w.durationNs = wakeAt + 10'000'000;
     w.tasks = {sleeper(100, "hog", 1, true, 100'000'000, 1, 10 * w.durationNs),
                sleeper(101, "s", 0, false, wakeAt - 100'000, 1, 100'000)};
-    if (cpu0Busy2msBefore) w.tasks.push_back(sleeper(102, "k", 0, true, wakeAt - 2'300'000, 0, 100'000));
+    // k's last 0.1 ms of work ends cpu0IdleUs before s's wakeup.
+    if (cpu0IdleUs >= 0)
+      w.tasks.push_back(sleeper(102, "k", 0, true, wakeAt - 200'000 - cpu0IdleUs * 1000, 0, 100'000));
     return w;
   };
-  struct Case {
-    int64_t hogMs;
-    bool cpu0Busy2msBefore;
-    const char* pack;
-    int sWokenOn;
+  // Of 40 seeds, how many replays woke s on CPU 1.
+  const auto movedOf40 = [&](int64_t hogMs, int64_t cpu0IdleUs, const char* pack) {
+    int moved = 0;
+    for (int seed = 1; seed <= 40; ++seed) {
+      const auto r = replayOn(workload(hogMs, cpu0IdleUs), "eevdf", 2,
+                              {std::string("wake_pack=") + pack, "irq_wakeup_cpu=recorded", "irq_wakeup_time=relative",
+                               "idle_wakeup_ns=20000", "idle_irq_wakeup_ns=20000", "seed=" + std::to_string(seed)});
+      EXPECT_TRUE(r.model && r.outcomes[1].workDone == 200'000) << "seed " << seed;
+      if (r.model) moved += cpusThatRan(r, "s").count(1) != 0;
+    }
+    return moved;
   };
-  for (const Case& c : {Case{10, false, "measured", 1}, Case{10, false, "off", 0}, Case{80, false, "measured", 0},
-                        Case{10, true, "measured", 0}}) {
-    SCOPED_TRACE(std::to_string(c.hogMs) + " ms of hog, wake_pack=" + c.pack +
-                 (c.cpu0Busy2msBefore ? ", CPU 0 busy until 2 ms before" : ""));
-    const auto r = replayOn(workload(c.hogMs, c.cpu0Busy2msBefore), "eevdf", 2,
-                            {std::string("wake_pack=") + c.pack, "irq_wakeup_cpu=recorded", "irq_wakeup_time=relative",
-                             "idle_wakeup_ns=20000"});
-    ASSERT_TRUE(r.model);
-    const std::set<int> before{0}, both{0, 1};
-    EXPECT_EQ(cpusThatRan(r, "s"), c.sWokenOn == 1 ? both : before);
-    EXPECT_EQ(r.outcomes[1].workDone, 200'000);
-  }
+  EXPECT_EQ(movedOf40(10, -1, "measured"), 40);
+  EXPECT_EQ(movedOf40(10, -1, "off"), 0);
+  EXPECT_EQ(movedOf40(80, -1, "measured"), 0);
+  EXPECT_EQ(movedOf40(10, 100, "measured"), 0);
+  // About half: 20 expected, 10-30 is over three standard deviations (3.2) wide.
+  const int halfWay = movedOf40(10, 3700, "measured");
+  EXPECT_GE(halfWay, 10);
+  EXPECT_LE(halfWay, 30);
 }
 
 // --- Idle balance and detach_tasks() (docs/models.md §5.5, §8.3) ---

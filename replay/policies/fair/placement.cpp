@@ -50,6 +50,7 @@
 //   balance) so that it does the same.
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <iterator>
 #include <utility>
 
@@ -84,33 +85,45 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
 // wake_pack=measured: the kernel that recorded the fifth fidelity set
 // (6.18.44-fc-v1272, booted with sched_vcpu_pack=15, which upstream does not
 // have) wakes a task on its waker's busy vCPU rather than on its idle previous
-// one once that has idled a while, if the waker's vCPU has room.
-// tools/experiments/idle-prev-wakeup.c measured it for futex, pipe and
-// softirq wakeups alike (docs/models.md 5.5). The points are the idle times at
-// which about half the wakeups went to the waker's CPU, by that CPU's use:
-// about 4 ms up to 25%; from 75% on, no idle time up to 100 ms moved the
-// wakee (3 of 80 at 100 ms). Linear between them; the cut at 70% is halfway
-// from 62% to 75%.
+// one once that has idled a while, if the waker's vCPU has room; not always,
+// but for a share of the wakeups that grows with the idle time.
+// tools/experiments/idle-prev-wakeup.c measured that share for futex, pipe and
+// softirq wakeups alike (docs/models.md 5.5). Per wakeup the replay draws it:
+// the share is 1 / (1 + (H / idle)^5), H the measured half-way point for the
+// waker CPU's util. E.g. at 50% util 26%, 61% and 95% were measured at 4, 6
+// and 8 ms, and this gives 17%, 61% and 87%; at 62% 5% and 95% at 4 and
+// 20 ms, and this 1% and 97%. The curve is a logistic in the idle time's
+// logarithm: one in the idle time itself left about a percent at the tens of
+// microseconds a pipe ping-pong's CPU idles, where none moved (at 50% use, 0
+// of 240 at 100 and 500 µs), and so put the pipe replays' two ends on one
+// CPU. The half-way points are linear between; from 72% util on nothing
+// moves (at 75%, 3 of 80 did at 100 ms of idle, none before).
+double measuredPackingShare(double util, double idleMs) {
+  struct HalfWay {
+    double util;
+    double idleMs;
+  };
+  static constexpr HalfWay kMeasured[] = {{0.0, 4.0}, {0.10, 4.0}, {0.25, 3.5}, {0.50, 5.5}, {0.62, 10.0}, {0.72, 40.0}};
+  if (util >= kMeasured[std::size(kMeasured) - 1].util || idleMs <= 0) return 0;
+  double halfWayMs = kMeasured[0].idleMs;
+  for (size_t i = 1; i < std::size(kMeasured); ++i)
+    if (util < kMeasured[i].util) {
+      const HalfWay& a = kMeasured[i - 1];
+      const HalfWay& b = kMeasured[i];
+      halfWayMs = a.idleMs + (b.idleMs - a.idleMs) * (std::max(util, 0.0) - a.util) / (b.util - a.util);
+      break;
+    }
+  return 1 / (1 + std::pow(halfWayMs / idleMs, 5));
+}
+
 bool FairPolicy::packedWakeup(TaskId t, int self, int prev) const {
   if (self == prev || m_e->idle(self) || !m_e->idle(prev) || !availableIdle(prev) || !m_e->allowed(t, self) ||
       !spanningDomain(self, prev))
     return false;
-  struct Point {
-    double util;
-    double idleMs;
-  };
-  static constexpr Point kMeasured[] = {{0.0, 4.0}, {0.25, 4.0}, {0.50, 5.5}, {0.62, 10.0}, {0.70, 20.0}};
-  const double util = cpuUtil(self) / 1024.0;
-  if (util >= kMeasured[std::size(kMeasured) - 1].util) return false;
-  double needMs = kMeasured[0].idleMs;
-  for (size_t i = 1; i < std::size(kMeasured); ++i)
-    if (util < kMeasured[i].util) {
-      const Point& a = kMeasured[i - 1];
-      const Point& b = kMeasured[i];
-      needMs = a.idleMs + (b.idleMs - a.idleMs) * (util - a.util) / (b.util - a.util);
-      break;
-    }
-  return static_cast<double>(m_e->now() - m_e->switchedAt(prev)) >= needMs * 1e6;
+  const double idleMs = static_cast<double>(m_e->now() - m_e->switchedAt(prev)) / 1e6;
+  // No draw where nothing can move: the draws that follow stay as they were.
+  const double share = measuredPackingShare(cpuUtil(self) / 1024.0, idleMs);
+  return share > 0 && m_e->drawPolicyChance() < share;
 }
 
 // sched_exec(): select_task_rq_fair() with WF_EXEC, the find_idlest_cpu() of
