@@ -76,7 +76,7 @@ void defineEngineParams(Params& params) {
                    "of its CPU (another task's timer, the tick), else at its expiry (hrtimer soft and hard expiry, "
                    "kernel/time/hrtimer.c). Applied to sleeps the recording saw end by an interrupt, whose recorded end "
                    "is taken as the hard expiry. docs/models.md §8.1");
-  params.defineInt("seed", 1, 0, INT64_MAX, "seed of the draws from measured distributions (same seed, same replay)");
+  params.defineInt("seed", 1, 0, INT64_MAX, "seed of the draws from measured distributions and shares (wake_pack); same seed, same replay");
   params.defineText("cpu_speed", "1.0",
                     "work rate per CPU, ns of work per ns: one number for all CPUs or a comma list per CPU "
                     "(work is counted in ns at full speed, so a CPU at 0.5 takes twice as long)");

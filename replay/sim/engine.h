@@ -41,7 +41,7 @@ struct EngineConfig {
   /// tick_delay_ns: a tick runs this long after its instant on the HZ grid (the
   /// tick interrupt's and the switch's delay), drawn per tick when measured.
   WakeupDelay tickDelay;
-  uint64_t seed = 1;  ///< of the draws from measured distributions
+  uint64_t seed = 1;  ///< of the draws from measured distributions and shares
   bool countedWakeups = false;  ///< wakeup_dependency=counted
   /// irq_wakeup_cpu: whose context an interrupt's wakeup runs in.
   enum class IrqWakeupCpu : uint8_t { Sleeper, Recorded, KernelThreadsRecorded } irqWakeupCpu = IrqWakeupCpu::Sleeper;
