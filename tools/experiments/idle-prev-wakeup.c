@@ -24,6 +24,8 @@
 // sleeper from a busy part (below 100%, up to a millisecond after DELAY).
 // DELAY_US replace the default delays (20 us to 10 ms). IPW_POKE_A=1 adds a thread pinned to A that runs a moment every
 // millisecond, so A is never idle long while the sleeper sleeps as before.
+// IPW_SLEEP_ON_B=1 makes the sleeper run on B before it sleeps: its previous
+// CPU is then the waker's busy one, and A, idle, is what an idle search finds.
 //
 // Run it on an otherwise idle machine. On the 2-vCPU guest that recorded the
 // fidelity set of 2026-12-04 (Linux 6.18.44-fc-v1252, whose kernel command
@@ -35,9 +37,11 @@
 // same evening, B fully used: 600 of 600 on A, and at 40 and 100 ms too.
 // With B lightly used the wakee goes to B once A has idled a while: 25% use,
 // 4 ms: 23-39 of 40 on B; 50%, 6 ms: 23-26, 8 ms: 37-39; 62%, 10 ms: 20,
-// 20 ms: 37-39; 75% and more: 0-3 at any delay up to 100 ms. The whole
-// table, and the replay's wake_pack parameter that models it, are in
-// docs/models.md 5.5.
+// 20 ms: 37-39; 75% and more: 0-3 at any delay up to 100 ms. With
+// IPW_SLEEP_ON_B=1 the same split: at 25% and 50% use 35-40 of 40 stay on
+// busy B after a 10 ms sleep, at 75% and 100% 39-40 go to idle A, as
+// select_idle_sibling() would send them. The whole table, and the replay's
+// wake_pack parameter that models the first case, are in docs/models.md 5.5.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/futex.h>
@@ -72,6 +76,7 @@ static long now_ns(void) {
   return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+static int g_sleep_on_b;       // IPW_SLEEP_ON_B=1: the sleeper's previous CPU is the waker's, B
 static int g_duty_pct = 100;  // the waker's share of B: it spins that part of each millisecond and sleeps the rest
 
 // Spins until `until` (ns), sleeping through the idle part of each
@@ -150,7 +155,7 @@ static void run_case(long delay_us, int kind) {
   atomic_store(&g_delay_ns, delay_us * 1000L);
   atomic_store(&g_kind, kind);
   for (int i = 0; i < kTrials; ++i) {
-    allow(0);  // run on A ...
+    allow(g_sleep_on_b);  // run on A (or on B beside the waker) ...
     usleep(2000);
     allow(-1);  // ... and may be woken anywhere
     atomic_store(&g_word, 0);
@@ -161,8 +166,8 @@ static void run_case(long delay_us, int kind) {
     else
       ++on_b;
   }
-  printf("duty %3d%% %-6s A idle %5ld us before the wakeup -> woken on A (its idle previous CPU) %2d/%d, on B (the waker's) %2d/%d\n",
-         g_duty_pct, kWakeNames[kind], delay_us, on_a, kTrials, on_b, kTrials);
+  printf("duty %3d%% %-6s %s %5ld us -> woken on A (idle) %2d/%d, on B (the waker's, busy) %2d/%d\n", g_duty_pct,
+         kWakeNames[kind], g_sleep_on_b ? "slept on B" : "A idle", delay_us, on_a, kTrials, on_b, kTrials);
 }
 
 static int open_udp_pair(void) {
@@ -190,6 +195,8 @@ int main(int argc, char** argv) {
   if (pipe(g_pipe) != 0 || open_udp_pair() != 0) return 1;
   pthread_t t, p;
   if (pthread_create(&t, NULL, waker, NULL) != 0) return 1;
+  const char* onB = getenv("IPW_SLEEP_ON_B");
+  g_sleep_on_b = onB && atoi(onB) ? 1 : 0;
   const char* poke = getenv("IPW_POKE_A");
   const int poking = poke && atoi(poke);
   if (poking && pthread_create(&p, NULL, poker, NULL) != 0) return 1;
