@@ -40,7 +40,10 @@ ParsedSchedSettings parseSchedSettings(std::string_view text);
 /// Where the settings of a trace sit: beside it, named after it ("run.dat.sched").
 std::string schedSettingsPath(const std::string& tracePath);
 
-/// The run's metadata key of the one setting a replay reads ("1": groups per session).
+/// The run's metadata keys of the settings a replay reads: "1" groups tasks per
+/// session; a vendor knob, not upstream's, set (non-zero) on kernels that pack
+/// work onto fewer vCPUs (docs/models.md §5.5, wake_pack).
 inline constexpr const char* kAutogroupSetting = "kernel.sched_autogroup_enabled";
+inline constexpr const char* kVcpuPackSetting = "kernel.sched_vcpu_pack";
 
 }  // namespace core

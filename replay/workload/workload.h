@@ -174,6 +174,9 @@ struct Workload {
   int64_t durationNs = 0;  ///< rt-app global.duration; 0 = run until every task is done
   std::optional<core::Topology> recordedTopology;
   std::string kernelRelease;  ///< the recording kernel's release ("6.18.44-fc-v857"), empty if unknown
+  /// The recording machine's scheduler settings were saved beside the trace (core/sched_settings.h).
+  bool schedSettingsKnown = false;
+  std::string vcpuPackSetting;  ///< kernel.sched_vcpu_pack among them; empty when not set there
   Unmodelled unmodelled;
   uint64_t dataflowGates = 0;  ///< bursts split by ExtractOptions::dataflowGates (Burst::gate)
   /// From the first burst's start to the last burst's end of the makespan tasks

@@ -436,6 +436,22 @@ TEST(FairPlacement, MeasuredPackingWakesOnTheWakersLightlyUsedCpu) {
   EXPECT_EQ(movedOf40(10, -1, "off"), 0);
   EXPECT_EQ(movedOf40(80, -1, "measured"), 0);
   EXPECT_EQ(movedOf40(10, 100, "measured"), 0);
+  // The idle search's side: s last ran on CPU 1, arriving there at 1 ms when
+  // hog had slept. At its wakeup CPU 1 runs hog (util 0.19) and CPU 0 has
+  // been idle all along: select_idle_sibling()'s search finds CPU 0, which
+  // the measured rule leaves for the busy CPU as it leaves an idle previous one.
+  const auto onBusyPrev = [&](const char* pack) {
+    auto w = workload(10, -1);
+    w.tasks[1].startCpu = 1;
+    w.tasks[1].startTs = 1'000'000;
+    w.tasks[1].bursts[1].sleepNs -= 1'000'000;
+    const auto r = replayOn(w, "eevdf", 2,
+                            {std::string("wake_pack=") + pack, "irq_wakeup_cpu=recorded", "irq_wakeup_time=relative",
+                             "idle_wakeup_ns=20000", "idle_irq_wakeup_ns=20000"});
+    return r.model ? cpusThatRan(r, "s") : std::set<int>{-1};
+  };
+  EXPECT_EQ(onBusyPrev("measured"), std::set<int>{1});
+  EXPECT_EQ(onBusyPrev("off"), (std::set<int>{0, 1}));
   // About half: 20 expected, 10-30 is over three standard deviations (3.2) wide.
   const int halfWay = movedOf40(10, 3700, "measured");
   EXPECT_GE(halfWay, 10);

@@ -41,7 +41,7 @@
 // IPW_SLEEP_ON_B=1 the same split: at 25% and 50% use 35-40 of 40 stay on
 // busy B after a 10 ms sleep, at 75% and 100% 39-40 go to idle A, as
 // select_idle_sibling() would send them. The whole table, and the replay's
-// wake_pack parameter that models the first case, are in docs/models.md 5.5.
+// wake_pack parameter that models both cases, are in docs/models.md 5.5.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/futex.h>

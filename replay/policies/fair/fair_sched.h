@@ -225,7 +225,8 @@ class FairPolicy final : public Policy {
   int llcSize(int cpu) const;
   int wakeAffine(TaskId t, int self, int prev, bool sync) const;
   int selectIdleSibling(TaskId t, int prev, int target);
-  bool packedWakeup(TaskId t, int self, int prev) const;
+  /// wake_pack: whether this wakeup of `t` stays on busy CPU `busy` rather than go to idle `idle`.
+  bool packedWakeup(TaskId t, int busy, int idle) const;
   void updateIdleScan(const Engine::SchedDomain& d);
   bool hasMovableFor(int from, int to) const;
   void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true);

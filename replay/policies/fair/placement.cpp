@@ -85,8 +85,10 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
 // wake_pack=measured: the kernel that recorded the fifth fidelity set
 // (6.18.44-fc-v1272, booted with sched_vcpu_pack=15, which upstream does not
 // have) wakes a task on its waker's busy vCPU rather than on its idle previous
-// one once that has idled a while, if the waker's vCPU has room; not always,
-// but for a share of the wakeups that grows with the idle time.
+// one once that has idled a while, if the waker's vCPU has room; and keeps it
+// on its busy previous vCPU rather than the idle one the idle search finds,
+// alike. Not always, but for a share of the wakeups that grows with the idle
+// time.
 // tools/experiments/idle-prev-wakeup.c measured that share for futex, pipe and
 // softirq wakeups alike (docs/models.md 5.5). Per wakeup the replay draws it:
 // the share is 1 / (1 + (H / idle)^5), H the measured half-way point for the
@@ -103,7 +105,8 @@ double measuredPackingShare(double util, double idleMs) {
     double util;
     double idleMs;
   };
-  static constexpr HalfWay kMeasured[] = {{0.0, 4.0}, {0.10, 4.0}, {0.25, 3.5}, {0.50, 5.5}, {0.62, 10.0}, {0.72, 40.0}};
+  static constexpr HalfWay kMeasured[] = {{0.0, 4.0},  {0.10, 4.0},  {0.25, 3.5},
+                                          {0.50, 5.5}, {0.62, 10.0}, {0.72, 40.0}};
   if (util >= kMeasured[std::size(kMeasured) - 1].util || idleMs <= 0) return 0;
   double halfWayMs = kMeasured[0].idleMs;
   for (size_t i = 1; i < std::size(kMeasured); ++i)
@@ -116,13 +119,13 @@ double measuredPackingShare(double util, double idleMs) {
   return 1 / (1 + std::pow(halfWayMs / idleMs, 5));
 }
 
-bool FairPolicy::packedWakeup(TaskId t, int self, int prev) const {
-  if (self == prev || m_e->idle(self) || !m_e->idle(prev) || !availableIdle(prev) || !m_e->allowed(t, self) ||
-      !spanningDomain(self, prev))
+bool FairPolicy::packedWakeup(TaskId t, int busy, int idle) const {
+  if (busy == idle || m_e->idle(busy) || !m_e->idle(idle) || !availableIdle(idle) || !m_e->allowed(t, busy) ||
+      !spanningDomain(busy, idle))
     return false;
-  const double idleMs = static_cast<double>(m_e->now() - m_e->switchedAt(prev)) / 1e6;
+  const double idleMs = static_cast<double>(m_e->now() - m_e->switchedAt(idle)) / 1e6;
   // No draw where nothing can move: the draws that follow stay as they were.
-  const double share = measuredPackingShare(cpuUtil(self) / 1024.0, idleMs);
+  const double share = measuredPackingShare(cpuUtil(busy) / 1024.0, idleMs);
   return share > 0 && m_e->drawPolicyChance() < share;
 }
 
@@ -372,9 +375,11 @@ int FairPolicy::selectIdleSibling(TaskId t, int prev, int target) {
   if (prev != target && m_e->allowed(t, prev) && m_e->locality(prev, target) <= 2 && availableIdle(prev)) return prev;
   // The CPU it was on before prev, if idle: kept from wakeup to wakeup.
   const int recent = std::exchange(m_ts[t].recentUsedCpu, prev);
+  // wake_pack: the search's idle CPU may lose to a busy target as an idle previous CPU does.
+  const auto found = [&](int idle) { return m_wakePack && packedWakeup(t, target, idle) ? target : idle; };
   if (recent >= 0 && recent != prev && recent != target && m_e->locality(recent, target) <= 2 &&
       m_e->allowed(t, recent) && availableIdle(recent))
-    return recent;
+    return found(recent);
   // select_idle_cpu(): SIS_UTIL's budget of CPUs to look at (none: the LLC is
   // too busy to be worth a scan).
   int budget = m_sisUtil ? rq(target).nrIdleScan : INT_MAX;
@@ -386,14 +391,14 @@ int FairPolicy::selectIdleSibling(TaskId t, int prev, int target) {
       if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2 || !availableIdle(c)) continue;
       bool coreIdle = true;
       for (int s : m_e->siblings(c)) coreIdle &= availableIdle(s);
-      if (coreIdle) return c;
+      if (coreIdle) return found(c);
     }
   }
   for (int i = 1; i <= n && budget > 0; ++i) {
     const int c = (target + i) % n;
     if (!m_e->allowed(t, c) || m_e->locality(c, target) > 2) continue;
     --budget;
-    if (availableIdle(c) && cpuCookieMatch(c, t)) return c;
+    if (availableIdle(c) && cpuCookieMatch(c, t)) return found(c);
   }
   if (m_e->allowed(t, target)) return target;
   return m_e->allowed(t, prev) ? prev : firstAllowed(t);

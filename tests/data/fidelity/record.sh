@@ -43,6 +43,11 @@ printf 'OBJS=f1.o f2.o f3.o f4.o f5.o f6.o f7.o f8.o\nall: $(OBJS)\n%%.o: %%.cpp
 rec() {
   local name=$1; shift
   for fmt in tracedat perf; do BUFFER_KB=65536 "$record" "$out/$name" "$fmt" -- "$@" >/dev/null; done
+  # The scheduler's settings beside each trace, as schedlab-cli record saves them
+  # (autogroup, vCPU packing: README "Replay fidelity").
+  for f in trace.dat perf.data; do
+    sysctl -a 2>/dev/null | grep '^kernel\.sched_' > "$out/$name/$f.sched" || true
+  done
   echo "$name recorded"
 }
 hog='while :; do :; done'

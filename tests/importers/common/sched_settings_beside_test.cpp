@@ -9,6 +9,7 @@
 
 #include "core/sched_settings.h"
 #include "importers/importer.h"
+#include "replay/replay.h"
 #include "replay/workload/trace_extractor.h"
 #include "support/scratch_dir.h"
 
@@ -32,6 +33,41 @@ uint64_t autogroupCount(const core::TraceModel& m) {
   auto w = replay::extractWorkload(m, {});
   EXPECT_TRUE(w) << w.error().message();
   return w ? w->unmodelled.recordedWithAutogroup : 99;
+}
+
+// wake_pack=settings (the default) follows kernel.sched_vcpu_pack in the
+// settings beside the recording: packing is modelled where the knob is set.
+// The parameter says which setting decided it.
+std::pair<std::string, std::string> wakePackOf(const core::TraceModel& m) {
+  auto w = replay::extractWorkload(m, {});
+  if (!w) return {"(no workload)", w.error().message()};
+  replay::ReplayOptions options;
+  options.model = "eevdf";
+  auto r = replay::runReplay(*w, options);
+  if (!r) return {"(no replay)", r.error().message()};
+  for (const auto& p : r->params)
+    if (p.key == "wake_pack") return {p.value, p.origin};
+  return {"(absent)", ""};
+}
+
+TEST(SchedSettingsBeside, VcpuPackingSettingTurnsWakePackOn) {
+  ScratchDir dir("sched-settings-vcpu-pack");
+  const std::string trace = demoCopy(dir);
+  const auto wakePackWith = [&](const char* settings) {
+    if (settings) std::ofstream(core::schedSettingsPath(trace)) << settings;
+    auto r = importers::importTrace(trace);
+    EXPECT_TRUE(r) << r.error().message();
+    return r ? wakePackOf(*r->model) : std::make_pair(std::string("(not imported)"), std::string());
+  };
+  using Pair = std::pair<std::string, std::string>;
+  EXPECT_EQ(wakePackWith(nullptr),
+            Pair("off", "no scheduler settings beside the recording; schedlab-cli record saves them"));
+  EXPECT_EQ(wakePackWith("kernel.sched_autogroup_enabled = 1\n"),
+            Pair("off", "the settings beside the recording do not have kernel.sched_vcpu_pack"));
+  EXPECT_EQ(wakePackWith("kernel.sched_vcpu_pack = 0\n"),
+            Pair("off", "the settings beside the recording: kernel.sched_vcpu_pack = 0"));
+  EXPECT_EQ(wakePackWith("kernel.sched_autogroup_enabled = 1\nkernel.sched_vcpu_pack = 15\n"),
+            Pair("measured", "the settings beside the recording: kernel.sched_vcpu_pack = 15"));
 }
 
 TEST(SchedSettingsBeside, GoIntoTheRunsMetadata) {
