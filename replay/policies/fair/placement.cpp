@@ -92,7 +92,7 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
 // tools/experiments/idle-prev-wakeup.c measured that share for futex, pipe and
 // softirq wakeups alike (docs/models.md 5.5). Per wakeup the replay draws it:
 // the share is 1 / (1 + (H / idle)^5), H the measured half-way point for the
-// waker CPU's util. E.g. at 50% util 26%, 61% and 95% were measured at 4, 6
+// busy CPU's util. E.g. at 50% util 26%, 61% and 95% were measured at 4, 6
 // and 8 ms, and this gives 17%, 61% and 87%; at 62% 5% and 95% at 4 and
 // 20 ms, and this 1% and 97%. The curve is a logistic in the idle time's
 // logarithm: one in the idle time itself left about a percent at the tens of
