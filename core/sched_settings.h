@@ -45,5 +45,7 @@ std::string schedSettingsPath(const std::string& tracePath);
 /// work onto fewer vCPUs (docs/models.md §5.5, wake_pack).
 inline constexpr const char* kAutogroupSetting = "kernel.sched_autogroup_enabled";
 inline constexpr const char* kVcpuPackSetting = "kernel.sched_vcpu_pack";
+/// The metadata key naming the settings file an import read.
+inline constexpr const char* kSchedSettingsFromKey = "sched_settings_from";
 
 }  // namespace core

@@ -117,7 +117,7 @@ void schedSettingsBeside(const std::string& path, core::SchedBuilder& builder) {
     builder.diagnostics().record(
         {core::DiagCode::malformed_record, file, bad.line, std::nullopt, std::nullopt, std::nullopt, bad.why});
   for (const auto& setting : parsed.settings) builder.setMetadata(setting.name, setting.value);
-  if (!parsed.settings.empty()) builder.setMetadata("sched_settings_from", file);
+  if (!parsed.settings.empty()) builder.setMetadata(core::kSchedSettingsFromKey, file);
 }
 }  // namespace
 

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <future>
 
-#include "core/sched_settings.h"
 #include "replay/policies/fair_policy.h"
 #include "replay/policies/registry.h"
 #include "replay/policies/uclamp_policy.h"
@@ -100,17 +99,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
     if (auto st = params.set("hz", std::to_string(*options.hz)); !st) return core::Error(st.message());
   if (workload.tasks.empty()) return core::Error("the workload has no tasks");
   if (auto st = fair::resolveEevdfRelease(params, workload.kernelRelease); !st) return core::Error(st.message());
-  if (params.has("wake_pack") && params.get("wake_pack") == "settings") {
-    // A vendor knob (docs/models.md 5.5): present and non-zero on the kernels measured to pack.
-    const std::string& knob = workload.vcpuPackSetting;
-    const bool packs = !knob.empty() && knob != "0";
-    const std::string setting = std::string(core::kVcpuPackSetting);
-    (void)params.resolve("wake_pack", packs ? "measured" : "off",
-                         !knob.empty() ? "the settings beside the recording: " + setting + " = " + knob
-                         : workload.schedSettingsKnown
-                             ? "the settings beside the recording do not have " + setting
-                             : "no scheduler settings beside the recording; schedlab-cli record saves them");
-  }
+  fair::resolveWakePack(params, workload.schedSettingsKnown, workload.vcpuPackSetting);
   // Delays "from the recording" are resolved here so that what is stored is what was used.
   constexpr const char* kDelayParams[kWakeupPaths] = {"idle_wakeup_ns", "idle_irq_wakeup_ns", "preempt_ipi_ns",
                                                        "preempt_wakeup_ns"};

@@ -40,6 +40,10 @@ void defineParams(Params& params, Variant variant);
 /// release's behaviour. Each resolved value says where it came from. Errors: an
 /// unparsable release, or one before EEVDF (6.6).
 core::Status resolveEevdfRelease(Params& params, std::string_view recordedRelease);
+/// wake_pack=settings becomes measured when the settings saved beside the
+/// recording set kernel.sched_vcpu_pack (`vcpuPack`, empty when they do not
+/// have it), else off; the resolved value says which setting decided.
+void resolveWakePack(Params& params, bool settingsKnown, const std::string& vcpuPack);
 /// Core scheduling over cfs/eevdf (docs/models.md §3): coresched.variant, coresched.cookie, ...
 /// The policy runs core-wide selection when these are defined and some task has a cookie.
 void defineCoreschedParams(Params& params);

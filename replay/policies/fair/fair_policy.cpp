@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/sched_settings.h"
 #include "replay/policies/fair/fair_sched.h"
 
 namespace replay::fair {
@@ -704,6 +705,16 @@ core::Status resolveEevdfRelease(Params& p, std::string_view recordedRelease) {
   if (p.getInt("base_slice_ns") < 0)
     if (auto st = p.resolve("base_slice_ns", v >= KernelVersion{6, 15, 0} ? "700000" : "750000", why); !st) return st;
   return {};
+}
+
+void resolveWakePack(Params& p, bool settingsKnown, const std::string& vcpuPack) {
+  if (!p.has("wake_pack") || p.get("wake_pack") != "settings") return;
+  // A vendor knob (docs/models.md 5.5): present and non-zero on the kernels measured to pack.
+  const std::string setting = core::kVcpuPackSetting;
+  (void)p.resolve("wake_pack", !vcpuPack.empty() && vcpuPack != "0" ? "measured" : "off",
+                  !vcpuPack.empty() ? "the settings beside the recording: " + setting + " = " + vcpuPack
+                  : settingsKnown   ? "the settings beside the recording do not have " + setting
+                                    : "no scheduler settings beside the recording; schedlab-cli record saves them");
 }
 
 std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount) {
