@@ -58,6 +58,10 @@ uint64_t calcDelta(uint64_t delta, uint64_t weight, uint64_t lwWeight, bool lwIs
 /// whose util is `util` (of its capacity), rather than to the wakee's previous
 /// CPU, idle for `idleMs` (placement.cpp, docs/models.md §5.5).
 double measuredPackingShare(double util, double idleMs);
+/// wake_pack=measured: the share of wakeups of a task that slept `sleptMs`
+/// that stay on its busy previous CPU, whose util is `util`, rather than go
+/// to the idle CPU the idle search finds.
+double measuredStayShare(double util, double sleptMs);
 
 /// One CPU's fair runqueue, exposed for unit tests of the EEVDF arithmetic.
 class FairRq {

@@ -458,6 +458,74 @@ TEST(FairPlacement, MeasuredPackingWakesOnTheWakersLightlyUsedCpu) {
   EXPECT_LE(halfWay, 30);
 }
 
+// The busy previous CPU's side of wake_pack=measured (docs/models.md §5.5):
+// 1 / (1 + (H / slept)^20), H the measured step for the busy CPU's util,
+// linear between (0.10, 2.9 ms), (0.25, 3.0 ms), (0.50, 7.0 ms),
+// (0.62, 10 ms), (0.72, 40 ms), none from 0.72 on.
+TEST(FairPlacement, MeasuredStayShare) {
+  using replay::fair::measuredStayShare;
+  EXPECT_NEAR(measuredStayShare(0.50, 7.0), 0.5, 1e-12);
+  EXPECT_NEAR(measuredStayShare(0.50, 8.0), 1 / (1 + std::pow(7.0 / 8, 20)), 1e-12);  // 0.93; 39-40 of 40 measured
+  EXPECT_NEAR(measuredStayShare(0.50, 6.0), 1 / (1 + std::pow(7.0 / 6, 20)), 1e-12);  // 0.045; none measured
+  EXPECT_NEAR(measuredStayShare(0.375, 5.0), 0.5, 1e-12);  // H = 3 + 4 x 0.125 / 0.25
+  EXPECT_LT(measuredStayShare(0.10, 2.0), 1e-3);  // 0-2 of 40 after 2 ms
+  EXPECT_GT(measuredStayShare(0.10, 4.0), 0.99);  // 39-40 of 40 from 4 ms
+  EXPECT_EQ(measuredStayShare(0.72, 1000), 0);
+  EXPECT_EQ(measuredStayShare(0.30, 0), 0);
+}
+
+// On its busy previous CPU, what keeps a wakee there is how long it slept, not
+// how long the idle CPU the search finds has idled (tools/experiments/
+// idle-prev-wakeup.c with IPW_SLEEP_ON_B=1, and IPW_POKE_A=1 alike). "hog",
+// pinned to CPU 1, runs from 100.1 ms on; "s" ran 0.1 ms on CPU 1 and is
+// woken there by CPU 1's interrupt after sleeping `sleptMs` (it started
+// beside hog when that is short). At the wakeup hog's util is 0.47 (30 ms of
+// running: H = 6.5 ms): s stays on CPU 1 at every seed after 20 ms asleep,
+// also when "k", pinned to CPU 0, ran there until 0.1 ms before, and goes to
+// idle CPU 0 at every seed after 1 ms asleep, though CPU 0 idled 130 ms.
+TEST(FairPlacement, MeasuredStayFollowsTheWakeesSleep) {
+  const auto stayedOf20 = [](int64_t sleptMs, bool cpu0Busy) {
+    const int64_t wakeAt = 130'100'000;
+    replay::Workload w;
+    w.kind = "rt-app";
+    w.durationNs = wakeAt + 10'000'000;
+    const auto task = [](int32_t tid, const char* comm, int cpu, bool pinned, int64_t startTs) {
+      replay::Task t;
+      t.tid = t.tgid = tid;
+      t.comm = comm;
+      t.startCpu = cpu;
+      t.startTs = startTs;
+      if (pinned) t.affinity = {cpu};
+      t.exits = true;
+      t.bursts.push_back(replay::Burst{.work = 100'000});
+      return t;
+    };
+    replay::Task hog = task(100, "hog", 1, true, 0);
+    hog.bursts.push_back(replay::Burst{.work = 10 * w.durationNs, .wake = replay::WakeKind::Sleep, .sleepNs = 100'000'000, .wakeCpu = 1});
+    const int64_t sStart = wakeAt - sleptMs * 1'000'000 - 100'000;
+    replay::Task s = task(101, "s", 1, false, sStart);
+    s.bursts.push_back(replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = wakeAt - sStart - 100'000, .wakeCpu = 1});
+    w.tasks = {hog, s};
+    if (cpu0Busy) {
+      replay::Task k = task(102, "k", 0, true, 0);
+      k.bursts[0].work = wakeAt - 100'000;
+      w.tasks.push_back(k);
+    }
+    int stayed = 0;
+    for (int seed = 1; seed <= 20; ++seed) {
+      const auto r = replayOn(w, "eevdf", 2,
+                              {"wake_pack=measured", "irq_wakeup_cpu=recorded", "irq_wakeup_time=recorded",
+                               "idle_wakeup_ns=20000", "idle_irq_wakeup_ns=20000", "seed=" + std::to_string(seed)});
+      EXPECT_TRUE(r.model && r.outcomes[1].workDone == 200'000) << "seed " << seed;
+      if (r.model) stayed += cpusThatRan(r, "s") == std::set<int>{1};
+    }
+    return stayed;
+  };
+  EXPECT_EQ(stayedOf20(20, false), 20);
+  EXPECT_EQ(stayedOf20(20, true), 20);
+  EXPECT_EQ(stayedOf20(1, false), 0);
+}
+
 // --- Idle balance and detach_tasks() (docs/models.md §5.5, §8.3) ---
 
 // make forks g++ and blocks at once (vfork): the child is placed on idle CPU 0

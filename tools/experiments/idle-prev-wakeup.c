@@ -38,9 +38,11 @@
 // With B lightly used the wakee goes to B once A has idled a while: 25% use,
 // 4 ms: 23-39 of 40 on B; 50%, 6 ms: 23-26, 8 ms: 37-39; 62%, 10 ms: 20,
 // 20 ms: 37-39; 75% and more: 0-3 at any delay up to 100 ms. With
-// IPW_SLEEP_ON_B=1 the same split: at 25% and 50% use 35-40 of 40 stay on
-// busy B after a 10 ms sleep, at 75% and 100% 39-40 go to idle A, as
-// select_idle_sibling() would send them. The whole table, and the replay's
+// IPW_SLEEP_ON_B=1 it is a step in the sleeper's sleep, not in A's idle time
+// (IPW_POKE_A=1 changes nothing there): at 10-25% use none of 40 stays on busy B after 2 ms
+// asleep and 39-40 from 4 ms; at 50% none up to 6 ms, 39-40 from 8 ms; at 62%
+// none up to 8 ms, all at 20 ms; at 75% and 90% none stays (they go to idle A,
+// as select_idle_sibling() sends them). The whole tables, and the replay's
 // wake_pack parameter that models both cases, are in docs/models.md 5.5.
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -597,11 +597,12 @@ void defineParams(Params& p, Variant variant) {
   p.defineChoice("wake_pack", "settings", {"settings", "measured", "off"},
                  "wakeup packing measured on Linux 6.18.44-fc-v1272 (kernel.sched_vcpu_pack = 15) with "
                  "tools/experiments/idle-prev-wakeup.c (docs/models.md 5.5), not in fair.c: measured = a wakee "
-                 "whose previous CPU, or the idle CPU the idle search finds, has idled a while stays on the busy "
-                 "CPU instead (the waker's, or its previous), while that CPU's util is below 72% of its capacity, "
-                 "for a share of the wakeups drawn per wakeup (seed): half of them at 3.5-4 ms of idle up to 25% "
-                 "util, 5.5 ms at 50%, 10 ms at 62%, fewer before and more after; off = fair.c as read, the idle "
-                 "CPU; settings = measured when the scheduler settings saved beside the recording set "
+                 "whose previous CPU has idled a while goes to the waker's busy CPU instead, and one that slept a "
+                 "while stays on its busy previous CPU rather than take the idle CPU the idle search finds, while "
+                 "the busy CPU's util is below 72% of its capacity, for a share of the wakeups drawn per wakeup "
+                 "(seed): half of them at 3.5-4 ms of idle (3 ms asleep) up to 25% util, 5.5 ms (7 ms) at 50%, "
+                 "10 ms at 62%, fewer before and more after; off = fair.c as read, the idle CPU; settings = "
+                 "measured when the scheduler settings saved beside the recording set "
                  "kernel.sched_vcpu_pack (a vendor knob upstream does not have), else off");
   p.defineInt("migration_cost_ns", 500'000, 0, 1'000'000'000,
               "sysctl_sched_migration_cost: a task that ran this recently is cache-hot and not moved by balancing");

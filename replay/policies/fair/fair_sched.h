@@ -225,8 +225,9 @@ class FairPolicy final : public Policy {
   int llcSize(int cpu) const;
   int wakeAffine(TaskId t, int self, int prev, bool sync) const;
   int selectIdleSibling(TaskId t, int prev, int target);
-  /// wake_pack: whether this wakeup of `t` stays on busy CPU `busy` rather than go to idle `idle`.
-  bool packedWakeup(TaskId t, int busy, int idle) const;
+  /// wake_pack: whether this wakeup of `t` stays on busy CPU `busy` rather than go to idle `idle`,
+  /// its previous CPU or the one the idle search found.
+  bool packedWakeup(TaskId t, int busy, int idle, bool idleIsPrevious) const;
   void updateIdleScan(const Engine::SchedDomain& d);
   bool hasMovableFor(int from, int to) const;
   void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true);

@@ -51,7 +51,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <iterator>
 #include <utility>
 
 #include "replay/policies/fair/fair_sched.h"
@@ -76,7 +75,7 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
     recordWakee(waker, t);
     wantAffine = !wakeWide(waker, t);
   }
-  if (m_wakePack && packedWakeup(t, self, prev)) return self;
+  if (m_wakePack && packedWakeup(t, self, prev, true)) return self;
   if (wantAffine && self != prev && m_e->allowed(t, self) && spanningDomain(self, prev))
     target = wakeAffine(t, self, prev, (flags & kWakeSync) != 0);
   return selectIdleSibling(t, prev, target);
@@ -85,47 +84,74 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
 // wake_pack=measured: the kernel that recorded the fifth fidelity set
 // (6.18.44-fc-v1272, booted with sched_vcpu_pack=15, which upstream does not
 // have) wakes a task on its waker's busy vCPU rather than on its idle previous
-// one once that has idled a while, if the waker's vCPU has room; and keeps it
-// on its busy previous vCPU rather than the idle one the idle search finds,
-// alike. Not always, but for a share of the wakeups that grows with the idle
-// time.
+// one once that has idled a while, if the waker's vCPU has room; and keeps a
+// task that slept a while on its busy previous vCPU rather than send it to
+// the idle one the idle search finds. Not always, but for a share of the
+// wakeups that grows with the time.
 // tools/experiments/idle-prev-wakeup.c measured that share for futex, pipe and
 // softirq wakeups alike (docs/models.md 5.5). Per wakeup the replay draws it:
-// the share is 1 / (1 + (H / idle)^5), H the measured half-way point for the
-// busy CPU's util. E.g. at 50% util 26%, 61% and 95% were measured at 4, 6
-// and 8 ms, and this gives 17%, 61% and 87%; at 62% 5% and 95% at 4 and
-// 20 ms, and this 1% and 97%. The curve is a logistic in the idle time's
-// logarithm: one in the idle time itself left about a percent at the tens of
-// microseconds a pipe ping-pong's CPU idles, where none moved (at 50% use, 0
-// of 240 at 100 and 500 µs), and so put the pipe replays' two ends on one
-// CPU. The half-way points are linear between; from 72% util on nothing
-// moves (at 75%, 3 of 80 did at 100 ms of idle, none before).
-double measuredPackingShare(double util, double idleMs) {
-  struct HalfWay {
-    double util;
-    double idleMs;
-  };
-  static constexpr HalfWay kMeasured[] = {{0.0, 4.0},  {0.10, 4.0},  {0.25, 3.5},
-                                          {0.50, 5.5}, {0.62, 10.0}, {0.72, 40.0}};
-  if (util >= kMeasured[std::size(kMeasured) - 1].util || idleMs <= 0) return 0;
-  double halfWayMs = kMeasured[0].idleMs;
-  for (size_t i = 1; i < std::size(kMeasured); ++i)
-    if (util < kMeasured[i].util) {
-      const HalfWay& a = kMeasured[i - 1];
-      const HalfWay& b = kMeasured[i];
-      halfWayMs = a.idleMs + (b.idleMs - a.idleMs) * (std::max(util, 0.0) - a.util) / (b.util - a.util);
+// the share is 1 / (1 + (H / time)^k), H the measured half-way point for the
+// busy CPU's util, linear between the measured points; from 72% util on
+// nothing moves (at 75%, 3 of 80 did at 100 ms of idle, none before).
+//  - Idle previous CPU (measuredPackingShare): the time is that CPU's idle
+//    time, k = 5. E.g. at 50% util 26%, 61% and 95% were measured at 4, 6 and
+//    8 ms, and this gives 17%, 61% and 87%; at 62% 5% and 95% at 4 and 20 ms,
+//    and this 1% and 97%. The curve is a logistic in the time's logarithm:
+//    one in the idle time itself left about a percent at the tens of
+//    microseconds a pipe ping-pong's CPU idles, where none moved (at 50% use,
+//    0 of 240 at 100 and 500 us), and so put the pipe replays' two ends on one
+//    CPU.
+//  - Busy previous CPU (measuredStayShare): the time is how long the wakee
+//    slept, not the idle CPU's idle time (a thread waking that CPU every
+//    millisecond changed nothing), and the split is a step, k = 20: at 10%
+//    util 0-2 of 40 stayed after 2 ms asleep, 33-35 after 3 ms, 39-40 from
+//    4 ms; at 50% none up to 6 ms and 39-40 from 8 ms; at 62% none up to
+//    8 ms, 0-39 at 10 ms, all at 20 ms.
+namespace {
+
+struct HalfWay {
+  double util;
+  double ms;
+};
+
+template <size_t N>
+double measuredShare(const HalfWay (&measured)[N], double exponent, double util, double ms) {
+  if (util >= measured[N - 1].util || ms <= 0) return 0;
+  double halfWayMs = measured[0].ms;
+  for (size_t i = 1; i < N; ++i)
+    if (util < measured[i].util) {
+      const HalfWay& a = measured[i - 1];
+      const HalfWay& b = measured[i];
+      halfWayMs = a.ms + (b.ms - a.ms) * (std::max(util, 0.0) - a.util) / (b.util - a.util);
       break;
     }
-  return 1 / (1 + std::pow(halfWayMs / idleMs, 5));
+  return 1 / (1 + std::pow(halfWayMs / ms, exponent));
 }
 
-bool FairPolicy::packedWakeup(TaskId t, int busy, int idle) const {
+}  // namespace
+
+double measuredPackingShare(double util, double idleMs) {
+  static constexpr HalfWay kMeasured[] = {{0.0, 4.0},  {0.10, 4.0},  {0.25, 3.5},
+                                          {0.50, 5.5}, {0.62, 10.0}, {0.72, 40.0}};
+  return measuredShare(kMeasured, 5, util, idleMs);
+}
+
+double measuredStayShare(double util, double sleptMs) {
+  // 62% to 72% is not measured in this case: the idle previous CPU's rise is kept.
+  static constexpr HalfWay kMeasured[] = {{0.0, 2.9},  {0.10, 2.9},  {0.25, 3.0},
+                                          {0.50, 7.0}, {0.62, 10.0}, {0.72, 40.0}};
+  return measuredShare(kMeasured, 20, util, sleptMs);
+}
+
+bool FairPolicy::packedWakeup(TaskId t, int busy, int idle, bool idleIsPrevious) const {
   if (busy == idle || m_e->idle(busy) || !m_e->idle(idle) || !availableIdle(idle) || !m_e->allowed(t, busy) ||
       !spanningDomain(busy, idle))
     return false;
-  const double idleMs = static_cast<double>(m_e->now() - m_e->switchedAt(idle)) / 1e6;
+  const double util = cpuUtil(busy) / 1024.0;
+  const double share =
+      idleIsPrevious ? measuredPackingShare(util, static_cast<double>(m_e->now() - m_e->switchedAt(idle)) / 1e6)
+                     : measuredStayShare(util, static_cast<double>(m_e->now() - m_ents[t].lastRan) / 1e6);
   // No draw where nothing can move: the draws that follow stay as they were.
-  const double share = measuredPackingShare(cpuUtil(busy) / 1024.0, idleMs);
   return share > 0 && m_e->drawPolicyChance() < share;
 }
 
@@ -375,8 +401,8 @@ int FairPolicy::selectIdleSibling(TaskId t, int prev, int target) {
   if (prev != target && m_e->allowed(t, prev) && m_e->locality(prev, target) <= 2 && availableIdle(prev)) return prev;
   // The CPU it was on before prev, if idle: kept from wakeup to wakeup.
   const int recent = std::exchange(m_ts[t].recentUsedCpu, prev);
-  // wake_pack: the search's idle CPU may lose to a busy target as an idle previous CPU does.
-  const auto found = [&](int idle) { return m_wakePack && packedWakeup(t, target, idle) ? target : idle; };
+  // wake_pack: the search's idle CPU may lose to a busy target, by the wakee's sleep.
+  const auto found = [&](int idle) { return m_wakePack && packedWakeup(t, target, idle, false) ? target : idle; };
   if (recent >= 0 && recent != prev && recent != target && m_e->locality(recent, target) <= 2 &&
       m_e->allowed(t, recent) && availableIdle(recent))
     return found(recent);
