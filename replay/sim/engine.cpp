@@ -104,6 +104,7 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
                        ": a tick's delay must be shorter than the tick period (1/hz)");
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
   c.timerSlackNs = params.getInt("timer_slack_ns");
+  c.ttwuQueue = params.has("ttwu_queue") && params.getBool("ttwu_queue");
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
   const std::string& irqCpu = params.get("irq_wakeup_cpu");
   c.irqWakeupCpu = irqCpu == "recorded"   ? EngineConfig::IrqWakeupCpu::Recorded
@@ -453,6 +454,7 @@ void Engine::handle(const Event& e) {
       }
       break;
     }
+    case EvKind::Wakelist: takeFromWakelist(e.a, static_cast<uint32_t>(e.b)); break;
     case EvKind::End: m_ended = true; break;
   }
 }
@@ -702,12 +704,40 @@ void Engine::wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync) {
     ++m_stats.migrations;
     r.cpu = cpu;
   }
+  // ttwu_queue_wakelist(): a waker on another CPU leaves the wakee on an idle
+  // CPU's wakelist, and that CPU queues it when the IPI has brought it out of
+  // idle. Until then no runqueue holds it: a CPU going idle meanwhile finds
+  // nothing to pull, where a wakee queued at once was taken by its idle
+  // balance (docs/models.md 8.1).
+  if (m_config.ttwuQueue && cpu != ctxCpu && idle(cpu) && !m_cpus[static_cast<size_t>(cpu)].needResched &&
+      !m_cpus[static_cast<size_t>(cpu)].forcedIdle) {
+    if (const int64_t delay = drawWakeupDelay(WakeupPath::RemoteIdle); delay > 0) {
+      r.state = TState::Waking;
+      ++m_cpus[static_cast<size_t>(cpu)].wakelist;
+      push(m_now + delay, EvKind::Wakelist, t, flags);
+      return;
+    }
+  }
   m_inWakeup = true;  // whatever reschedules from here on (enqueue's update_curr too) is this wakeup's doing
   m_policy.enqueue(cpu, t, flags);
   m_sink.onWakeup(m_now, ctxCpu, ctxTask, irq, t, cpu, false);
   ++m_stats.wakeups;
   m_policy.checkPreemptWakeup(cpu, t, flags);
   m_inWakeup = false;
+}
+
+void Engine::takeFromWakelist(TaskId t, uint32_t flags) {
+  TaskRt& r = m_tasks[t];
+  const int cpu = r.cpu;
+  --m_cpus[static_cast<size_t>(cpu)].wakelist;
+  r.state = TState::Runnable;
+  // sched_ttwu_pending() on the woken CPU, in its IPI: the delay is paid, so a
+  // reschedule here is local and at once.
+  m_ctxCpu = cpu;
+  m_policy.enqueue(cpu, t, flags);
+  m_sink.onWakeup(m_now, cpu, curr(cpu), true, t, cpu, false);
+  ++m_stats.wakeups;
+  m_policy.checkPreemptWakeup(cpu, t, flags);
 }
 
 core::TaskState Engine::blockStateOf(TaskId t) const {

@@ -48,6 +48,9 @@ struct EngineConfig {
   /// irq_wakeup_time: when an interrupt's sleep ends.
   enum class SleepEnd : uint8_t { Measured, Relative, Recorded } sleepEnd = SleepEnd::Measured;
   int64_t timerSlackNs = 0;  ///< timer_slack_ns of fair tasks' timer sleeps (RT tasks sleep with none)
+  /// ttwu_queue: a remote wakeup onto an idle CPU is queued there only when
+  /// that CPU takes it in (core.c's wakelist), not when the waker picks it.
+  bool ttwuQueue = false;
   std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
   double smtFactor = 1.0;        ///< a task's rate while an SMT sibling is busy (topologies with SMT only)
   std::vector<TaskAttributes> taskAttrs;  ///< per workload task (missing: defaults)
@@ -106,6 +109,9 @@ class Engine {
   bool allowed(TaskId t, int cpu) const;
   TaskId curr(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].curr; }
   bool idle(int cpu) const { return curr(cpu) == kNoTask; }
+  /// Wakeups on their way to idle `cpu` by its wakelist (ttwu_queue), not yet
+  /// queued there: rq->ttwu_pending, for which idle_cpu() says no.
+  bool wakelistPending(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].wakelist != 0; }
   /// When `cpu` last switched: to its current task, or to idle while it is idle.
   int64_t switchedAt(int cpu) const { return m_cpus[static_cast<size_t>(cpu)].since; }
   /// A draw in [0, 1) for a policy's measured rule that holds some of the
@@ -181,7 +187,8 @@ class Engine {
   void emitCounter(core::CounterKind kind, int32_t index, double value) { m_sink.onCounter(m_now, kind, index, value); }
 
  private:
-  enum class TState : uint8_t { NotStarted, Blocked, Runnable, Running, Dead, Done };
+  // Waking: woken onto a CPU's wakelist, not yet queued on it.
+  enum class TState : uint8_t { NotStarted, Blocked, Waking, Runnable, Running, Dead, Done };
   struct TaskRt {
     TState state = TState::NotStarted;
     int cpu = 0;
@@ -198,6 +205,7 @@ class Engine {
     bool needResched = false;
     bool tickArmed = false;
     bool ipiPending = false;    // an IPI is waking this idle CPU
+    uint32_t wakelist = 0;      // wakeups on their way to it (ttwu_queue)
     uint64_t ipiGen = 0;
     int64_t since = 0;          // curr switched in
     int64_t progressFrom = 0;   // curr makes progress from here (after switch costs)
@@ -218,7 +226,7 @@ class Engine {
     };
     std::vector<SlackTimer> slackTimers;
   };
-  enum class EvKind : uint8_t { Arrive, TimerWake, Milestone, Tick, Ipi, End };
+  enum class EvKind : uint8_t { Arrive, TimerWake, Milestone, Tick, Ipi, Wakelist, End };
   struct Event {
     int64_t time;
     uint64_t seq;
@@ -239,6 +247,7 @@ class Engine {
   void burstDone(int cpu, TaskId t);
   void block(int cpu, TaskId t, uint32_t waitBurst);
   void wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync);
+  void takeFromWakelist(TaskId t, uint32_t flags);
   void startTask(TaskId t, TaskId parent, int parentCpu);
   void schedule(int cpu);
   void flushResched();

@@ -569,6 +569,57 @@ TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
   }
 }
 
+// core.c's wakelist (ttwu_queue, Linux 6.0+; docs/models.md §8.1): "a" on
+// CPU 0 wakes "b" and "c", whose previous CPU 1 is idle, and exits 0.1 ms
+// later; CPU 1 takes 200 µs to leave idle (idle_wakeup_ns). On the wakelist
+// neither wakee is queued on CPU 1 until then, so CPU 0, idle from 1 ms, finds
+// nothing to pull: both run on CPU 1, switched in at 1.1 ms and 1.12 ms. Queued
+// at once (ttwu_queue=false), CPU 1 holds two tasks when CPU 0 goes idle and
+// its idle balance takes one, as the pipe-threads replays did with a timer's
+// wakee where the recording never moved it.
+TEST(FairPlacement, WakelistKeepsAWakeeFromOtherCpusBalancing) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task a;
+  a.tid = a.tgid = 100;
+  a.comm = "a";
+  a.startCpu = 0;
+  a.affinity = {0};
+  a.exits = true;
+  a.bursts.push_back(replay::Burst{.work = 1'000'000});
+  w.tasks.push_back(a);
+  for (const char* comm : {"b", "c"}) {
+    replay::Task t;
+    t.tid = t.tgid = 101 + static_cast<int32_t>(w.tasks.size());
+    t.comm = comm;
+    t.startCpu = 1;
+    t.exits = true;
+    t.bursts.push_back(replay::Burst{.work = 10'000});
+    t.bursts.push_back(replay::Burst{.work = 20'000, .wake = replay::WakeKind::Task, .waker = 0});
+    w.tasks[0].triggers.push_back(replay::Trigger{.offset = 900'000, .burst = 0, .target = static_cast<replay::TaskId>(w.tasks.size()), .targetBurst = 1});
+    w.tasks.push_back(t);
+  }
+  for (const char* model : {"cfs", "eevdf"}) {
+    SCOPED_TRACE(model);
+    for (const bool wakelist : {true, false}) {
+      SCOPED_TRACE(wakelist ? "ttwu_queue=true" : "ttwu_queue=false");
+      const auto r = replayOn(w, model, 2, {"idle_wakeup_ns=200000", std::string("ttwu_queue=") + (wakelist ? "true" : "false")});
+      ASSERT_TRUE(r.model);
+      EXPECT_EQ(r.outcomes[1].workDone + r.outcomes[2].workDone, 60'000);
+      EXPECT_EQ(r.stats.migrations, wakelist ? 0u : 1u);
+      if (!wakelist) continue;
+      EXPECT_EQ(cpusThatRan(r, "b"), std::set<int>{1});
+      EXPECT_EQ(cpusThatRan(r, "c"), std::set<int>{1});
+      const auto stats = core::analysis::computeStats(*r.model);
+      std::vector<int64_t> latencies;
+      for (const auto& t : stats.tasks)
+        if (t.comm == "b" || t.comm == "c") latencies.push_back(t.wakeupLatency.max);
+      std::sort(latencies.begin(), latencies.end());
+      EXPECT_EQ(latencies, (std::vector<int64_t>{200'000, 220'000}));
+    }
+  }
+}
+
 // A parent alone on CPU 0 of two forks a child that runs 1 ms (docs/models.md
 // §5.5). Measured on 6.18.44 (tools/experiments/fork-placement.c): the child
 // stays on the parent's CPU while that CPU has spare capacity, though CPU 1 is

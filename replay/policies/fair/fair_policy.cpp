@@ -349,6 +349,7 @@ int FairPolicy::firstAllowed(TaskId t) const {
 
 // available_idle_cpu() || sched_idle_cpu(): nothing runnable, or only SCHED_IDLE tasks.
 bool FairPolicy::availableIdle(int cpu) const {
+  if (m_e->wakelistPending(cpu)) return false;  // idle_cpu(): rq->ttwu_pending
   const Rq& r = m_rqs[static_cast<size_t>(cpu)];
   if (!r.rt.empty()) return false;
   if (r.cfs.nrRunning == 0) return true;
@@ -604,6 +605,12 @@ void defineParams(Params& p, Variant variant) {
                  "10 ms at 62%, fewer before and more after; off = fair.c as read, the idle CPU; settings = "
                  "measured when the scheduler settings saved beside the recording set "
                  "kernel.sched_vcpu_pack (a vendor knob upstream does not have), else off");
+  p.defineBool("ttwu_queue", true,
+               "core.c's wakelist (TTWU_QUEUE; idle targets in the waker's LLC since Linux 6.0, commit \"sched: "
+               "Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is idle\"): a wakeup from another CPU "
+               "onto an idle CPU is queued there only when that CPU has left idle (idle_wakeup_ns later), so until "
+               "then no other CPU's balancing can take it and the CPU is not available as idle; false = queued at "
+               "once, as before 6.0 (docs/models.md 8.1)");
   p.defineInt("migration_cost_ns", 500'000, 0, 1'000'000'000,
               "sysctl_sched_migration_cost: a task that ran this recently is cache-hot and not moved by balancing");
   p.defineInt("balance_interval_ms", 0, 0, 100'000,
