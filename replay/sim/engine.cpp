@@ -55,7 +55,7 @@ void defineEngineParams(Params& params) {
                       "ahead of its writer finds nothing to read; applied when the workload is extracted from a "
                       "recording); counted = each wakeup of the recording is a token for its wakee, and a block ends "
                       "with the next token any of its wakers produces (a pipe or socket written by several tasks)");
-  params.defineChoice("irq_wakeup_cpu", "sleeper", {"sleeper", "recorded", "kthreads"},
+  params.defineChoice("irq_wakeup_cpu", "kthreads", {"sleeper", "recorded", "kthreads"},
                       "the CPU in whose context a wakeup from interrupt context (a timer, a device) happens, which "
                       "select_task_rq() takes as this_cpu: sleeper = the sleeping task's own CPU; recorded = the CPU "
                       "whose interrupt woke it in the recording (timers of idle CPUs fire on busy ones), when the "

@@ -170,14 +170,17 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
     expectBaselineWithinBounds((shared / workload / "trace.dat").string(), judged);
   }
   // hackbench-proc's latency p50 sits near its bound's edge and moves with the
-  // replay's draw of wakeup delays (ratios 0.697-1.025 over seeds 1-6, one
-  // seed just out; README "Replay fidelity" on seeds): held over the six.
+  // replay's draw of wakeup delays (README "Replay fidelity" on seeds):
+  // ratios 0.298-1.001 over seeds 1-6 with PELT loads in wake_affine_weight()
+  // and kernel threads' timers on their recorded CPU (the defaults since
+  // 2026-12-05, which fail fewer metrics on every other set measured), three
+  // seeds out; 0.662-0.981 and one out with the defaults before.
   int p50Failures = 0;
   for (int seed = 1; seed <= 6; ++seed)
     p50Failures += !expectBaselineWithinBounds((shared / "hackbench-proc" / "trace.dat").string(),
                                                {"wakeup_latency_p50_ns"}, seed, false)
                         .empty();
-  EXPECT_LE(p50Failures, 1) << "hackbench-proc's wakeup latency p50 out of bounds for " << p50Failures << " of 6 seeds";
+  EXPECT_LE(p50Failures, 3) << "hackbench-proc's wakeup latency p50 out of bounds for " << p50Failures << " of 6 seeds";
 }
 
 // The same for the small recordings in tests/data/fidelity (README there),
@@ -189,21 +192,20 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
       "wakeup_latency_ks",     "sched_delay_p50_ns",    "sched_delay_p90_ns",    "sched_delay_p99_ns",
       "sched_delay_ks",        "task_cpu_share_pp"};
   // Out of bounds there, and why (README "Replay fidelity"): the tail latency
-  // of the light loads is the busy host's other work; interactive-batch's
-  // migrations (3 replayed, 7 recorded) are a count this small that one
-  // migration moves it across the factor-2 bound (tests/data/fidelity/README.md).
-  // make-j2's migrations (19 replayed, 51 recorded) met their bound only
-  // through idle pulls the kernel cannot make (the only task of a runqueue,
-  // queued on a CPU still leaving idle; detach_tasks() takes nothing when
-  // nr_running <= 1): what the workload lacks (timer wakeups that coincide,
-  // sched_exec() and affinity moves) is the rest, docs/models.md §8.3.
+  // of the light loads is the busy host's other work. make-j2's and
+  // interactive-batch's migrations (51 and 7 recorded) come within their
+  // bound with the defaults of 2026-12-05 (1.61x, 1.43x): rcu_preempt's timer
+  // wakeups happen on the CPU that took them in the recording and
+  // wake_affine_weight() compares PELT loads, which send a wakee that slept
+  // long to the busy waker as the kernel did; before, 0.35x and 0.29x
+  // (docs/models.md §8.3).
   // The periodic loads hold every bound with this seed; with seeds 2, 4 and 6
   // cyclictest-fair's involuntary switches (5 recorded) come to 7, 1.40x, and
   // with 3 to 5 cyclictest-rt's migrations (21 recorded) to 8-10.
   const std::map<std::string, std::vector<std::string>> documentedGaps = {
-      {"make-j2", {"migrations"}},
+      {"make-j2", {}},
       {"nicemix", {"wakeup_latency_p90_ns", "wakeup_latency_p99_ns"}},
-      {"interactive-batch", {"migrations", "wakeup_latency_p99_ns"}},
+      {"interactive-batch", {}},
       {"cyclictest-fair", {}},
       {"cyclictest-rt", {}},
   };

@@ -577,12 +577,11 @@ void defineParams(Params& p, Variant variant) {
   p.defineInt("idle_min_granularity_ns", 750'000, 0, 1'000'000'000,
               "sysctl_sched_idle_min_granularity: shortest slice of a SCHED_IDLE task (not scaled)");
   p.defineBool("wakeup_preemption", true, "WAKEUP_PREEMPTION: woken SCHED_NORMAL tasks may preempt");
-  p.defineChoice("wake_affine_load", "runnable", {"runnable", "pelt"},
-                 "the loads wake_affine_weight() compares (docs/models.md 5.5): runnable = the weights queued now; "
-                 "pelt = the kernel's cpu_load() and task_h_load(), PELT load averages (runnable weight decayed with "
-                 "y^32 = 1/2 per 1024 us period, a sleeping task's load staying on its last CPU; no task groups), "
-                 "not the default because with the balancer still on runnable weights it moves more replays out of "
-                 "their bounds than into them (README \"Replay fidelity\")");
+  p.defineChoice("wake_affine_load", "pelt", {"runnable", "pelt"},
+                 "the loads wake_affine_weight() compares (docs/models.md 5.5): pelt = the kernel's cpu_load() and "
+                 "task_h_load(), PELT load averages (runnable weight decayed with y^32 = 1/2 per 1024 us period, a "
+                 "sleeping task's load staying on its last CPU; no task groups); runnable = the weights queued now, "
+                 "the default before 2026-12-05 (README \"Replay fidelity\")");
   p.defineBool("sis_util", true,
                "SIS_UTIL (5.20+, every EEVDF release): select_idle_cpu() scans at most nr_idle_scan CPUs of the "
                "LLC for an idle one, none once the LLC's summed PELT util passes about 85% of its capacity "
