@@ -247,6 +247,18 @@ TEST(BfsPolicy, StickyTasksKeepTheirCpu) {
 
 namespace {
 
+/// A task that arrives on `cpu` at `startTs` with `firstWork` ns to do and exits after its last burst.
+replay::Task exitingTask(int32_t tid, const char* comm, int cpu, int64_t firstWork, int64_t startTs = 0) {
+  replay::Task t;
+  t.tid = t.tgid = tid;
+  t.comm = comm;
+  t.startCpu = cpu;
+  t.startTs = startTs;
+  t.exits = true;
+  t.bursts.push_back(replay::Burst{.work = firstWork});
+  return t;
+}
+
 /// The CPUs on which the replay ran the task called `comm`.
 std::set<int> cpusThatRan(const replay::ReplayResult& r, const std::string& comm) {
   std::set<int> cpus;
@@ -489,27 +501,16 @@ TEST(FairPlacement, MeasuredStayFollowsTheWakeesSleep) {
     replay::Workload w;
     w.kind = "rt-app";
     w.durationNs = wakeAt + 10'000'000;
-    const auto task = [](int32_t tid, const char* comm, int cpu, bool pinned, int64_t startTs) {
-      replay::Task t;
-      t.tid = t.tgid = tid;
-      t.comm = comm;
-      t.startCpu = cpu;
-      t.startTs = startTs;
-      if (pinned) t.affinity = {cpu};
-      t.exits = true;
-      t.bursts.push_back(replay::Burst{.work = 100'000});
-      return t;
-    };
-    replay::Task hog = task(100, "hog", 1, true, 0);
+    replay::Task hog = exitingTask(100, "hog", 1, 100'000);
+    hog.affinity = {1};
     hog.bursts.push_back(replay::Burst{.work = 10 * w.durationNs, .wake = replay::WakeKind::Sleep, .sleepNs = 100'000'000, .wakeCpu = 1});
     const int64_t sStart = wakeAt - sleptMs * 1'000'000 - 100'000;
-    replay::Task s = task(101, "s", 1, false, sStart);
+    replay::Task s = exitingTask(101, "s", 1, 100'000, sStart);
     s.bursts.push_back(replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .sleepNs = wakeAt - sStart - 100'000, .wakeCpu = 1});
     w.tasks = {hog, s};
     if (cpu0Busy) {
-      replay::Task k = task(102, "k", 0, true, 0);
-      k.bursts[0].work = wakeAt - 100'000;
-      w.tasks.push_back(k);
+      w.tasks.push_back(exitingTask(102, "k", 0, wakeAt - 100'000));
+      w.tasks.back().affinity = {0};
     }
     int stayed = 0;
     for (int seed = 1; seed <= 20; ++seed) {
@@ -580,21 +581,10 @@ TEST(FairPlacement, IdleBalanceLeavesTheOnlyTaskOfARunqueue) {
 TEST(FairPlacement, WakelistKeepsAWakeeFromOtherCpusBalancing) {
   replay::Workload w;
   w.kind = "rt-app";
-  replay::Task a;
-  a.tid = a.tgid = 100;
-  a.comm = "a";
-  a.startCpu = 0;
-  a.affinity = {0};
-  a.exits = true;
-  a.bursts.push_back(replay::Burst{.work = 1'000'000});
-  w.tasks.push_back(a);
+  w.tasks.push_back(exitingTask(100, "a", 0, 1'000'000));
+  w.tasks.back().affinity = {0};
   for (const char* comm : {"b", "c"}) {
-    replay::Task t;
-    t.tid = t.tgid = 101 + static_cast<int32_t>(w.tasks.size());
-    t.comm = comm;
-    t.startCpu = 1;
-    t.exits = true;
-    t.bursts.push_back(replay::Burst{.work = 10'000});
+    replay::Task t = exitingTask(100 + static_cast<int32_t>(w.tasks.size()), comm, 1, 10'000);
     t.bursts.push_back(replay::Burst{.work = 20'000, .wake = replay::WakeKind::Task, .waker = 0});
     w.tasks[0].triggers.push_back(replay::Trigger{.offset = 900'000, .burst = 0, .target = static_cast<replay::TaskId>(w.tasks.size()), .targetBurst = 1});
     w.tasks.push_back(t);
