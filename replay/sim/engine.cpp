@@ -76,7 +76,8 @@ void defineEngineParams(Params& params) {
                    "of its CPU (another task's timer, the tick), else at its expiry (hrtimer soft and hard expiry, "
                    "kernel/time/hrtimer.c). Applied to sleeps the recording saw end by an interrupt, whose recorded end "
                    "is taken as the hard expiry. docs/models.md §8.1");
-  params.defineInt("seed", 1, 0, INT64_MAX, "seed of the draws from measured distributions and shares (wake_pack); same seed, same replay");
+  params.defineInt("seed", 1, 0, INT64_MAX,
+                   "seed of the draws from measured distributions and shares (wake_pack); same seed, same replay");
   params.defineText("cpu_speed", "1.0",
                     "work rate per CPU, ns of work per ns: one number for all CPUs or a comma list per CPU "
                     "(work is counted in ns at full speed, so a CPU at 0.5 takes twice as long)");
@@ -709,20 +710,17 @@ void Engine::wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync) {
   // idle. Until then no runqueue holds it: a CPU going idle meanwhile finds
   // nothing to pull, where a wakee queued at once was taken by its idle
   // balance (docs/models.md 8.1).
-  if (m_config.ttwuQueue && cpu != ctxCpu && idle(cpu) && !m_cpus[static_cast<size_t>(cpu)].needResched &&
-      !m_cpus[static_cast<size_t>(cpu)].forcedIdle) {
+  CpuRt& target = m_cpus[static_cast<size_t>(cpu)];
+  if (m_config.ttwuQueue && cpu != ctxCpu && idle(cpu) && !target.needResched && !target.forcedIdle) {
     if (const int64_t delay = drawWakeupDelay(WakeupPath::RemoteIdle); delay > 0) {
       r.state = TState::Waking;
-      ++m_cpus[static_cast<size_t>(cpu)].wakelist;
+      ++target.wakelist;
       push(m_now + delay, EvKind::Wakelist, t, flags);
       return;
     }
   }
   m_inWakeup = true;  // whatever reschedules from here on (enqueue's update_curr too) is this wakeup's doing
-  m_policy.enqueue(cpu, t, flags);
-  m_sink.onWakeup(m_now, ctxCpu, ctxTask, irq, t, cpu, false);
-  ++m_stats.wakeups;
-  m_policy.checkPreemptWakeup(cpu, t, flags);
+  queueWoken(t, cpu, flags, ctxCpu, ctxTask, irq);
   m_inWakeup = false;
 }
 
@@ -734,8 +732,12 @@ void Engine::takeFromWakelist(TaskId t, uint32_t flags) {
   // sched_ttwu_pending() on the woken CPU, in its IPI: the delay is paid, so a
   // reschedule here is local and at once.
   m_ctxCpu = cpu;
+  queueWoken(t, cpu, flags, cpu, curr(cpu), true);
+}
+
+void Engine::queueWoken(TaskId t, int cpu, uint32_t flags, int ctxCpu, TaskId ctxTask, bool irq) {
   m_policy.enqueue(cpu, t, flags);
-  m_sink.onWakeup(m_now, cpu, curr(cpu), true, t, cpu, false);
+  m_sink.onWakeup(m_now, ctxCpu, ctxTask, irq, t, cpu, false);
   ++m_stats.wakeups;
   m_policy.checkPreemptWakeup(cpu, t, flags);
 }

@@ -248,6 +248,8 @@ class Engine {
   void block(int cpu, TaskId t, uint32_t waitBurst);
   void wake(TaskId t, uint32_t burst, int ctxCpu, bool irq, bool sync);
   void takeFromWakelist(TaskId t, uint32_t flags);
+  /// The woken task joins `cpu`'s runqueue: sched_wakeup, and the wakeup preemption check.
+  void queueWoken(TaskId t, int cpu, uint32_t flags, int ctxCpu, TaskId ctxTask, bool irq);
   void startTask(TaskId t, TaskId parent, int parentCpu);
   void schedule(int cpu);
   void flushResched();
