@@ -610,6 +610,35 @@ TEST(FairPlacement, WakelistKeepsAWakeeFromOtherCpusBalancing) {
   }
 }
 
+// While a wakee is on an idle CPU's wakelist that CPU is not idle to the next
+// wakeup's search (idle_cpu() checks rq->ttwu_pending). Three CPUs: "a" on CPU
+// 0 wakes "b" (previous CPU 1, idle: its wakelist, 200 µs) and at the same
+// point "c", whose previous CPU 2 runs the pinned "h". The search for c finds
+// no idle CPU, so c waits for CPU 2 or 0 (a exits 0.1 ms later); with CPU 1
+// taken for idle it would have gone there.
+TEST(FairPlacement, AWakelistTakesItsCpuOutOfTheIdleSearch) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  w.tasks.push_back(exitingTask(100, "a", 0, 1'000'000));
+  w.tasks.back().affinity = {0};
+  for (const auto& [comm, cpu] : {std::pair{"b", 1}, std::pair{"c", 2}}) {
+    replay::Task t = exitingTask(100 + static_cast<int32_t>(w.tasks.size()), comm, cpu, 10'000);
+    t.bursts.push_back(replay::Burst{.work = 20'000, .wake = replay::WakeKind::Task, .waker = 0});
+    w.tasks[0].triggers.push_back(replay::Trigger{.offset = 900'000, .burst = 0, .target = static_cast<replay::TaskId>(w.tasks.size()), .targetBurst = 1});
+    w.tasks.push_back(t);
+  }
+  w.tasks.push_back(exitingTask(103, "h", 2, 2'000'000, 50'000));
+  w.tasks.back().affinity = {2};
+  for (const char* model : {"cfs", "eevdf"}) {
+    SCOPED_TRACE(model);
+    const auto r = replayOn(w, model, 3, {"idle_wakeup_ns=200000"});
+    ASSERT_TRUE(r.model);
+    EXPECT_EQ(r.outcomes[2].workDone, 30'000);
+    EXPECT_EQ(cpusThatRan(r, "b"), std::set<int>{1});
+    EXPECT_EQ(cpusThatRan(r, "c").count(1), 0u);
+  }
+}
+
 // A parent alone on CPU 0 of two forks a child that runs 1 ms (docs/models.md
 // §5.5). Measured on 6.18.44 (tools/experiments/fork-placement.c): the child
 // stays on the parent's CPU while that CPU has spare capacity, though CPU 1 is
