@@ -217,6 +217,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
     if (auto st = text->close(); !st) return core::Error(st.message());
   result.stats = engine.stats();
   result.outcomes = engine.outcomes();
+  result.modelCounters = policy->counters(workload.totalWork());
   if (spec.uclamp) {
     result.energyJoules = uclamp::energyJoules(*policy, result.stats.endTs);
     char energy[32];

@@ -64,6 +64,7 @@ struct ReplayResult {
   std::optional<core::analysis::RunStats> runStats;
   Validation validation;
   EngineStats stats;
+  ModelCounters modelCounters;  ///< the model's counts of its own mechanics (Policy::counters())
   std::vector<TaskOutcome> outcomes;  ///< per workload task
   std::vector<core::ReplayParam> params;
   core::Topology topology;

@@ -48,7 +48,8 @@ std::string replayHelp() {
       "progress of that instant (a dataflow gate; wakeup_dependency=exact leaves them out). Forks start\n"
       "children at the parent's work point; execs balance the task there (sched_exec()); exits end tasks.\n"
       "\"Blocks:\" counts the recorded blocks replayed and those lost because the waker had already\n"
-      "passed its point.\n"
+      "passed its point. \"Model:\" counts what the model did that the kernel shows only in its debug\n"
+      "files (EEVDF: the sleepers DELAY_DEQUEUE kept queued; docs/models.md says how to compare).\n"
       "Models:\n";
   for (const auto& p : replay::allPolicies()) s += "  " + std::string(p.name) + "  " + std::string(p.title) + "\n";
   s +=
@@ -83,6 +84,7 @@ std::string replayHelp() {
       "  --json             {\"model\",\"params\":{KEY: VALUE},\"param_origins\":{KEY: \"default\", \"user\" or\n"
       "                     how it was resolved, e.g. measured from the recording},\"tasks\",\"cpus\",\n"
       "                     \"fairness\",\"range\",\"totals\",\"cookies\" (with +coresched), \"energy_j\" (with +uclamp),\n"
+      "                     \"model_counters\":{KEY: VALUE} (what \"Model:\" says),\n"
       "                     \"recorded\":{same schema},\"validation\":{\"makespan_recorded_ns\",\n"
       "                     \"makespan_replay_ns\",\"makespan_ratio\",\"work_conserved\",\"unmodelled\":{...},\n"
       "                     \"fidelity\":{\"verdict\",\"failed\",\"metrics\":[{\"key\",\"label\",\"recorded\",\n"
@@ -559,6 +561,11 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     j.endObject();
     core::analysis::writeRunStatsJson(j, repStats, core::analysis::StatsGrouping::Task);
     if (result.energyJoules) j.field("energy_j", *result.energyJoules);
+    if (!result.modelCounters.values.empty()) {
+      j.key("model_counters").beginObject();
+      for (const auto& [key, value] : result.modelCounters.values) j.field(key, value);
+      j.endObject();
+    }
     if (recStats) {
       j.key("recorded").beginObject();
       core::analysis::writeRunStatsJson(j, *recStats, core::analysis::StatsGrouping::Task);
@@ -598,6 +605,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     if (workload.dataflowGates) out << "; " << st.gateBlocks << " of " << st.gateBlocks + st.gatesPassed << " dataflow gates blocked";
     out << "\n";
   }
+  if (!result.modelCounters.summary.empty()) out << "Model:       " << result.modelCounters.summary << "\n";
   out << "\n";
   printSideBySide(out, recStats ? &*recStats : nullptr, repStats, top);
   out << "\n";

@@ -351,6 +351,7 @@ class UclampPolicy final : public Policy {
   }
 
   bool forcedIdle(int cpu) const override { return m_inner->forcedIdle(cpu); }
+  ModelCounters counters(int64_t busyNs) const override { return m_inner->counters(busyNs); }
 
   double energyJoules(int64_t endTs) const {
     double mwNs = 0;

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "replay/workload/workload.h"
 
@@ -19,6 +22,14 @@ enum WakeFlags : uint32_t {
   kWakeFork = 2,     ///< first wakeup of a forked child (wake_up_new_task)
   kWakeInitial = 4,  ///< a task alive at trace start arrives in its recorded state
   kWakeIrq = 8,      ///< woken from interrupt/timer context, not by a task
+};
+
+/// What a model counts of its own mechanics over a replay, where the kernel
+/// exposes the same state to compare with but the trace does not carry it
+/// (docs/models.md says how to measure the kernel's side).
+struct ModelCounters {
+  std::string summary;                               ///< one line for people; empty: nothing to say
+  std::vector<std::pair<std::string, double>> values;  ///< the same, keyed for --json
 };
 
 class Policy {
@@ -56,6 +67,8 @@ class Policy {
   /// After pickNext returned kNoTask: the CPU idles although it has runnable
   /// tasks, because core scheduling forbids them next to its siblings' tasks.
   virtual bool forcedIdle(int /*cpu*/) const { return false; }
+  /// After the run: the model's own counts; `busyNs` is the CPU time the replay ran tasks.
+  virtual ModelCounters counters(int64_t /*busyNs*/) const { return {}; }
 };
 
 }  // namespace replay

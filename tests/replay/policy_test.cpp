@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "core/analysis/stats.h"
@@ -853,6 +854,58 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
   };
   EXPECT_EQ(preemptionsOfB("stale"), 2u);
   EXPECT_EQ(preemptionsOfB("updated"), 0u);
+}
+
+// --- the model's DELAY_DEQUEUE counters (replay's "Model:" line) ---
+
+// The same start on one CPU: A blocks at 20 us behind B and is kept queued.
+// Woken by B at 11 us of B's work, it was held 11 us; asleep for 10 ms
+// instead, it is held until B exits at 320 us and the pick reaches it. The
+// shares are of the busy time, the work of both tasks.
+TEST(EevdfPolicy, CountsTheSleepersDelayDequeueKeptQueued) {
+  const auto workload = [](bool wokenByB) {
+    replay::Workload w;
+    w.kind = "rt-app";
+    replay::Task a;
+    a.tid = a.tgid = 100;
+    a.comm = "a";
+    a.exits = true;
+    a.bursts.push_back(replay::Burst{.work = 20'000});
+    if (wokenByB)
+      a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
+    else
+      a.bursts.push_back(replay::Burst{
+          .work = 10'000, .wake = replay::WakeKind::Sleep, .interruptWake = true, .sleepNs = 10'000'000});
+    a.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 0, .target = 1, .kind = replay::TriggerKind::Fork});
+    replay::Task b;
+    b.tid = b.tgid = 101;
+    b.comm = "b";
+    b.parent = 0;
+    b.exits = true;
+    b.bursts.push_back(replay::Burst{.work = 300'000});
+    if (wokenByB) b.triggers.push_back(replay::Trigger{.offset = 11'000, .burst = 0, .target = 0, .targetBurst = 1});
+    w.tasks = {a, b};
+    return w;
+  };
+  const auto counters = [](const replay::ReplayResult& r) {
+    return std::map<std::string, double>(r.modelCounters.values.begin(), r.modelCounters.values.end());
+  };
+  const std::vector<std::string> release = {"release=6.18.44"};
+  const auto woken = counters(replayOn(workload(true), "eevdf", 1, release));
+  EXPECT_EQ(woken.at("delayed_dequeues"), 1);
+  EXPECT_EQ(woken.at("delayed_woken"), 1);
+  EXPECT_EQ(woken.at("delayed_picked"), 0);
+  EXPECT_NEAR(woken.at("delayed_busy_share"), 11.0 / 323, 1e-9);
+  EXPECT_EQ(woken.at("delayed_mean_while_held"), 1);
+  const auto picked = counters(replayOn(workload(false), "eevdf", 1, release));
+  EXPECT_EQ(picked.at("delayed_dequeues"), 1);
+  EXPECT_EQ(picked.at("delayed_woken"), 0);
+  EXPECT_EQ(picked.at("delayed_picked"), 1);
+  EXPECT_NEAR(picked.at("delayed_busy_share"), 300.0 / 330, 1e-9);
+  // Without DELAY_DEQUEUE (or before 6.12) nothing is kept, and nothing is said.
+  EXPECT_TRUE(replayOn(workload(true), "eevdf", 1, {"release=6.6.0"}).modelCounters.summary.empty());
+  const auto off = replayOn(workload(false), "eevdf", 1, {"release=6.18.44", "delay_dequeue=false"});
+  EXPECT_TRUE(off.modelCounters.values.empty());
 }
 
 // --- SIS_UTIL: how far select_idle_cpu() looks (docs/models.md §5.5) ---

@@ -99,6 +99,24 @@ TEST(ReplayCli, ExplicitMeasureValuesAreReportedAsMeasured) {
   EXPECT_NE(run({"preempt_wakeup_ns=1234"}).find("\"preempt_wakeup_ns\": \"user\""), std::string::npos);
 }
 
+// EEVDF of 6.12+ says how often DELAY_DEQUEUE kept a sleeper queued (a task
+// that sleeps 1 ms after each 3 ms beside a hog on one CPU blocks behind it),
+// in both forms; CFS has no such mechanism and prints no such line.
+TEST(ReplayCli, EevdfSaysWhatDelayDequeueKeptQueued) {
+  const std::string wl = writeTemp("schedlab-cli-dd.json", R"({"global": {"duration": 0.2}, "tasks": {
+      "a": {"loop": -1, "run": 3000, "sleep": 1000}, "b": {"loop": -1, "run": 100000}}})");
+  const CliRun human = cli({wl, "--model", "eevdf", "--topology", "1", "--param", "release=6.18.44"});
+  ASSERT_EQ(human.code, 0) << human.err;
+  EXPECT_NE(human.out.find("\nModel:       DELAY_DEQUEUE kept "), std::string::npos) << human.out;
+  const CliRun json = cli({wl, "--model", "eevdf", "--topology", "1", "--param", "release=6.18.44", "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  for (const char* key : {"\"model_counters\": {", "\"delayed_dequeues\": ", "\"delayed_busy_share\": "})
+    EXPECT_NE(json.out.find(key), std::string::npos) << key;
+  const CliRun cfs = cli({wl, "--model", "cfs", "--topology", "1"});
+  ASSERT_EQ(cfs.code, 0) << cfs.err;
+  EXPECT_EQ(cfs.out.find("Model:"), std::string::npos);
+}
+
 TEST(ReplayCli, RtAppWorkloadAndOutTrace) {
   const std::string wl = writeTemp("schedlab-cli-wl.json", R"({"global": {"duration": 0.2}, "tasks": {
       "a": {"loop": -1, "run": 3000, "sleep": 1000}, "b": {"loop": -1, "priority": 5, "run": 100000}}})");

@@ -4,6 +4,7 @@
 // The release (m_release) selects the code paths that changed without a switch.
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 
 #include "replay/policies/fair/fair_sched.h"
 
@@ -194,7 +195,8 @@ void FairPolicy::finishDelayedDequeue(int cpu, uint32_t t) {
     r.cfs.treeErase(m_ents, t);
   removeFromRq(r, t);
   e.delayed = false;
-  --r.delayed;
+  countDelayed(r, -1);
+  ++m_delayedPicked;
   if (m_delayZero && e.vlag > 0) e.vlag = 0;
   r.cfs.updateMinVruntime(m_ents);
 }
@@ -234,7 +236,46 @@ void FairPolicy::requeueDelayed(int cpu, uint32_t t) {
     }
   }
   e.delayed = false;
-  --r.delayed;
+  countDelayed(r, -1);
+  ++m_delayedWoken;
+}
+
+void FairPolicy::countDelayed(Rq& r, int delta) {
+  const int64_t now = m_e->now();
+  if (r.delayed > 0) {
+    r.delayedHeldNs += now - r.delayedStamp;
+    r.delayedSumNs += (now - r.delayedStamp) * r.delayed;
+  }
+  r.delayedStamp = now;
+  r.delayed += delta;
+}
+
+// A CPU holds delayed entities only while busy: an idle CPU's pick has
+// dequeued them all. The kernel shows the same per CPU as h_nr_queued minus
+// h_nr_runnable in /sys/kernel/debug/sched/debug (6.13+), which
+// tools/experiments/delayed-dequeue-share.py samples while a command runs.
+ModelCounters FairPolicy::counters(int64_t busyNs) const {
+  if (m_delayedDequeues == 0) return {};
+  int64_t held = 0, sum = 0;
+  for (const Rq& r : m_rqs) {
+    const int64_t open = r.delayed > 0 ? m_e->now() - r.delayedStamp : 0;
+    held += r.delayedHeldNs + open;
+    sum += r.delayedSumNs + open * r.delayed;
+  }
+  const double share = busyNs > 0 ? static_cast<double>(held) / static_cast<double>(busyNs) : 0;
+  const double meanHeld = held > 0 ? static_cast<double>(sum) / static_cast<double>(held) : 0;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "DELAY_DEQUEUE kept %llu sleepers queued (%llu woken so, %llu left at a pick); a busy CPU held "
+                "one %.1f%% of its busy time, %.2f on average while it did",
+                static_cast<unsigned long long>(m_delayedDequeues), static_cast<unsigned long long>(m_delayedWoken),
+                static_cast<unsigned long long>(m_delayedPicked), 100 * share, meanHeld);
+  return {line,
+          {{"delayed_dequeues", static_cast<double>(m_delayedDequeues)},
+           {"delayed_woken", static_cast<double>(m_delayedWoken)},
+           {"delayed_picked", static_cast<double>(m_delayedPicked)},
+           {"delayed_busy_share", share},
+           {"delayed_mean_while_held", meanHeld}}};
 }
 
 }  // namespace replay::fair

@@ -259,7 +259,8 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool dying) {
     // DELAY_DEQUEUE: it sleeps behind its fair share, so it stays queued (in the
     // load and in V) until the pick reaches it or a wakeup comes first.
     m_ents[t].delayed = true;
-    ++r.delayed;
+    countDelayed(r, 1);
+    ++m_delayedDequeues;
     return;
   }
   if (m_variant == Variant::Eevdf) updateEntityLag(r, t);

@@ -34,6 +34,7 @@ class FairPolicy final : public Policy {
   void dequeue(int cpu, TaskId t, bool /*dying*/) override;
   TaskId pickNext(int cpu, TaskId prev, bool prevRunnable) override;
   bool forcedIdle(int cpu) const override { return m_csActive && m_rqs[static_cast<size_t>(cpu)].pickForced; }
+  ModelCounters counters(int64_t busyNs) const override;
   void tick(int cpu, TaskId c) override;
   void balance(int cpu) override;
   void exec(int cpu, TaskId t) override;
@@ -70,6 +71,8 @@ class FairPolicy final : public Policy {
     int64_t exitedStamp = 0;
     int nrIdleScan = 0;  // sd_llc_shared->nr_idle_scan of this CPU's LLC, as its last periodic balance left it
     int delayed = 0;    // entities kept queued by DELAY_DEQUEUE (in cfs.nrRunning, not runnable)
+    // Integrals over time of (delayed > 0) and of delayed, up to delayedStamp (counters()).
+    int64_t delayedHeldNs = 0, delayedSumNs = 0, delayedStamp = 0;
     // Core scheduling (rq->core_pick, core_sched_seq, min_vruntime_fi, ...).
     TaskId corePick = kNoTask;
     bool corePickSet = false;  // a sibling's selection left corePick for this CPU
@@ -172,6 +175,7 @@ class FairPolicy final : public Policy {
   void finishDelayedDequeue(int cpu, uint32_t t);
   void dropDelayedPicks(int cpu);
   void requeueDelayed(int cpu, uint32_t t);
+  void countDelayed(Rq& r, int delta);
 
   // --- RT class (rt.cpp) ---
   int selectRt(TaskId t, int prev) const;
@@ -269,6 +273,8 @@ class FairPolicy final : public Policy {
   CsVariant m_csv = CsVariant::Mainline;
   int64_t m_allowanceNs = 5'000'000;
   int64_t m_startNs = 0;  // when the replay began (attach)
+  // DELAY_DEQUEUE over the run: sleepers kept queued, and how each left the queue.
+  uint64_t m_delayedDequeues = 0, m_delayedWoken = 0, m_delayedPicked = 0;
   std::vector<CoreState> m_cores;
   std::vector<int> m_coreOf;
   std::vector<TaskId> m_picks;  // scratch for the core-wide selection
