@@ -18,8 +18,8 @@ std::string_view toString(Severity severity);
 // X(name, severity, description)
 #define SCHEDLAB_DIAGNOSTICS(X)                                                                                   \
   X(mismatched_switch_prev_tid, DataLoss,                                                                         \
-    "the task last switched in on a CPU was replaced without a traced switch out; its state until its next event " \
-    "is unknown")                                                                                                  \
+    "the task last switched in on a CPU was replaced without a traced switch out; how it left comes from its next " \
+    "event (switch_out_state_inferred), or stays unknown")                                                         \
   X(switch_in_inferred, DataLoss,                                                                                 \
     "a task ran on a CPU (an event in its context) that no traced sched_switch put it on; switch-in inferred")   \
   X(unknown_prev_state, Error, "prev_state value not recognised; the task was treated as sleeping")              \
@@ -49,7 +49,10 @@ std::string_view toString(Severity severity);
     "than a tick")                                                                                                \
   X(compact_switch_prev_unknown, DataLoss,                                                                        \
     "first compact_sched switch on a CPU (Perfetto): the task it switched out is not recorded; the task it "      \
-    "switched in runs from there")
+    "switched in runs from there")                                                                                 \
+  X(switch_out_state_inferred, Info,                                                                              \
+    "a task replaced without a traced switch out was next woken, so it had slept (S assumed: the trace cannot "   \
+    "tell S from D), or next ran with no wakeup, so it had been preempted")
 
 enum class DiagCode : uint16_t {
 #define SCHEDLAB_DIAG_ENUM(name, sev, desc) name,

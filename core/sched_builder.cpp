@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 #include <tuple>
+#include <utility>
 
 #include "core/atrace_marker.h"
 #include "core/power_events.h"
@@ -103,6 +104,12 @@ struct SchedBuilder::ThreadRt {
   bool exiting = false;
   bool dead = false;
   uint32_t pendingWaking = kNoRow;  // sched_waking row awaiting its sched_wakeup
+  // Replaced on a CPU without a traced switch out (inferSwitchIn): the slice
+  // that ended there and the Unknown state row after it, until its next event
+  // tells how it left (resolveUntracedSwitchOut()).
+  int32_t untracedOutCpu = -1;
+  uint32_t untracedOutSlice = 0;
+  uint32_t untracedOutRow = kNoRow;
   int64_t lastStateTs = INT64_MIN;
   int64_t lastMoveTs = INT64_MIN;  // its last sched_migrate_task
   // The latest event of its own that shows it was not yet running where it
@@ -305,6 +312,10 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
     if (d.state == TaskState::Running && !runsElsewhere) {
       setState(displaced, ts, TaskState::Unknown, cpu);
       displacedRow = static_cast<uint32_t>(m_stateTs.size() - 1);
+      ThreadRt& out = m_threads[displaced.value];
+      out.untracedOutCpu = cpu;
+      out.untracedOutSlice = static_cast<uint32_t>(m_model->cpuSlices[static_cast<size_t>(cpu)].size() - 1);
+      out.untracedOutRow = displacedRow;
     }
   } else {
     closeSlice(c, cpu, ts, TaskState::RunnablePreempted, SliceEnd::Mismatch);
@@ -336,6 +347,31 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   }
   openSlice(c, cpu, u, ts, kSliceStartInferred, false);
   m_inferred.push_back({cpu, prevSlice, row, displacedRow, lower, ts, kind, unwoken});
+}
+
+// A task replaced without a traced switch out, whose next state is `next`. A
+// wakeup (Runnable) means it had blocked: wakeups are traced and a task that
+// is still runnable gets none. Running again with no wakeup means it had been
+// preempted. Some kernels never trace some tasks' switches out (Linux
+// 6.18.44-fc: none of a guest agent's threads, 74 times in a two-CPU build).
+// Whether it slept in S or D the trace cannot tell: S is assumed, and said.
+void SchedBuilder::resolveUntracedSwitchOut(ThreadRt& rt, TaskState next) {
+  const int cpu = std::exchange(rt.untracedOutCpu, -1);
+  TaskState was;
+  if (next == TaskState::Runnable)
+    was = TaskState::Sleeping;
+  else if (next == TaskState::Running || next == TaskState::RunnablePreempted)
+    was = TaskState::RunnablePreempted;
+  else
+    return;  // it died, or slept again unseen: how it left stays unknown
+  auto& slices = m_model->cpuSlices[static_cast<size_t>(cpu)];
+  if (rt.untracedOutSlice < slices.size() && slices.endReason[rt.untracedOutSlice] == SliceEnd::Mismatch) {
+    slices.endState[rt.untracedOutSlice] = was;
+    slices.flags[rt.untracedOutSlice] |= kSliceEndInferred;
+  }
+  auto& states = m_model->threadStates.state;
+  if (rt.untracedOutRow < states.size() && states[rt.untracedOutRow] == TaskState::Unknown) states[rt.untracedOutRow] = was;
+  m_model->diagnostics.add(DiagCode::switch_out_state_inferred);
 }
 
 void SchedBuilder::DelaySamples::add(int64_t delay) {
@@ -496,6 +532,7 @@ void SchedBuilder::notePrio(Utid u, int32_t prio) {
 void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
   if (u == kIdleUtid) return;
   ThreadRt& rt = m_threads[u.value];
+  if (rt.untracedOutCpu >= 0 && state != TaskState::Unknown) resolveUntracedSwitchOut(rt, state);
   if (rt.state == state && (state != TaskState::Running || rt.cpu == cpu)) return;
   if (ts < rt.lastStateTs) ts = rt.lastStateTs;
   auto& s = m_model->threadStates;

@@ -60,6 +60,9 @@ std::string_view toString(SliceEnd end);
 enum SliceFlags : uint8_t {
   kSliceStartUnknown = 1,  ///< began before the CPU's first event or after lost data: the start is a lower bound
   kSliceStartInferred = 2,  ///< the trace lacks its switch-in: the start is estimated (SchedBuilder::inferSwitchIn)
+  /// SliceEnd::Mismatch whose end state was inferred from the task's next event:
+  /// RunnablePreempted (it ran again with no wakeup) or Sleeping (it was woken).
+  kSliceEndInferred = 4,
 };
 
 /// One CPU's run slices, sorted by ts, non-overlapping.

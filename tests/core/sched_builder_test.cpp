@@ -2,6 +2,11 @@
 // task identity and the diagnostics for contradictory input.
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/analysis/stats.h"
 #include "support/trace_builder.h"
 
 using core::SliceEnd;
@@ -129,6 +134,62 @@ TEST(SchedBuilder, MismatchedPrevTidIsCountedAndRepaired) {
   EXPECT_EQ(s.dur[1], 0);
   EXPECT_EQ(s.flags[1], core::kSliceStartInferred);
   EXPECT_EQ(s.utid[2], utidOfTid(*m, 1));
+}
+
+// Some kernels never trace some tasks' switches out (Linux 6.18.44-fc: a guest
+// agent's threads). The task next event tells how it left: A(1), replaced by
+// B(2) seen in its own context at 60, runs again at 80 with no wakeup, so B
+// had preempted it; woken at 70 after an idle-context event at 50 showed its
+// CPU idle, it had slept; with nothing after, how it left stays unknown.
+TEST(SchedBuilder, AnUntracedSwitchOutIsTakenFromTheTasksNextEvent) {
+  const auto slicesOfA = [](const core::TraceModel& m) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < m.cpuSlices[0].size(); ++i)
+      if (m.cpuSlices[0].utid[i] == utidOfTid(m, 1)) out.push_back(i);
+    return out;
+  };
+  const auto switchesOfA = [](const core::TraceModel& m) {
+    for (const auto& t : core::analysis::computeStats(m).tasks)
+      if (t.tid == 1) return std::make_pair(t.switchesVoluntary, t.switchesInvoluntary);
+    return std::make_pair(uint64_t{99}, uint64_t{99});
+  };
+
+  TraceBuilder preempted;
+  preempted.sw(10, 0, 0, "R", 1).waking(50, 0, 1, 2, 0, core::kCtxHardIrq).other(60, 0, 2).sw(80, 0, 2, "S", 1);
+  auto m = preempted.build();
+  auto a = slicesOfA(*m);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(m->cpuSlices[0].endReason[a[0]], SliceEnd::Mismatch);
+  EXPECT_EQ(m->cpuSlices[0].endState[a[0]], TaskState::RunnablePreempted);
+  EXPECT_TRUE(m->cpuSlices[0].flags[a[0]] & core::kSliceEndInferred);
+  EXPECT_EQ(switchesOfA(*m), std::make_pair(uint64_t{0}, uint64_t{1}));
+  auto [first, last] = m->stateRowsOf(utidOfTid(*m, 1));
+  ASSERT_EQ(last - first, 3u);
+  EXPECT_EQ(m->threadStates.state[first + 1], TaskState::RunnablePreempted);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_out_state_inferred), 1u);
+
+  TraceBuilder slept;
+  slept.sw(10, 0, 0, "R", 1).other(50, 0, 0).waking(70, 1, 3, 1, 0).sw(80, 0, 0, "R", 1);
+  m = slept.build();
+  a = slicesOfA(*m);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(m->cpuSlices[0].endState[a[0]], TaskState::Sleeping);
+  EXPECT_EQ(switchesOfA(*m), std::make_pair(uint64_t{1}, uint64_t{0}));
+  std::tie(first, last) = m->stateRowsOf(utidOfTid(*m, 1));
+  ASSERT_EQ(last - first, 4u);
+  EXPECT_EQ(m->threadStates.state[first + 1], TaskState::Sleeping);
+  EXPECT_EQ(m->threadStates.ts[first + 1], 50);
+  EXPECT_EQ(m->threadStates.state[first + 2], TaskState::Runnable);
+
+  TraceBuilder unseen;
+  unseen.sw(10, 0, 0, "R", 1).other(50, 0, 0).other(90, 0, 0);
+  m = unseen.build();
+  a = slicesOfA(*m);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(m->cpuSlices[0].endState[a[0]], TaskState::Unknown);
+  EXPECT_FALSE(m->cpuSlices[0].flags[a[0]] & core::kSliceEndInferred);
+  EXPECT_EQ(switchesOfA(*m), std::make_pair(uint64_t{0}, uint64_t{0}));
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_out_state_inferred), 0u);
 }
 
 // CPU 0 shows how long this machine takes from a wakeup on an idle CPU to the
