@@ -26,6 +26,17 @@ std::string_view toString(SliceEnd end) {
   return "?";
 }
 
+std::string describeSliceEnd(const CpuSliceTable& slices, size_t i) {
+  std::string text(toString(slices.endReason[i]));
+  if (slices.endReason[i] == SliceEnd::Blocked) {
+    text += " (" + std::string(toString(slices.endState[i])) + ")";
+  } else if (slices.endReason[i] == SliceEnd::Mismatch && (slices.flags[i] & kSliceEndInferred)) {
+    text += slices.endState[i] == TaskState::RunnablePreempted ? ", then preempted (inferred: it ran again unwoken)"
+                                                               : ", then blocked (inferred: it was woken next)";
+  }
+  return text;
+}
+
 SchedClass schedClassOf(int prio, TaskPolicy policy) {
   switch (policy) {
     case TaskPolicy::Deadline: return SchedClass::Deadline;

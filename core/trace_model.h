@@ -55,6 +55,10 @@ enum class SliceEnd : uint8_t {
 };
 std::string_view toString(SliceKind kind);
 std::string_view toString(SliceEnd end);
+struct CpuSliceTable;
+/// How slice `i` ended, for people: "blocked (sleeping)", "preempted", or for
+/// an untraced switch out "mismatched switch, then preempted (inferred)".
+std::string describeSliceEnd(const CpuSliceTable& slices, size_t i);
 
 /// Flags on a CPU slice.
 enum SliceFlags : uint8_t {

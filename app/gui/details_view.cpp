@@ -129,9 +129,7 @@ QString sliceDetailsHtml(const Run& run, const SliceRef& ref) {
         else if (s.prio[i] >= 0)
           rows += row(QObject::tr("prio"), s.prio[i] < 100 ? QObject::tr("%1 (RT)").arg(s.prio[i])
                                                            : QObject::tr("%1 (nice %2)").arg(s.prio[i]).arg(s.prio[i] - 120));
-        QString ended = esc(core::toString(s.endReason[i]));
-        if (s.endReason[i] == core::SliceEnd::Blocked) ended += QStringLiteral(" \u2014 %1").arg(esc(core::toString(s.endState[i])));
-        rows += row(QObject::tr("ended"), ended);
+        rows += row(QObject::tr("ended"), esc(core::describeSliceEnd(s, i)));
         if (m.threads.cookie[u.value]) rows += row(QObject::tr("core cookie"), QStringLiteral("0x%1").arg(m.threads.cookie[u.value], 0, 16));
         if (m.threads.uclampMin[u.value] >= 0 || m.threads.uclampMax[u.value] >= 0)
           rows += row(QObject::tr("uclamp (requested)"), QStringLiteral("min %1, max %2").arg(m.threads.uclampMin[u.value]).arg(m.threads.uclampMax[u.value]));

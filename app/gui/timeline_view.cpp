@@ -650,9 +650,7 @@ QString TimelinePane::toolTipAt(const QPoint& pos) const {
     }
     s += tr("<br>start %1, duration %2").arg(render::formatDuration(sl.ts[src] - m_run.render->origin), render::formatDuration(sl.dur[src]));
     if (sl.kind[src] == core::SliceKind::Task) {
-      s += tr("<br>ended: %1").arg(QString::fromUtf8(core::toString(sl.endReason[src]).data()));
-      if (sl.endReason[src] == core::SliceEnd::Blocked)
-        s += QStringLiteral(" (%1)").arg(QString::fromUtf8(core::toString(sl.endState[src]).data()));
+      s += tr("<br>ended: %1").arg(QString::fromStdString(core::describeSliceEnd(sl, src)));
       if (m.threads.cookie[u.value]) s += tr("<br>cookie 0x%1").arg(m.threads.cookie[u.value], 0, 16);
     }
     return s;

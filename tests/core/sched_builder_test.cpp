@@ -163,6 +163,8 @@ TEST(SchedBuilder, AnUntracedSwitchOutIsTakenFromTheTasksNextEvent) {
   EXPECT_EQ(m->cpuSlices[0].endState[a[0]], TaskState::RunnablePreempted);
   EXPECT_TRUE(m->cpuSlices[0].flags[a[0]] & core::kSliceEndInferred);
   EXPECT_EQ(switchesOfA(*m), std::make_pair(uint64_t{0}, uint64_t{1}));
+  EXPECT_EQ(core::describeSliceEnd(m->cpuSlices[0], a[0]),
+            "mismatched switch, then preempted (inferred: it ran again unwoken)");
   auto [first, last] = m->stateRowsOf(utidOfTid(*m, 1));
   ASSERT_EQ(last - first, 3u);
   EXPECT_EQ(m->threadStates.state[first + 1], TaskState::RunnablePreempted);
@@ -175,6 +177,7 @@ TEST(SchedBuilder, AnUntracedSwitchOutIsTakenFromTheTasksNextEvent) {
   ASSERT_EQ(a.size(), 2u);
   EXPECT_EQ(m->cpuSlices[0].endState[a[0]], TaskState::Sleeping);
   EXPECT_EQ(switchesOfA(*m), std::make_pair(uint64_t{1}, uint64_t{0}));
+  EXPECT_EQ(core::describeSliceEnd(m->cpuSlices[0], a[0]), "mismatched switch, then blocked (inferred: it was woken next)");
   std::tie(first, last) = m->stateRowsOf(utidOfTid(*m, 1));
   ASSERT_EQ(last - first, 4u);
   EXPECT_EQ(m->threadStates.state[first + 1], TaskState::Sleeping);
@@ -188,6 +191,7 @@ TEST(SchedBuilder, AnUntracedSwitchOutIsTakenFromTheTasksNextEvent) {
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(m->cpuSlices[0].endState[a[0]], TaskState::Unknown);
   EXPECT_FALSE(m->cpuSlices[0].flags[a[0]] & core::kSliceEndInferred);
+  EXPECT_EQ(core::describeSliceEnd(m->cpuSlices[0], a[0]), "mismatched switch");
   EXPECT_EQ(switchesOfA(*m), std::make_pair(uint64_t{0}, uint64_t{0}));
   EXPECT_EQ(m->diagnostics.count(core::DiagCode::switch_out_state_inferred), 0u);
 }
