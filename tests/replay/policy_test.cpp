@@ -812,7 +812,40 @@ TEST(SleepEnd, TimerSlackEndsASleepWithAnEarlierInterruptOfItsCpu) {
 
 // --- requeue_lag_curr: the lag of a delayed task woken while queued ---
 
-// One CPU (a 0.7 ms slice). A runs alone, forks B at 10 us of its work (B is
+namespace {
+
+// One CPU: A runs alone, forks B at 10 us of its work and blocks at 20 us,
+// ahead of B in vruntime, so DELAY_DEQUEUE keeps it queued; B runs 300 us.
+// `aAfter` are A's bursts after that block; B wakes the i-th of them at
+// `bWakesAt[i]` of its work.
+replay::Workload delayedSleeper(const std::vector<replay::Burst>& aAfter, const std::vector<int64_t>& bWakesAt) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task a;
+  a.tid = a.tgid = 100;
+  a.comm = "a";
+  a.exits = true;
+  a.bursts.push_back(replay::Burst{.work = 20'000});
+  a.bursts.insert(a.bursts.end(), aAfter.begin(), aAfter.end());
+  a.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 0, .target = 1, .kind = replay::TriggerKind::Fork});
+  replay::Task b;
+  b.tid = b.tgid = 101;
+  b.comm = "b";
+  b.parent = 0;
+  b.exits = true;
+  b.bursts.push_back(replay::Burst{.work = 300'000});
+  for (size_t i = 0; i < bWakesAt.size(); ++i)
+    b.triggers.push_back(
+        replay::Trigger{.offset = bWakesAt[i], .burst = 0, .target = 0, .targetBurst = static_cast<uint32_t>(i + 1)});
+  w.tasks = {a, b};
+  return w;
+}
+
+const replay::Burst kWokenByB{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1};
+
+}  // namespace
+
+// delayedSleeper() on one CPU (a 0.7 ms slice): A forks B at 10 us of its work (B is
 // placed at V = 10 us, 6.18.33+ forks do not preempt) and blocks at 20 us,
 // ahead of B in vruntime: not eligible (V = 15), so DELAY_DEQUEUE keeps it
 // queued and B runs. At 11 us of its work B wakes A. The kernel takes A's lag
@@ -824,25 +857,7 @@ TEST(SleepEnd, TimerSlackEndsASleepWithAnEarlierInterruptOfItsCpu) {
 // anew at V = 21 beside B, which stays eligible and protected and runs its
 // whole 300 us burst before A runs again.
 TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpdate) {
-  replay::Workload w;
-  w.kind = "rt-app";
-  replay::Task a;
-  a.tid = a.tgid = 100;
-  a.comm = "a";
-  a.exits = true;
-  a.bursts.push_back(replay::Burst{.work = 20'000});
-  a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
-  a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
-  a.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 0, .target = 1, .kind = replay::TriggerKind::Fork});
-  replay::Task b;
-  b.tid = b.tgid = 101;
-  b.comm = "b";
-  b.parent = 0;
-  b.exits = true;
-  b.bursts.push_back(replay::Burst{.work = 300'000});
-  b.triggers.push_back(replay::Trigger{.offset = 11'000, .burst = 0, .target = 0, .targetBurst = 1});
-  b.triggers.push_back(replay::Trigger{.offset = 22'000, .burst = 0, .target = 0, .targetBurst = 2});
-  w.tasks = {a, b};
+  const replay::Workload w = delayedSleeper({kWokenByB, kWokenByB}, {11'000, 22'000});
   const auto preemptionsOfB = [&](const char* lag) {
     const auto r = replayOn(w, "eevdf", 1, {std::string("requeue_lag_curr=") + lag, "release=6.18.44"});
     EXPECT_TRUE(r.model);
@@ -858,34 +873,15 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
 
 // --- the model's DELAY_DEQUEUE counters (replay's "Model:" line) ---
 
-// The same start on one CPU: A blocks at 20 us behind B and is kept queued.
+// delayedSleeper(): A blocks at 20 us behind B and is kept queued.
 // Woken by B at 11 us of B's work, it was held 11 us; asleep for 10 ms
 // instead, it is held until B exits at 320 us and the pick reaches it. The
 // shares are of the busy time, the work of both tasks.
 TEST(EevdfPolicy, CountsTheSleepersDelayDequeueKeptQueued) {
   const auto workload = [](bool wokenByB) {
-    replay::Workload w;
-    w.kind = "rt-app";
-    replay::Task a;
-    a.tid = a.tgid = 100;
-    a.comm = "a";
-    a.exits = true;
-    a.bursts.push_back(replay::Burst{.work = 20'000});
-    if (wokenByB)
-      a.bursts.push_back(replay::Burst{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1});
-    else
-      a.bursts.push_back(replay::Burst{
-          .work = 10'000, .wake = replay::WakeKind::Sleep, .interruptWake = true, .sleepNs = 10'000'000});
-    a.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 0, .target = 1, .kind = replay::TriggerKind::Fork});
-    replay::Task b;
-    b.tid = b.tgid = 101;
-    b.comm = "b";
-    b.parent = 0;
-    b.exits = true;
-    b.bursts.push_back(replay::Burst{.work = 300'000});
-    if (wokenByB) b.triggers.push_back(replay::Trigger{.offset = 11'000, .burst = 0, .target = 0, .targetBurst = 1});
-    w.tasks = {a, b};
-    return w;
+    const replay::Burst asleep{
+        .work = 10'000, .wake = replay::WakeKind::Sleep, .interruptWake = true, .sleepNs = 10'000'000};
+    return wokenByB ? delayedSleeper({kWokenByB}, {11'000}) : delayedSleeper({asleep}, {});
   };
   const auto counters = [](const replay::ReplayResult& r) {
     return std::map<std::string, double>(r.modelCounters.values.begin(), r.modelCounters.values.end());
