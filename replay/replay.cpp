@@ -217,7 +217,9 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
     if (auto st = text->close(); !st) return core::Error(st.message());
   result.stats = engine.stats();
   result.outcomes = engine.outcomes();
-  result.modelCounters = policy->counters(workload.totalWork());
+  int64_t busyNs = 0;  // the CPUs' time running tasks: with SMT or a speed below 1 more than the work, cut by a duration less
+  for (const TaskOutcome& o : result.outcomes) busyNs += o.runtimeNs;
+  result.modelCounters = policy->counters(busyNs);
   if (spec.uclamp) {
     result.energyJoules = uclamp::energyJoules(*policy, result.stats.endTs);
     char energy[32];
