@@ -220,6 +220,8 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   int64_t busyNs = 0;  // the CPUs' time running tasks: with SMT or a speed below 1 more than the work, cut by a duration less
   for (const TaskOutcome& o : result.outcomes) busyNs += o.runtimeNs;
   result.modelCounters = policy->counters(busyNs);
+  if (!result.modelCounters.summary.empty())
+    builder.setMetadata("replay.model_counters", result.modelCounters.summary);  // for the GUI and reports
   if (spec.uclamp) {
     result.energyJoules = uclamp::energyJoules(*policy, result.stats.endTs);
     char energy[32];

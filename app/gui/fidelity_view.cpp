@@ -157,9 +157,13 @@ void FidelityView::showSelected() {
   QStringList caveats;
   for (const auto& c : unmodelled)
     if (c.count) caveats << tr("%1: %2").arg(QString::fromStdString(c.what)).arg(c.count);
+  QString text;
   if (!unmodelled.empty())
-    m_unmodelled->setText(caveats.isEmpty() ? tr("Not modelled exactly: none of the counted kinds.")
-                                            : tr("Not modelled exactly: %1.").arg(caveats.join(QStringLiteral("; "))));
+    text = caveats.isEmpty() ? tr("Not modelled exactly: none of the counted kinds.")
+                             : tr("Not modelled exactly: %1.").arg(caveats.join(QStringLiteral("; ")));
+  if (auto it = run->model->metadata.find("replay.model_counters"); it != run->model->metadata.end())
+    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Model: %1.").arg(QString::fromStdString(it->second));
+  m_unmodelled->setText(text);
   m_metrics->setRowCount(static_cast<int>(f->metrics.size()));
   int row = 0;
   for (const auto& m : f->metrics) {

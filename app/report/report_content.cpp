@@ -964,6 +964,9 @@ class Builder {
       setup.rows.push_back({Cell(QStringLiteral("Energy (estimate)"), Tone::Muted),
                             QStringLiteral("%1 J over the replay (OPP power table in the parameters)")
                                 .arg(QString::fromStdString(it->second))});
+    // What the model counted of its own mechanics (EEVDF: DELAY_DEQUEUE), as `replay` prints it.
+    if (auto it = m.metadata.find("replay.model_counters"); it != m.metadata.end())
+      setup.rows.push_back({Cell(QStringLiteral("Model counts"), Tone::Muted), QString::fromStdString(it->second)});
     m_doc.table(std::move(setup));
     frequencyTable(r, rec);
 

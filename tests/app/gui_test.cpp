@@ -1085,6 +1085,8 @@ TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
   EXPECT_TRUE(on.contains(QStringLiteral("recorded with autogroup on (kernel.sched_autogroup_enabled = 1 beside the "
                                          "trace): sessions' tasks competed as groups, replayed on flat runqueues: 1")))
       << on.toStdString();
+  // The baseline (EEVDF of 6.18) also says what DELAY_DEQUEUE kept queued, as `replay` does.
+  EXPECT_TRUE(on.contains(QStringLiteral(".\nModel: DELAY_DEQUEUE kept "))) << on.toStdString();
   const QString off = replayedText("kernel.sched_autogroup_enabled = 0\n");
   EXPECT_TRUE(off.startsWith(QStringLiteral("Not modelled exactly: "))) << off.toStdString();
   EXPECT_FALSE(off.contains(QStringLiteral("autogroup"))) << off.toStdString();
