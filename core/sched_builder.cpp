@@ -364,11 +364,9 @@ void SchedBuilder::resolveUntracedSwitchOut(ThreadRt& rt, TaskState next) {
     was = TaskState::RunnablePreempted;
   else
     return;  // it died, or slept again unseen: how it left stays unknown
-  auto& slices = m_model->cpuSlices[static_cast<size_t>(cpu)];
-  if (rt.untracedOutSlice < slices.size() && slices.endReason[rt.untracedOutSlice] == SliceEnd::Mismatch) {
-    slices.endState[rt.untracedOutSlice] = was;
-    slices.flags[rt.untracedOutSlice] |= kSliceEndInferred;
-  }
+  auto& slices = m_model->cpuSlices[static_cast<size_t>(cpu)];  // the Mismatch slice inferSwitchIn() closed
+  slices.endState[rt.untracedOutSlice] = was;
+  slices.flags[rt.untracedOutSlice] |= kSliceEndInferred;
   auto& states = m_model->threadStates.state;
   if (rt.untracedOutRow < states.size() && states[rt.untracedOutRow] == TaskState::Unknown) states[rt.untracedOutRow] = was;
   m_model->diagnostics.add(DiagCode::switch_out_state_inferred);

@@ -26,14 +26,20 @@ std::string_view toString(SliceEnd end) {
   return "?";
 }
 
+SliceEnd switchOutOf(const CpuSliceTable& slices, size_t i) {
+  const SliceEnd reason = slices.endReason[i];
+  if (reason != SliceEnd::Mismatch || !(slices.flags[i] & kSliceEndInferred)) return reason;
+  return slices.endState[i] == TaskState::RunnablePreempted ? SliceEnd::Preempted : SliceEnd::Blocked;
+}
+
 std::string describeSliceEnd(const CpuSliceTable& slices, size_t i) {
   std::string text(toString(slices.endReason[i]));
-  if (slices.endReason[i] == SliceEnd::Blocked) {
+  const SliceEnd out = switchOutOf(slices, i);
+  if (slices.endReason[i] == SliceEnd::Blocked)
     text += " (" + std::string(toString(slices.endState[i])) + ")";
-  } else if (slices.endReason[i] == SliceEnd::Mismatch && (slices.flags[i] & kSliceEndInferred)) {
-    text += slices.endState[i] == TaskState::RunnablePreempted ? ", then preempted (inferred: it ran again unwoken)"
-                                                               : ", then blocked (inferred: it was woken next)";
-  }
+  else if (out != slices.endReason[i])
+    text += ", then " + std::string(toString(out)) +
+            (out == SliceEnd::Preempted ? " (inferred: it ran again unwoken)" : " (inferred: it was woken next)");
   return text;
 }
 

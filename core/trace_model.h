@@ -56,6 +56,9 @@ enum class SliceEnd : uint8_t {
 std::string_view toString(SliceKind kind);
 std::string_view toString(SliceEnd end);
 struct CpuSliceTable;
+/// How the task of slice `i` left the CPU: its end reason, with a Mismatch whose
+/// end was inferred (kSliceEndInferred) taken as the Preempted or Blocked it implies.
+SliceEnd switchOutOf(const CpuSliceTable& slices, size_t i);
 /// How slice `i` ended, for people: "blocked (sleeping)", "preempted", or for
 /// an untraced switch out "mismatched switch, then preempted (inferred)".
 std::string describeSliceEnd(const CpuSliceTable& slices, size_t i);

@@ -229,9 +229,7 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
           TaskStats& t = out.tasks[static_cast<size_t>(ti)];
           t.runtimeNs += o;
           if (end >= range.from && end < range.to) {
-            SliceEnd reason = s.endReason[i];
-            if (reason == SliceEnd::Mismatch && (s.flags[i] & kSliceEndInferred))  // how it left, from its next event
-              reason = s.endState[i] == TaskState::RunnablePreempted ? SliceEnd::Preempted : SliceEnd::Blocked;
+            const SliceEnd reason = switchOutOf(s, i);
             if (reason == SliceEnd::Preempted) ++t.switchesInvoluntary;
             else if (reason == SliceEnd::Blocked || reason == SliceEnd::Exited) ++t.switchesVoluntary;
           }
