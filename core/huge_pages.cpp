@@ -1,13 +1,21 @@
-// The program's memory on transparent huge pages.
+// The program's memory on transparent huge pages, when the user asks for them
+// (SCHEDLAB_HUGE_PAGES=1).
 //
-// Why: the trace model's columns, the extraction's arrays, the simulation's
-// tables and the statistics' sweeps are tens to hundreds of MB, filled once
-// and then read at random. With 4 KiB pages every fresh page is a fault (a
-// third of `info`'s CPU time on a 2.7M-event trace.dat, on this project's
-// machine) and every random read risks a TLB miss. Debian's kernels give huge
+// Why they can help: the trace model's columns, the extraction's arrays, the
+// simulation's tables and the statistics' sweeps are tens to hundreds of MB,
+// filled once and then read at random. With 4 KiB pages every fresh page is a
+// fault and every random read risks a TLB miss. Debian's kernels give huge
 // pages only to memory advised with MADV_HUGEPAGE (transparent_hugepage/
-// enabled = madvise). Two things ask for them, and the README ("Huge pages")
-// gives what each is worth:
+// enabled = madvise).
+// Why they are not the default: on a virtual machine whose host takes free
+// guest memory back (free page reporting), a fresh huge page can cost far
+// more than the 512 small pages it replaces. On this project's machine, a
+// few seconds after the last run freed its memory: 300 MB touched once took
+// 2.5-3.4 s on huge pages against 0.12-0.17 s on small ones, and `info` on a
+// 3.3M-event trace.dat 1.30 s against 0.52 s (README "Huge pages"). Warm, they
+// saved at most a few percent. The worst case of small pages is bounded; that
+// of huge pages is not something a user can see coming.
+// Two things ask for them:
 //  - glibc advises its heaps and its mapped chunks under
 //    GLIBC_TUNABLES=glibc.malloc.hugetlb=1, but reads tunables only when a
 //    program starts: rerunWithHugePageMalloc() re-executes the program with it
@@ -16,8 +24,7 @@
 //    a small page already in it stays small.
 //  - operator new advises every block of a huge page or more itself, as
 //    glibc's madvise_thp does. glibc under its tunable leaves a large block
-//    that it takes from a heap's free space as it is; on `replay` of that
-//    trace the two together took 17.5k faults, the tunable alone 30k.
+//    that it takes from a heap's free space as it is.
 // Only the throwing single-object operator new is replaced: libstdc++'s array
 // and nothrow forms call it, and its operator delete frees what malloc
 // returned. Sanitizer runtimes bring their own allocator and operator new
@@ -52,6 +59,11 @@ constexpr const char* kTunable = "glibc.malloc.hugetlb";
 
 }  // namespace
 
+bool hugePagesRequested() {
+  const char* asked = std::getenv("SCHEDLAB_HUGE_PAGES");
+  return asked && *asked && std::string_view(asked) != "0";
+}
+
 bool kernelGivesHugePages() {
   std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string text;
@@ -67,7 +79,7 @@ bool hugePagesPossible() {
 }
 
 void rerunWithHugePageMalloc(char** argv) {
-  if (!hugePagesPossible() || std::getenv("SCHEDLAB_NO_HUGE_PAGES")) return;
+  if (!hugePagesPossible() || !hugePagesRequested()) return;
   const char* current = std::getenv("GLIBC_TUNABLES");
   const bool hadTunables = current != nullptr;
   const std::string before = current ? current : "";
@@ -130,7 +142,8 @@ void* operator new(std::size_t size) {
   if (size == 0) size = 1;
   for (;;) {
     if (void* block = std::malloc(size)) {
-      if (size >= kHugePage) adviseHugePages(block, size);
+      // Read at each large block (a getenv beside a mapping of 2 MiB or more).
+      if (size >= kHugePage && core::hugePagesRequested()) adviseHugePages(block, size);
       return block;
     }
     const std::new_handler handler = std::get_new_handler();

@@ -10,6 +10,10 @@ namespace core {
 /// operator new.
 bool hugePagesPossible();
 
+/// Whether the user asked for huge pages: SCHEDLAB_HUGE_PAGES set, and not to
+/// "" or "0". Without it the program uses the kernel's small pages throughout.
+bool hugePagesRequested();
+
 /// Whether the kernel has transparent huge pages and not set to `never`.
 bool kernelGivesHugePages();
 
@@ -17,7 +21,7 @@ bool kernelGivesHugePages();
 /// page support for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), which glibc
 /// reads only at start-up. Returns without doing so when the environment
 /// already names that tunable (the user's choice, or the run it started),
-/// when SCHEDLAB_NO_HUGE_PAGES is set, when the kernel has transparent huge
+/// when !hugePagesRequested(), when the kernel has transparent huge
 /// pages off, when !hugePagesPossible(), or when the exec fails. Call it first
 /// in main().
 void rerunWithHugePageMalloc(char** argv);

@@ -18,6 +18,10 @@
 #   PERF_DATA     default /tmp/bench-perf/perf.data
 #   SCHEDLAB_CLI  default: the first build*/app/cli or build/*/app/cli schedlab-cli of this checkout
 #   RUNS          default 5
+#   PAUSE_S (environment) seconds to sleep before each command, default 0: a
+#           user reads one command's output before the next, and on a virtual
+#           machine the host takes freed memory back in that time (README
+#           "Huge pages"), which back-to-back runs never see.
 # Exit status: 0 when every goal holds in wall and in CPU time, 1 when one
 # does not, 2 on setup errors.
 set -euo pipefail
@@ -74,6 +78,7 @@ fi
 declare -a wall cpu
 for _ in $(seq "$runs"); do
   for k in "${!cmds[@]}"; do
+    sleep "${PAUSE_S:-0}"
     # shellcheck disable=SC2086  # the command lines are word-split on purpose (paths without spaces)
     read -r w c < <(measure ${cmds[$k]})
     wall[k]="${wall[k]:-} $w"
@@ -82,7 +87,7 @@ for _ in $(seq "$runs"); do
 done
 
 declare -a wallMed cpuMed
-echo "file:   $file ($events events), $runs alternating runs; $(uptime | sed 's/.*load/load/')"
+echo "file:   $file ($events events), $runs alternating runs, ${PAUSE_S:-0} s pause before each; $(uptime | sed 's/.*load/load/')"
 for k in "${!cmds[@]}"; do
   wallMed[$k]=$(echo "${wall[$k]}" | tr ' ' '\n' | grep . | median)
   cpuMed[$k]=$(echo "${cpu[$k]}" | tr ' ' '\n' | grep . | median)

@@ -1,11 +1,13 @@
-// core/huge_pages.cpp: large C++ allocations carry MADV_HUGEPAGE, which the
-// kernel shows as the "hg" flag of the mapping in /proc/self/smaps; and the
+// core/huge_pages.cpp: when SCHEDLAB_HUGE_PAGES asks for them, large C++
+// allocations carry MADV_HUGEPAGE, which the kernel shows as the "hg" flag of
+// the mapping in /proc/self/smaps, and without it none do; and the
 // glibc.malloc.hugetlb setting read back from GLIBC_TUNABLES.
 #include "core/huge_pages.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -40,7 +42,9 @@ class HugePageNew : public testing::Test {
     // (even `never`), so only a kernel without THP has nothing to show.
     if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
       GTEST_SKIP() << "this kernel has no transparent huge pages";
+    setenv("SCHEDLAB_HUGE_PAGES", "1", 1);
   }
+  void TearDown() override { unsetenv("SCHEDLAB_HUGE_PAGES"); }
 };
 
 bool hasFlag(const std::string& vmFlags, const std::string& flag) {
@@ -57,6 +61,21 @@ TEST_F(HugePageNew, LargeBlocksAreAdvisedAsAWhole) {
   ASSERT_FALSE(first.empty()) << "no mapping holds the block in /proc/self/smaps";
   EXPECT_TRUE(hasFlag(first, "hg")) << first;
   EXPECT_TRUE(hasFlag(last, "hg")) << last;
+}
+
+TEST_F(HugePageNew, LargeBlocksAreLeftAloneUnlessAskedFor) {
+  constexpr size_t kSize = size_t{40} << 20;  // a mapping of its own, as above
+  for (const char* setting : {static_cast<const char*>(nullptr), "", "0"}) {
+    if (setting)
+      setenv("SCHEDLAB_HUGE_PAGES", setting, 1);
+    else
+      unsetenv("SCHEDLAB_HUGE_PAGES");
+    EXPECT_FALSE(core::hugePagesRequested()) << (setting ? setting : "unset");
+    const auto block = std::make_unique<char[]>(kSize);
+    const std::string flags = vmFlagsOf(block.get());
+    ASSERT_FALSE(flags.empty());
+    EXPECT_FALSE(hasFlag(flags, "hg")) << (setting ? setting : "unset") << ": " << flags;
+  }
 }
 
 TEST_F(HugePageNew, SmallBlocksAreLeftAlone) {
