@@ -281,11 +281,13 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
 
 void judgeAgainstRecording(ReplayResult& r, const core::analysis::RunStats& recordedStats) {
   if (!r.model) return;  // discardEvents: nothing to judge
-  r.runStats = core::analysis::computeStats(*r.model);
   Validation& v = r.validation;
-  v.fidelity = core::analysis::computeFidelity(
-      recordedStats, *r.runStats,
-      {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+  // Fidelity reads no fair-share figure: judged while the replay's sweep runs.
+  r.runStats = core::analysis::computeStats(*r.model, core::analysis::wholeTrace(*r.model), [&](const auto& replayed) {
+    v.fidelity = core::analysis::computeFidelity(
+        recordedStats, replayed,
+        {v.makespanRecordedNs, v.makespanReplayNs, v.workConserved, v.workRecordedNs, v.workReplayNs});
+  });
   if (r.model->replay) r.model->replay->fidelity = std::make_shared<core::analysis::Fidelity>(*v.fidelity);
 }
 

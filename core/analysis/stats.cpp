@@ -179,7 +179,7 @@ int64_t Distribution::percentile(double p) const {
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
-RunStats computeStats(const TraceModel& m, TimeRange range) {
+RunStats computeStats(const TraceModel& m, TimeRange range, const std::function<void(const RunStats&)>& whileFairShareRuns) {
   // The ideal fair share is the costliest part and needs nothing else here:
   // it runs beside the rest (the model is immutable).
   auto sharesPending = std::async(std::launch::async, [&m, range] { return computeFairShare(m, range); });
@@ -382,17 +382,14 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
   // that it overlaps the sweep rather than following it.
   out.idleWhileRunnableNs = idleWhileRunnableNs(m, range);
 
-  // Per-task summaries, run totals, fairness.
-  const auto shares = sharesPending.get();
-  std::vector<double> ratios;
-  double lagSum = 0, lagMax = 0;
+  // Per-task summaries and run totals: everything but the fair share, so that
+  // the distributions' sorts (and the caller's hook) overlap the sweep.
   const auto part = [](const std::vector<int64_t>& all, size_t b, size_t e) {
     return std::vector<int64_t>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
   };
   SampleRange from{0, 0};
   for (size_t ti = 0; ti < out.tasks.size(); ++ti) {
     TaskStats& t = out.tasks[ti];
-    const size_t u = t.utid.value;
     t.cpuShare = share(t.runtimeNs);
     const SampleRange to = samplesOf[ti];
     t.wakeupLatency = Distribution::of(part(allLat, from.latEnd, to.latEnd));
@@ -400,7 +397,17 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     from = to;
     out.switchesVoluntary += t.switchesVoluntary;
     out.switchesInvoluntary += t.switchesInvoluntary;
-    const FairShare& f = shares[u];
+  }
+  out.wakeupLatency = Distribution::of(std::move(allLat));
+  out.schedDelay = Distribution::of(std::move(allDelay));
+  if (whileFairShareRuns) whileFairShareRuns(out);
+
+  // Fairness.
+  const auto shares = sharesPending.get();
+  std::vector<double> ratios;
+  double lagSum = 0, lagMax = 0;
+  for (TaskStats& t : out.tasks) {
+    const FairShare& f = shares[t.utid.value];
     t.idealNs = std::llround(f.idealNs);
     t.gpsLagMaxNs = std::llround(f.maxAbsLagNs);
     t.competing = f.competed && f.idealNs > 0;  // x = S / S* needs an ideal
@@ -409,8 +416,6 @@ RunStats computeStats(const TraceModel& m, TimeRange range) {
     lagSum += f.maxAbsLagNs;
     lagMax = std::max(lagMax, f.maxAbsLagNs);
   }
-  out.wakeupLatency = Distribution::of(std::move(allLat));
-  out.schedDelay = Distribution::of(std::move(allDelay));
   const size_t competing = ratios.size();
   out.fairness.competingTasks = competing;
   out.fairness.jain = jainIndex(ratios);

@@ -48,6 +48,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -214,7 +215,12 @@ int weightOfPrio(int prio);
 /// The weight a task competes with in the fair class: SCHED_IDLE's WEIGHT_IDLEPRIO (3), else its prio's.
 int fairWeight(int prio, TaskPolicy policy);
 
-RunStats computeStats(const TraceModel& model, TimeRange range);
+/// The statistics of `range`. The ideal fair share is swept on another thread;
+/// `whileFairShareRuns`, when given, is called meanwhile with every field
+/// filled but the fair share's (RunStats::fairness, TaskStats::idealNs,
+/// gpsLagMaxNs and competing), for work that needs nothing else.
+RunStats computeStats(const TraceModel& model, TimeRange range,
+                      const std::function<void(const RunStats&)>& whileFairShareRuns = {});
 inline RunStats computeStats(const TraceModel& model) { return computeStats(model, wholeTrace(model)); }
 
 std::vector<ProcessStats> aggregateByProcess(const RunStats& stats);

@@ -78,6 +78,28 @@ TEST(Stats, FairnessByHand) {
   EXPECT_EQ(s.fairness.gpsLagMeanNs, 250);
 }
 
+TEST(Stats, TheHookSeesEverythingButTheFairShare) {
+  auto m = preemption();
+  bool called = false;
+  const auto s = computeStats(*m, core::analysis::wholeTrace(*m), [&](const core::analysis::RunStats& early) {
+    called = true;
+    // The figures FairnessByHand and TimesSwitchesAndLatencies work out by hand.
+    EXPECT_EQ(early.switchesVoluntary, 1u);
+    EXPECT_EQ(early.switchesInvoluntary, 1u);
+    EXPECT_EQ(early.wakeupLatency.count, 1u);
+    EXPECT_EQ(early.wakeupLatency.p50, 500);
+    EXPECT_EQ(early.schedDelay.count, 2u);
+    EXPECT_EQ(task(early, 2).wakeupLatency.p50, 500);
+    EXPECT_DOUBLE_EQ(task(early, 1).cpuShare, 0.75);
+    // Not yet: the sweep's.
+    EXPECT_EQ(early.fairness.competingTasks, 0u);
+    EXPECT_EQ(task(early, 1).idealNs, 0);
+  });
+  EXPECT_TRUE(called);
+  EXPECT_EQ(s.fairness.competingTasks, 2u);
+  EXPECT_EQ(task(s, 1).idealNs, 1500);
+}
+
 TEST(Stats, RangeClipsIntervals) {
   auto m = preemption();
   const auto s = computeStats(*m, {750, 1250});
