@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <optional>
 
 #include "replay/policies/fair_policy.h"
 #include "replay/policies/registry.h"
 #include "replay/policies/uclamp_policy.h"
+#include "replay/sim/pipelined_sink.h"
 
 namespace replay {
 
@@ -211,8 +213,13 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
     sink = tee.get();
   }
 
-  Engine engine(w, result.topology, *policy, *config, *sink);
-  if (auto st = engine.run(options.stop); !st) return core::Error(st.message());
+  // The sinks run beside the simulation: the engine's thread only records.
+  std::optional<PipelinedSink> pipelined;
+  if (sink != &nullSink) pipelined.emplace(*sink);
+  Engine engine(w, result.topology, *policy, *config, pipelined ? *pipelined : *sink);
+  const auto ran = engine.run(options.stop);
+  if (pipelined) pipelined->finish();
+  if (!ran) return core::Error(ran.message());
   if (text)
     if (auto st = text->close(); !st) return core::Error(st.message());
   result.stats = engine.stats();
