@@ -268,14 +268,21 @@ ExtractOptions extractOptionsFor(const ReplayOptions& options, ExtractOptions ex
 core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording, const ReplayOptions& options,
                                               const ExtractOptions& extract,
                                               const std::function<void(double)>& progress) {
-  // The recording's statistics need only the recording: they are computed
-  // while the workload is replayed (the model is immutable). Not while it is
-  // extracted: the extraction frees tens of MB of tables when it returns,
-  // which the statistics then take instead of new pages (core/malloc_arena.cpp).
+  // The recording's statistics need only the recording (the model is
+  // immutable), so they run beside the extraction and the simulation. Their
+  // costliest part, the ideal fair share, starts with the extraction, which
+  // leaves the second core half idle; the rest waits for the simulation: with
+  // the extraction it was slower (3-6%, 9 pairs), as the extraction's freed
+  // tables then came too late for the statistics to reuse them
+  // (core/malloc_arena.cpp), and with the simulation's sinks and the whole
+  // sweep beside the simulation, its thread lost a third of its core.
+  const auto whole = core::analysis::wholeTrace(recording);
+  auto recordedShares = core::analysis::startFairShare(recording, whole);
   auto workload = extractWorkload(recording, extractOptionsFor(options, extract));
   if (!workload) return workload.error();
-  auto recordedPending =
-      std::async(std::launch::async, [&recording] { return core::analysis::computeStats(recording); });
+  auto recordedPending = std::async(std::launch::async, [&recording, whole, &recordedShares] {
+    return core::analysis::computeStats(recording, whole, std::move(recordedShares));
+  });
   if (options.stop.stop_requested()) return core::Error("replay cancelled");
   if (progress) progress(0.25);
   auto result = runReplay(*workload, options);

@@ -182,7 +182,15 @@ int64_t Distribution::percentile(double p) const {
 RunStats computeStats(const TraceModel& m, TimeRange range, const std::function<void(const RunStats&)>& whileFairShareRuns) {
   // The ideal fair share is the costliest part and needs nothing else here:
   // it runs beside the rest (the model is immutable).
-  auto sharesPending = std::async(std::launch::async, [&m, range] { return computeFairShare(m, range); });
+  return computeStats(m, range, startFairShare(m, range), whileFairShareRuns);
+}
+
+std::future<std::vector<FairShare>> startFairShare(const TraceModel& m, TimeRange range) {
+  return std::async(std::launch::async, [&m, range] { return computeFairShare(m, range); });
+}
+
+RunStats computeStats(const TraceModel& m, TimeRange range, std::future<std::vector<FairShare>> sharesPending,
+                      const std::function<void(const RunStats&)>& whileFairShareRuns) {
   RunStats out;
   out.range = range;
   out.coveredNs = overlap(range.from, range.to, m.firstTs, m.lastTs);

@@ -49,6 +49,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
@@ -220,6 +221,14 @@ int fairWeight(int prio, TaskPolicy policy);
 /// filled but the fair share's (RunStats::fairness, TaskStats::idealNs,
 /// gpsLagMaxNs and competing), for work that needs nothing else.
 RunStats computeStats(const TraceModel& model, TimeRange range,
+                      const std::function<void(const RunStats&)>& whileFairShareRuns = {});
+struct FairShare;  // fair_share.h
+/// The ideal fair share of `range` (fair_share.h), swept on a thread of its
+/// own from now: for a caller with a core to spare before the rest of the
+/// statistics can run. `model` must outlive the future.
+std::future<std::vector<FairShare>> startFairShare(const TraceModel& model, TimeRange range);
+/// As above, with the fair share startFairShare() began.
+RunStats computeStats(const TraceModel& model, TimeRange range, std::future<std::vector<FairShare>> fairShare,
                       const std::function<void(const RunStats&)>& whileFairShareRuns = {});
 inline RunStats computeStats(const TraceModel& model) { return computeStats(model, wholeTrace(model)); }
 

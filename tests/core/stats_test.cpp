@@ -100,6 +100,17 @@ TEST(Stats, TheHookSeesEverythingButTheFairShare) {
   EXPECT_EQ(task(s, 1).idealNs, 1500);
 }
 
+TEST(Stats, AFairShareStartedEarlierGivesTheSameFairness) {
+  auto m = preemption();
+  const auto range = core::analysis::wholeTrace(*m);
+  const auto s = computeStats(*m, range, core::analysis::startFairShare(*m, range));
+  // FairnessByHand's figures.
+  EXPECT_DOUBLE_EQ(s.fairness.jain, 1.0);
+  EXPECT_EQ(s.fairness.competingTasks, 2u);
+  EXPECT_EQ(task(s, 1).idealNs, 1500);
+  EXPECT_EQ(s.fairness.gpsLagMaxNs, 250);
+}
+
 TEST(Stats, RangeClipsIntervals) {
   auto m = preemption();
   const auto s = computeStats(*m, {750, 1250});
