@@ -269,13 +269,12 @@ core::Result<RecordingReplay> replayRecording(const core::TraceModel& recording,
                                               const ExtractOptions& extract,
                                               const std::function<void(double)>& progress) {
   // The recording's statistics need only the recording (the model is
-  // immutable), so they run beside the extraction and the simulation. Their
-  // costliest part, the ideal fair share, starts with the extraction, which
-  // leaves the second core half idle; the rest waits for the simulation: with
-  // the extraction it was slower (3-6%, 9 pairs), as the extraction's freed
-  // tables then came too late for the statistics to reuse them
-  // (core/malloc_arena.cpp), and with the simulation's sinks and the whole
-  // sweep beside the simulation, its thread lost a third of its core.
+  // immutable) and run on other threads. Their costliest part, the ideal fair
+  // share, is swept while the workload is extracted, which leaves the second
+  // core half idle; the rest starts with the simulation. (All of them with the
+  // extraction were 3-6% slower: they then took new pages where they reuse the
+  // tables the extraction frees, core/malloc_arena.cpp. All of them with the
+  // simulation left the engine's thread two thirds of its core.)
   const auto whole = core::analysis::wholeTrace(recording);
   auto recordedShares = core::analysis::startFairShare(recording, whole);
   auto workload = extractWorkload(recording, extractOptionsFor(options, extract));
