@@ -2,9 +2,11 @@
 // in the order the engine made them, across many chunk handoffs; and only
 // once finish() has returned is it done.
 #include "replay/sim/pipelined_sink.h"
+#include "replay_test_util.h"
 
 #include <gtest/gtest.h>
 
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +95,24 @@ TEST(PipelinedSink, FewerCallsThanAChunkArriveAtFinishAndAtDestruction) {
   ASSERT_EQ(inner.calls.size(), 2u);
   EXPECT_EQ(inner.calls[0], "exit 7 1 3");
   EXPECT_EQ(inner.calls[1], "end 9");
+}
+
+// A replay cancelled while its events are built on the sinks' thread stops,
+// says so, and leaves no thread behind (a hang here is the failure).
+TEST(PipelinedSink, ACancelledReplayStopsAndSaysSo) {
+  // 10 us runs and sleeps for 10 s: far more events than the engine handles
+  // between two looks at its stop token (65536).
+  const auto w = replay_test::rtapp(R"({"global": {"duration": 10},
+    "tasks": {"a": {"loop": -1, "run": 10, "sleep": 10}}})");
+  std::stop_source stop;
+  stop.request_stop();
+  replay::ReplayOptions o;
+  o.model = "eevdf";
+  o.topology = core::Topology::uniform(1, 1, "test");
+  o.stop = stop.get_token();
+  const auto r = replay::runReplay(w, o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("cancelled"), std::string::npos) << r.error().message();
 }
 
 }  // namespace
