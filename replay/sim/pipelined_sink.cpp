@@ -37,8 +37,7 @@ void PipelinedSink::handOff() {
     }
   }
   m_changed.notify_all();
-  next.clear();
-  next.reserve(kChunkRecords);
+  next.reserve(kChunkRecords);  // a spare chunk comes back empty (consume())
   m_filling = std::move(next);
 }
 
