@@ -859,7 +859,9 @@ const replay::Burst kWokenByB{.work = 3'000, .wake = replay::WakeKind::Task, .wa
 TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpdate) {
   const replay::Workload w = delayedSleeper({kWokenByB, kWokenByB}, {11'000, 22'000});
   const auto preemptionsOfB = [&](const char* lag) {
-    const auto r = replayOn(w, "eevdf", 1, {std::string("requeue_lag_curr=") + lag, "release=6.18.44"});
+    std::vector<std::string> params = {"release=6.18.44"};
+    if (*lag) params.push_back(std::string("requeue_lag_curr=") + lag);
+    const auto r = replayOn(w, "eevdf", 1, params);
     EXPECT_TRUE(r.model);
     if (!r.model) return uint64_t{0};
     for (const auto& t : core::analysis::computeStats(*r.model).tasks)
@@ -869,6 +871,7 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
   };
   EXPECT_EQ(preemptionsOfB("stale"), 2u);
   EXPECT_EQ(preemptionsOfB("updated"), 0u);
+  EXPECT_EQ(preemptionsOfB(""), 2u) << "the default is the kernel's";
 }
 
 // --- the model's DELAY_DEQUEUE counters (replay's "Model:" line) ---

@@ -563,13 +563,12 @@ void defineParams(Params& p, Variant variant) {
                  "NEXT_BUDDY: prefer the last woken task at the next pick if eligible (from 6.18.33 with "
                  "e837456fdca8's rules: the buddy unless an earlier-deadline one is set, a sync wakeup preempting only "
                  "a waker that ran migration_cost_ns, docs/models.md 5.3)");
-    p.defineChoice("requeue_lag_curr", "updated", {"updated", "stale"},
+    p.defineChoice("requeue_lag_curr", "stale", {"stale", "updated"},
                    "the running task's vruntime a delayed task's lag is taken against when a wakeup requeues it "
                    "(DELAY_ZERO's test, docs/models.md 8.3): stale = as 6.12-6.18 do it, as of the running task's "
                    "last update_curr() (ttwu_runnable() and requeue_delayed_entity() do not call it; the wakeup "
-                   "preemption test after them does); updated = brought up to date first, not the kernel's, the "
-                   "default because stale moves more replays out of their bounds than into them (README \"Replay "
-                   "fidelity\")");
+                   "preemption test after them does); updated = brought up to date first, not the kernel's (the "
+                   "default until 2026-12-05)");
     p.defineText("task_slice", "",
                  "custom slices (sched_attr.sched_runtime, 6.12+): rules SELECTOR=NS separated by ';' (SELECTOR: "
                  "comm:REGEX, tgid:N, tid:N, all, rt, fair), NS from 100000 to 100000000; children inherit");
