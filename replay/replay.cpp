@@ -89,6 +89,25 @@ core::Result<Params> defaultParams(const std::string& model) {
   return params;
 }
 
+namespace {
+std::optional<int64_t> medianOf(std::vector<int64_t> v) {
+  if (v.empty()) return std::nullopt;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+}  // namespace
+
+std::optional<WakerDrift> wakerDrift(const EngineStats& stats) {
+  if (stats.wakerPastNs.empty() && stats.wakerShortNs.empty()) return std::nullopt;
+  std::vector<int64_t> all = stats.wakerPastNs;
+  all.insert(all.end(), stats.wakerShortNs.begin(), stats.wakerShortNs.end());
+  return WakerDrift{.blocks = all.size(),
+                    .medianNs = *medianOf(std::move(all)),
+                    .medianPastNs = medianOf(stats.wakerPastNs),
+                    .medianShortNs = medianOf(stats.wakerShortNs)};
+}
+
 core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options) {
   auto specOr = parseModel(options.model);
   if (!specOr) return specOr.error();

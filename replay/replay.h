@@ -74,6 +74,17 @@ struct ReplayResult {
   std::optional<double> energyJoules;
 };
 
+/// How far a replay's wakers were from their recorded wakeup points when
+/// their wakees ended the bursts before recorded blocks (EngineStats::wakerPastNs,
+/// wakerShortNs): medians over all such blocks, the lost and the kept.
+struct WakerDrift {
+  size_t blocks = 0;
+  int64_t medianNs = 0;
+  std::optional<int64_t> medianPastNs, medianShortNs;  ///< when some block was lost, kept
+};
+/// Nothing when no such block was measured.
+std::optional<WakerDrift> wakerDrift(const EngineStats& stats);
+
 /// The parameters of a model with their defaults (engine's first), for --help
 /// and for validating overrides. Error: unknown model.
 core::Result<Params> defaultParams(const std::string& model);

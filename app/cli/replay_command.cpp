@@ -48,8 +48,11 @@ std::string replayHelp() {
       "progress of that instant (a dataflow gate; wakeup_dependency=exact leaves them out). Forks start\n"
       "children at the parent's work point; execs balance the task there (sched_exec()); exits end tasks.\n"
       "\"Blocks:\" counts the recorded blocks replayed and those lost because the waker had already\n"
-      "passed its point. \"Model:\" counts what the model did that the kernel shows only in its debug\n"
-      "files (EEVDF: the sleepers DELAY_DEQUEUE kept queued; docs/models.md says how to compare).\n"
+      "passed its point, and how far (in the waker's work) the wakers were from their points when\n"
+      "their wakees ended the bursts before those blocks: the replay's drift from the recorded\n"
+      "interleaving where it decides the blocking. \"Model:\" counts what the model did that the\n"
+      "kernel shows only in its debug files (EEVDF: the sleepers DELAY_DEQUEUE kept queued;\n"
+      "docs/models.md says how to compare).\n"
       "Models:\n";
   for (const auto& p : replay::allPolicies()) s += "  " + std::string(p.name) + "  " + std::string(p.title) + "\n";
   s +=
@@ -84,7 +87,10 @@ std::string replayHelp() {
       "  --json             {\"model\",\"params\":{KEY: VALUE},\"param_origins\":{KEY: \"default\", \"user\" or\n"
       "                     how it was resolved, e.g. measured from the recording},\"tasks\",\"cpus\",\n"
       "                     \"fairness\",\"range\",\"totals\",\"cookies\" (with +coresched), \"energy_j\" (with +uclamp),\n"
-      "                     \"model_counters\":{KEY: VALUE} (what \"Model:\" says),\n"
+      "                     \"model_counters\":{KEY: VALUE} (what \"Model:\" says), for a recording\n"
+      "                     \"blocks\":{\"recorded\",\"replayed\",\"dataflow_gates\",\"dataflow_gates_blocked\",\n"
+      "                     \"waker_distance_median_ns\",\"waker_past_median_ns\",\"waker_short_median_ns\"}\n"
+      "                     (what \"Blocks:\" says),\n"
       "                     \"recorded\":{same schema},\"validation\":{\"makespan_recorded_ns\",\n"
       "                     \"makespan_replay_ns\",\"makespan_ratio\",\"work_conserved\",\"unmodelled\":{...},\n"
       "                     \"fidelity\":{\"verdict\",\"failed\",\"metrics\":[{\"key\",\"label\",\"recorded\",\n"
@@ -117,6 +123,21 @@ void writeParamValue(core::JsonWriter& j, const replay::Params::Spec& s) {
     case T::Bool: j.value(s.value == "true"); break;
     default: j.value(s.value); break;
   }
+}
+
+// The "Blocks:" line's counts and drift, for a recording's replay.
+void writeBlocksJson(core::JsonWriter& j, const replay::EngineStats& st) {
+  j.key("blocks").beginObject();
+  j.field("recorded", st.taskBlocks + st.taskBlocksSkipped);
+  j.field("replayed", st.taskBlocks);
+  j.field("dataflow_gates", st.gateBlocks + st.gatesPassed);
+  j.field("dataflow_gates_blocked", st.gateBlocks);
+  if (const auto drift = replay::wakerDrift(st)) {
+    j.field("waker_distance_median_ns", drift->medianNs);
+    if (drift->medianPastNs) j.field("waker_past_median_ns", *drift->medianPastNs);
+    if (drift->medianShortNs) j.field("waker_short_median_ns", *drift->medianShortNs);
+  }
+  j.endObject();
 }
 
 void printValidation(std::ostream& out, const replay::Workload& w, const replay::ReplayResult& r) {
@@ -571,6 +592,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       core::analysis::writeRunStatsJson(j, *recStats, core::analysis::StatsGrouping::Task);
       j.endObject();
     }
+    if (workload.kind == "trace") writeBlocksJson(j, result.stats);
     replay::writeValidationJson(j, result.validation);
     j.endObject();
     out << j.str() << "\n";
@@ -604,6 +626,14 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
         << " recorded blocks on a task's wakeup replayed (the others' waker had already passed its point)";
     if (workload.dataflowGates) out << "; " << st.gateBlocks << " of " << st.gateBlocks + st.gatesPassed << " dataflow gates blocked";
     out << "\n";
+    if (const auto drift = replay::wakerDrift(st)) {
+      out << "             the waker a median " << formatDuration(drift->medianNs)
+          << " of its work from its recorded wakeup point when the wakee ended its burst";
+      const char* sep = " (";
+      if (drift->medianPastNs) out << std::exchange(sep, "; ") << "past it for the lost, " << formatDuration(*drift->medianPastNs);
+      if (drift->medianShortNs) out << std::exchange(sep, "; ") << "short of it for the kept, " << formatDuration(*drift->medianShortNs);
+      out << ")\n";
+    }
   }
   if (!result.modelCounters.summary.empty()) out << "Model:       " << result.modelCounters.summary << "\n";
   out << "\n";

@@ -186,6 +186,7 @@ Engine::Engine(const Workload& workload, const core::Topology& topology, Policy&
     flags += static_cast<uint32_t>(workload.tasks[t].bursts.size());
   }
   m_woken.assign(flags, 0);
+  if (!m_config.countedWakeups) m_wakeMark.assign(flags, kNoMark);
   m_timerNext.assign(workload.timers.size(), -1);
 }
 
@@ -263,6 +264,17 @@ void Engine::resched(int cpu) {
   }
   c.ipiPending = true;
   push(m_now + delay, EvKind::Ipi, static_cast<uint32_t>(cpu), ++c.ipiGen);
+}
+
+int64_t Engine::workPosition(TaskId t) const {
+  const TaskRt& r = m_tasks[t];
+  int64_t done = r.done;
+  if (r.state == TState::Running) {
+    const CpuRt& c = m_cpus[static_cast<size_t>(r.cpu)];
+    if (c.curr == t && m_now > c.progressFrom)
+      done = std::min(c.target, done + static_cast<int64_t>(std::floor(static_cast<double>(m_now - c.progressFrom) * c.rate)));
+  }
+  return r.workBefore + done;
 }
 
 bool Engine::takeWakeup(TaskRt& r, uint32_t burst) {
@@ -530,8 +542,16 @@ void Engine::fireTriggers(int cpu, TaskId t) {
         ++target.tokens;
       continue;
     }
-    m_woken[target.wokenBase + tr.targetBurst] = 1;
-    if (target.state == TState::Blocked && target.burst == tr.targetBurst) wake(tr.target, tr.targetBurst, cpu, false, sync);
+    const uint32_t mark = target.wokenBase + tr.targetBurst;
+    const bool waiting = target.state == TState::Blocked && target.burst == tr.targetBurst;
+    if (!m_workload.tasks[tr.target].bursts[tr.targetBurst].gate) {
+      if (!waiting)
+        m_wakeMark[mark] = r.workBefore + tr.offset;
+      else if (m_wakeMark[mark] != kNoMark)  // not so for a task asleep since before the trace
+        m_stats.wakerShortNs.push_back(r.workBefore + tr.offset - m_wakeMark[mark]);
+    }
+    m_woken[mark] = 1;
+    if (waiting) wake(tr.target, tr.targetBurst, cpu, false, sync);
   }
 }
 
@@ -549,6 +569,12 @@ void Engine::burstDone(int cpu, TaskId t) {
       case WakeKind::None: cont = true; break;
       case WakeKind::Task:
         cont = takeWakeup(r, next);
+        if (!nb.gate && !m_config.countedWakeups && nb.waker != kNoTask && nb.waker < m_tasks.size()) {
+          if (cont)
+            m_stats.wakerPastNs.push_back(workPosition(nb.waker) - m_wakeMark[r.wokenBase + next]);
+          else
+            m_wakeMark[r.wokenBase + next] = workPosition(nb.waker);
+        }
         ++(nb.gate ? (cont ? m_stats.gatesPassed : m_stats.gateBlocks) : (cont ? m_stats.taskBlocksSkipped : m_stats.taskBlocks));
         break;
       case WakeKind::Sleep:
@@ -575,6 +601,7 @@ void Engine::burstDone(int cpu, TaskId t) {
         break;
       }
     }
+    r.workBefore += task.bursts[r.burst].work;
     if (cont) {
       r.burst = next;
       r.done = 0;

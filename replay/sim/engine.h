@@ -78,6 +78,12 @@ struct EngineStats {
   /// because the waker had already passed its point (the recorded block lost);
   /// the same for dataflow gates (Burst::gate).
   uint64_t taskBlocks = 0, taskBlocksSkipped = 0, gateBlocks = 0, gatesPassed = 0;
+  /// Per recorded block on a task's wakeup (not gates), when the wakee ended
+  /// the burst before it: how far the waker's work was past its recorded
+  /// wakeup point (the block lost), or short of it (kept; measured when the
+  /// waker gets there). How far the replay has drifted from the recorded
+  /// interleaving where it decides the blocking.
+  std::vector<int64_t> wakerPastNs, wakerShortNs;
   int64_t endTs = 0;
 };
 
@@ -196,6 +202,7 @@ class Engine {
     int64_t done = 0;         // work done in the current burst
     uint32_t nextTrigger = 0;
     uint32_t wokenBase = 0;   // index of its bursts' flags in m_woken
+    int64_t workBefore = 0;   // work of its bursts before the current one
     uint32_t tokens = 0;      // counted wakeups it has received and not yet used
     int lastRanCpu = -1;
   };
@@ -262,6 +269,8 @@ class Engine {
   int64_t nextTickAt(int64_t after);  // the first tick instant of the HZ grid after `after`, plus its delay
   /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
   bool takeWakeup(TaskRt& r, uint32_t burst);
+  /// Work `t` has done over all its bursts, up to now if it is running.
+  int64_t workPosition(TaskId t) const;
   /// A WakeKind::Sleep burst of `task` whose sleep ends at its recorded instant (irq_wakeup_time).
   bool endsAtRecordedInstant(const Task& task, const Burst& b) const {
     if (b.recordedStart < 0) return false;
@@ -282,6 +291,11 @@ class Engine {
   std::vector<TaskRt> m_tasks;
   std::vector<CpuRt> m_cpus;
   std::vector<uint8_t> m_woken;  // per burst: a trigger targeting it has fired
+  // Per burst after a task-woken block: the waker's work position where the
+  // trigger fired (fired first) or where the waker was at the block (blocked
+  // first), for EngineStats::wakerLeadNs.
+  std::vector<int64_t> m_wakeMark;
+  static constexpr int64_t kNoMark = INT64_MIN;
   std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
   std::vector<uint8_t> m_locality;
   std::vector<SchedDomain> m_domains;

@@ -111,6 +111,45 @@ TEST(TraceExtractor, ReplayThroughCfsFollowsTheDependencies) {
   EXPECT_EQ(r.validation.makespanRecordedNs, 2500);
 }
 
+// Two tasks start together on two CPUs: A runs 100 us and at 50 us of its work
+// wakes B's second burst; B's first burst is `bFirst` long. B ending it at 20 us
+// finds A 30 us short of its point and blocks; at 70 us it finds A 20 us past
+// it and runs on (the recorded block lost).
+TEST(Engine, MeasuresHowFarTheWakerIsFromItsRecordedPoint) {
+  const auto run = [](int64_t bFirst) {
+    replay::Workload w;
+    w.kind = "rt-app";
+    replay::Task a;
+    a.tid = a.tgid = 100;
+    a.comm = "a";
+    a.startCpu = 0;
+    a.exits = true;
+    a.bursts.push_back(replay::Burst{.work = 100'000});
+    a.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 0, .target = 1, .targetBurst = 1});
+    replay::Task b;
+    b.tid = b.tgid = 101;
+    b.comm = "b";
+    b.startCpu = 1;
+    b.exits = true;
+    b.bursts.push_back(replay::Burst{.work = bFirst});
+    b.bursts.push_back(replay::Burst{.work = 10'000, .wake = WakeKind::Task, .waker = 0});
+    w.tasks = {a, b};
+    return replay_test::replayOn(w, "cfs", 2).stats;
+  };
+  const auto kept = run(20'000);
+  EXPECT_EQ(kept.taskBlocks, 1u);
+  EXPECT_EQ(kept.wakerShortNs, std::vector<int64_t>{30'000});
+  EXPECT_TRUE(kept.wakerPastNs.empty());
+  const auto lost = run(70'000);
+  EXPECT_EQ(lost.taskBlocksSkipped, 1u);
+  EXPECT_EQ(lost.wakerPastNs, std::vector<int64_t>{20'000});
+  EXPECT_TRUE(lost.wakerShortNs.empty());
+  const auto drift = replay::wakerDrift(lost);
+  ASSERT_TRUE(drift);
+  EXPECT_EQ(drift->medianNs, 20'000);
+  EXPECT_FALSE(drift->medianShortNs);
+}
+
 // Two tasks, each woken 12 times by a timer interrupt on its own idle CPU.
 // 30 (CPU 0) wakes on a 10 ms grid, give or take a few us, and runs 100 to
 // 900 us each time: its intervals hold, its sleeps take up the runs, as an
