@@ -186,7 +186,6 @@ Engine::Engine(const Workload& workload, const core::Topology& topology, Policy&
     flags += static_cast<uint32_t>(workload.tasks[t].bursts.size());
   }
   m_woken.assign(flags, 0);
-  if (!m_config.countedWakeups) m_wakeMark.assign(flags, kNoMark);
   m_timerNext.assign(workload.timers.size(), -1);
 }
 
@@ -275,6 +274,20 @@ int64_t Engine::workPosition(TaskId t) const {
       done = std::min(c.target, done + static_cast<int64_t>(std::floor(static_cast<double>(m_now - c.progressFrom) * c.rate)));
   }
   return r.workBefore + done;
+}
+
+void Engine::noteWakerDistance(TaskRt& r, uint32_t burst, const Burst& b, bool fired) {
+  int64_t point = kNoMark;
+  for (size_t i = 0; i < r.firedMarks.size(); ++i)
+    if (r.firedMarks[i].first == burst) {
+      point = r.firedMarks[i].second;
+      r.firedMarks[i] = r.firedMarks.back();
+      r.firedMarks.pop_back();
+      break;
+    }
+  const bool measured = !b.gate && b.waker < m_tasks.size();
+  if (fired && measured && point != kNoMark) m_stats.wakerPastNs.push_back(workPosition(b.waker) - point);
+  r.blockMark = !fired && measured ? workPosition(b.waker) : kNoMark;
 }
 
 bool Engine::takeWakeup(TaskRt& r, uint32_t burst) {
@@ -542,15 +555,15 @@ void Engine::fireTriggers(int cpu, TaskId t) {
         ++target.tokens;
       continue;
     }
-    const uint32_t mark = target.wokenBase + tr.targetBurst;
     const bool waiting = target.state == TState::Blocked && target.burst == tr.targetBurst;
-    if (!m_workload.tasks[tr.target].bursts[tr.targetBurst].gate) {
-      if (!waiting)
-        m_wakeMark[mark] = r.workBefore + tr.offset;
-      else if (m_wakeMark[mark] != kNoMark)  // not so for a task asleep since before the trace
-        m_stats.wakerShortNs.push_back(r.workBefore + tr.offset - m_wakeMark[mark]);
+    const int64_t point = r.workBefore + tr.offset;
+    if (!waiting) {
+      target.firedMarks.emplace_back(tr.targetBurst, point);
+    } else if (target.blockMark != kNoMark) {
+      m_stats.wakerShortNs.push_back(point - target.blockMark);
+      target.blockMark = kNoMark;
     }
-    m_woken[mark] = 1;
+    m_woken[target.wokenBase + tr.targetBurst] = 1;
     if (waiting) wake(tr.target, tr.targetBurst, cpu, false, sync);
   }
 }
@@ -569,12 +582,7 @@ void Engine::burstDone(int cpu, TaskId t) {
       case WakeKind::None: cont = true; break;
       case WakeKind::Task:
         cont = takeWakeup(r, next);
-        if (!nb.gate && !m_config.countedWakeups && nb.waker != kNoTask && nb.waker < m_tasks.size()) {
-          if (cont)
-            m_stats.wakerPastNs.push_back(workPosition(nb.waker) - m_wakeMark[r.wokenBase + next]);
-          else
-            m_wakeMark[r.wokenBase + next] = workPosition(nb.waker);
-        }
+        if (!m_config.countedWakeups) noteWakerDistance(r, next, nb, cont);
         ++(nb.gate ? (cont ? m_stats.gatesPassed : m_stats.gateBlocks) : (cont ? m_stats.taskBlocksSkipped : m_stats.taskBlocks));
         break;
       case WakeKind::Sleep:

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stop_token>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -195,6 +196,7 @@ class Engine {
  private:
   // Waking: woken onto a CPU's wakelist, not yet queued on it.
   enum class TState : uint8_t { NotStarted, Blocked, Waking, Runnable, Running, Dead, Done };
+  static constexpr int64_t kNoMark = INT64_MIN;
   struct TaskRt {
     TState state = TState::NotStarted;
     int cpu = 0;
@@ -203,6 +205,12 @@ class Engine {
     uint32_t nextTrigger = 0;
     uint32_t wokenBase = 0;   // index of its bursts' flags in m_woken
     int64_t workBefore = 0;   // work of its bursts before the current one
+    // For EngineStats::wakerPastNs/wakerShortNs: the waker's work position when
+    // this task blocked on its recorded wakeup, and the recorded wakeup points
+    // of triggers that fired for bursts it has not reached yet (few: kept here,
+    // beside what both sides touch anyway, rather than in a per-burst array).
+    int64_t blockMark = kNoMark;
+    std::vector<std::pair<uint32_t, int64_t>> firedMarks;
     uint32_t tokens = 0;      // counted wakeups it has received and not yet used
     int lastRanCpu = -1;
   };
@@ -269,6 +277,9 @@ class Engine {
   int64_t nextTickAt(int64_t after);  // the first tick instant of the HZ grid after `after`, plus its delay
   /// Whether the wait before `burst` is already over (its wakeup came early), using it up.
   bool takeWakeup(TaskRt& r, uint32_t burst);
+  /// `r` ended the burst before `burst`, a block on a task's wakeup: the
+  /// waker's distance from its point, now (fired) or when it gets there.
+  void noteWakerDistance(TaskRt& r, uint32_t burst, const Burst& b, bool fired);
   /// Work `t` has done over all its bursts, up to now if it is running.
   int64_t workPosition(TaskId t) const;
   /// A WakeKind::Sleep burst of `task` whose sleep ends at its recorded instant (irq_wakeup_time).
@@ -291,11 +302,6 @@ class Engine {
   std::vector<TaskRt> m_tasks;
   std::vector<CpuRt> m_cpus;
   std::vector<uint8_t> m_woken;  // per burst: a trigger targeting it has fired
-  // Per burst after a task-woken block: the waker's work position where the
-  // trigger fired (fired first) or where the waker was at the block (blocked
-  // first), for EngineStats::wakerLeadNs.
-  std::vector<int64_t> m_wakeMark;
-  static constexpr int64_t kNoMark = INT64_MIN;
   std::vector<std::vector<uint64_t>> m_masks;  // per task: allowed CPUs bitmap (empty = all)
   std::vector<uint8_t> m_locality;
   std::vector<SchedDomain> m_domains;
