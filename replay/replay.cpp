@@ -90,7 +90,7 @@ core::Result<Params> defaultParams(const std::string& model) {
 }
 
 namespace {
-std::optional<int64_t> medianOf(std::vector<int64_t> v) {
+std::optional<int64_t> medianInPlace(std::vector<int64_t>& v) {
   if (v.empty()) return std::nullopt;
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
@@ -98,14 +98,9 @@ std::optional<int64_t> medianOf(std::vector<int64_t> v) {
 }
 }  // namespace
 
-std::optional<WakerDrift> wakerDrift(const EngineStats& stats) {
-  if (stats.wakerPastNs.empty() && stats.wakerShortNs.empty()) return std::nullopt;
-  std::vector<int64_t> all = stats.wakerPastNs;
-  all.insert(all.end(), stats.wakerShortNs.begin(), stats.wakerShortNs.end());
-  return WakerDrift{.blocks = all.size(),
-                    .medianNs = *medianOf(std::move(all)),
-                    .medianPastNs = medianOf(stats.wakerPastNs),
-                    .medianShortNs = medianOf(stats.wakerShortNs)};
+std::optional<WakerDrift> wakerDrift(std::vector<int64_t>& pastNs, std::vector<int64_t>& shortNs) {
+  if (pastNs.empty() && shortNs.empty()) return std::nullopt;
+  return WakerDrift{.medianPastNs = medianInPlace(pastNs), .medianShortNs = medianInPlace(shortNs)};
 }
 
 core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptions& options) {
@@ -242,6 +237,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   if (text)
     if (auto st = text->close(); !st) return core::Error(st.message());
   result.stats = engine.stats();
+  result.wakerDrift = wakerDrift(result.stats.wakerPastNs, result.stats.wakerShortNs);
   result.outcomes = engine.outcomes();
   int64_t busyNs = 0;  // the CPUs' time running tasks: with SMT or a speed below 1 more than the work, cut by a duration less
   for (const TaskOutcome& o : result.outcomes) busyNs += o.runtimeNs;

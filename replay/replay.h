@@ -58,12 +58,22 @@ struct Validation {
   }
 };
 
+/// How far a replay's wakers were from their recorded wakeup points when
+/// their wakees ended the bursts before recorded blocks: the medians of
+/// EngineStats::wakerPastNs (blocks lost) and wakerShortNs (kept).
+struct WakerDrift {
+  std::optional<int64_t> medianPastNs, medianShortNs;  ///< nothing when no block was lost, kept
+};
+/// Takes the samples (reordered); nothing when there are none.
+std::optional<WakerDrift> wakerDrift(std::vector<int64_t>& pastNs, std::vector<int64_t>& shortNs);
+
 struct ReplayResult {
   std::shared_ptr<core::TraceModel> model;  ///< null when discardEvents
   /// The replay's statistics (whole run), computed with the fidelity (replayRecording).
   std::optional<core::analysis::RunStats> runStats;
   Validation validation;
-  EngineStats stats;
+  EngineStats stats;  ///< its waker distances summed up in wakerDrift
+  std::optional<WakerDrift> wakerDrift;
   ModelCounters modelCounters;  ///< the model's counts of its own mechanics (Policy::counters())
   std::vector<TaskOutcome> outcomes;  ///< per workload task
   std::vector<core::ReplayParam> params;
@@ -73,17 +83,6 @@ struct ReplayResult {
   /// +uclamp: energy of the whole replay from the OPP power table, in joules.
   std::optional<double> energyJoules;
 };
-
-/// How far a replay's wakers were from their recorded wakeup points when
-/// their wakees ended the bursts before recorded blocks (EngineStats::wakerPastNs,
-/// wakerShortNs): medians over all such blocks, the lost and the kept.
-struct WakerDrift {
-  size_t blocks = 0;
-  int64_t medianNs = 0;
-  std::optional<int64_t> medianPastNs, medianShortNs;  ///< when some block was lost, kept
-};
-/// Nothing when no such block was measured.
-std::optional<WakerDrift> wakerDrift(const EngineStats& stats);
 
 /// The parameters of a model with their defaults (engine's first), for --help
 /// and for validating overrides. Error: unknown model.

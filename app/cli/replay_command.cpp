@@ -89,7 +89,7 @@ std::string replayHelp() {
       "                     \"fairness\",\"range\",\"totals\",\"cookies\" (with +coresched), \"energy_j\" (with +uclamp),\n"
       "                     \"model_counters\":{KEY: VALUE} (what \"Model:\" says), for a recording\n"
       "                     \"blocks\":{\"recorded\",\"replayed\",\"dataflow_gates\",\"dataflow_gates_blocked\",\n"
-      "                     \"waker_distance_median_ns\",\"waker_past_median_ns\",\"waker_short_median_ns\"}\n"
+      "                     \"waker_past_median_ns\",\"waker_short_median_ns\"}\n"
       "                     (what \"Blocks:\" says),\n"
       "                     \"recorded\":{same schema},\"validation\":{\"makespan_recorded_ns\",\n"
       "                     \"makespan_replay_ns\",\"makespan_ratio\",\"work_conserved\",\"unmodelled\":{...},\n"
@@ -126,14 +126,14 @@ void writeParamValue(core::JsonWriter& j, const replay::Params::Spec& s) {
 }
 
 // The "Blocks:" line's counts and drift, for a recording's replay.
-void writeBlocksJson(core::JsonWriter& j, const replay::EngineStats& st) {
+void writeBlocksJson(core::JsonWriter& j, const replay::ReplayResult& r) {
+  const replay::EngineStats& st = r.stats;
   j.key("blocks").beginObject();
   j.field("recorded", st.taskBlocks + st.taskBlocksSkipped);
   j.field("replayed", st.taskBlocks);
   j.field("dataflow_gates", st.gateBlocks + st.gatesPassed);
   j.field("dataflow_gates_blocked", st.gateBlocks);
-  if (const auto drift = replay::wakerDrift(st)) {
-    j.field("waker_distance_median_ns", drift->medianNs);
+  if (const auto& drift = r.wakerDrift) {
     if (drift->medianPastNs) j.field("waker_past_median_ns", *drift->medianPastNs);
     if (drift->medianShortNs) j.field("waker_short_median_ns", *drift->medianShortNs);
   }
@@ -592,7 +592,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       core::analysis::writeRunStatsJson(j, *recStats, core::analysis::StatsGrouping::Task);
       j.endObject();
     }
-    if (workload.kind == "trace") writeBlocksJson(j, result.stats);
+    if (workload.kind == "trace") writeBlocksJson(j, result);
     replay::writeValidationJson(j, result.validation);
     j.endObject();
     out << j.str() << "\n";
@@ -626,13 +626,12 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
         << " recorded blocks on a task's wakeup replayed (the others' waker had already passed its point)";
     if (workload.dataflowGates) out << "; " << st.gateBlocks << " of " << st.gateBlocks + st.gatesPassed << " dataflow gates blocked";
     out << "\n";
-    if (const auto drift = replay::wakerDrift(st)) {
-      out << "             the waker a median " << formatDuration(drift->medianNs)
-          << " of its work from its recorded wakeup point when the wakee ended its burst";
-      const char* sep = " (";
-      if (drift->medianPastNs) out << std::exchange(sep, "; ") << "past it for the lost, " << formatDuration(*drift->medianPastNs);
-      if (drift->medianShortNs) out << std::exchange(sep, "; ") << "short of it for the kept, " << formatDuration(*drift->medianShortNs);
-      out << ")\n";
+    if (const auto& drift = result.wakerDrift) {
+      out << "             the waker when its wakee ended the burst: a median ";
+      if (drift->medianPastNs) out << formatDuration(*drift->medianPastNs) << " of its work past its recorded point (block lost)";
+      if (drift->medianPastNs && drift->medianShortNs) out << ", ";
+      if (drift->medianShortNs) out << formatDuration(*drift->medianShortNs) << " short of it (kept)";
+      out << "\n";
     }
   }
   if (!result.modelCounters.summary.empty()) out << "Model:       " << result.modelCounters.summary << "\n";

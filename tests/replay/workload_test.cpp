@@ -134,20 +134,27 @@ TEST(Engine, MeasuresHowFarTheWakerIsFromItsRecordedPoint) {
     b.bursts.push_back(replay::Burst{.work = bFirst});
     b.bursts.push_back(replay::Burst{.work = 10'000, .wake = WakeKind::Task, .waker = 0});
     w.tasks = {a, b};
-    return replay_test::replayOn(w, "cfs", 2).stats;
+    return replay_test::replayOn(w, "cfs", 2);
   };
   const auto kept = run(20'000);
-  EXPECT_EQ(kept.taskBlocks, 1u);
-  EXPECT_EQ(kept.wakerShortNs, std::vector<int64_t>{30'000});
-  EXPECT_TRUE(kept.wakerPastNs.empty());
+  EXPECT_EQ(kept.stats.taskBlocks, 1u);
+  ASSERT_TRUE(kept.wakerDrift);
+  EXPECT_EQ(kept.wakerDrift->medianShortNs, 30'000);
+  EXPECT_FALSE(kept.wakerDrift->medianPastNs);
   const auto lost = run(70'000);
-  EXPECT_EQ(lost.taskBlocksSkipped, 1u);
-  EXPECT_EQ(lost.wakerPastNs, std::vector<int64_t>{20'000});
-  EXPECT_TRUE(lost.wakerShortNs.empty());
-  const auto drift = replay::wakerDrift(lost);
+  EXPECT_EQ(lost.stats.taskBlocksSkipped, 1u);
+  ASSERT_TRUE(lost.wakerDrift);
+  EXPECT_EQ(lost.wakerDrift->medianPastNs, 20'000);
+  EXPECT_FALSE(lost.wakerDrift->medianShortNs);
+}
+
+TEST(Engine, WakerDriftTakesTheMedianOfEachSide) {
+  std::vector<int64_t> past = {5, 1, 9}, none;
+  const auto drift = replay::wakerDrift(past, none);
   ASSERT_TRUE(drift);
-  EXPECT_EQ(drift->medianNs, 20'000);
+  EXPECT_EQ(drift->medianPastNs, 5);
   EXPECT_FALSE(drift->medianShortNs);
+  EXPECT_FALSE(replay::wakerDrift(none, none));
 }
 
 // Two tasks, each woken 12 times by a timer interrupt on its own idle CPU.
