@@ -574,6 +574,7 @@ void Engine::burstDone(int cpu, TaskId t) {
   m_outcome[t].lastEnd = m_now;
   if (task.inMakespan) m_lastBurstEnd = std::max(m_lastBurstEnd, m_now);
   const uint32_t next = r.burst + 1;
+  r.workBefore += task.bursts[r.burst].work;
   if (next < task.bursts.size()) {
     const Burst& nb = task.bursts[next];
     bool cont = false;
@@ -609,7 +610,6 @@ void Engine::burstDone(int cpu, TaskId t) {
         break;
       }
     }
-    r.workBefore += task.bursts[r.burst].work;
     if (cont) {
       r.burst = next;
       r.done = 0;

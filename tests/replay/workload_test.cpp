@@ -111,12 +111,13 @@ TEST(TraceExtractor, ReplayThroughCfsFollowsTheDependencies) {
   EXPECT_EQ(r.validation.makespanRecordedNs, 2500);
 }
 
-// Two tasks start together on two CPUs: A runs 100 us and at 50 us of its work
+// Two tasks start together on two CPUs: A runs `aWork` and at 50 us of its work
 // wakes B's second burst; B's first burst is `bFirst` long. B ending it at 20 us
 // finds A 30 us short of its point and blocks; at 70 us it finds A 20 us past
-// it and runs on (the recorded block lost).
+// it and runs on (the recorded block lost), or 10 us past it when A ended at
+// 60 us.
 TEST(Engine, MeasuresHowFarTheWakerIsFromItsRecordedPoint) {
-  const auto run = [](int64_t bFirst) {
+  const auto run = [](int64_t bFirst, int64_t aWork = 100'000) {
     replay::Workload w;
     w.kind = "rt-app";
     replay::Task a;
@@ -124,7 +125,7 @@ TEST(Engine, MeasuresHowFarTheWakerIsFromItsRecordedPoint) {
     a.comm = "a";
     a.startCpu = 0;
     a.exits = true;
-    a.bursts.push_back(replay::Burst{.work = 100'000});
+    a.bursts.push_back(replay::Burst{.work = aWork});
     a.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 0, .target = 1, .targetBurst = 1});
     replay::Task b;
     b.tid = b.tgid = 101;
@@ -146,6 +147,9 @@ TEST(Engine, MeasuresHowFarTheWakerIsFromItsRecordedPoint) {
   ASSERT_TRUE(lost.wakerDrift);
   EXPECT_EQ(lost.wakerDrift->medianPastNs, 20'000);
   EXPECT_FALSE(lost.wakerDrift->medianShortNs);
+  const auto afterExit = run(70'000, 60'000);
+  ASSERT_TRUE(afterExit.wakerDrift);
+  EXPECT_EQ(afterExit.wakerDrift->medianPastNs, 10'000);
 }
 
 TEST(Engine, WakerDriftTakesTheMedianOfEachSide) {
