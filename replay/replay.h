@@ -66,6 +66,10 @@ struct WakerDrift {
 };
 /// Takes the samples (reordered); nothing when there are none.
 std::optional<WakerDrift> wakerDrift(std::vector<int64_t>& pastNs, std::vector<int64_t>& shortNs);
+/// What the CLI's "Blocks:" line, the GUI and reports say of a recording's
+/// replay: the recorded blocks replayed and lost, the dataflow gates, and the
+/// wakers' distance from their points (`workload` as replayed).
+std::string describeBlocks(const EngineStats& stats, const std::optional<WakerDrift>& drift, const Workload& workload);
 
 struct ReplayResult {
   std::shared_ptr<core::TraceModel> model;  ///< null when discardEvents

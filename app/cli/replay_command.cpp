@@ -620,20 +620,8 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     out << "\n";
   }
   if (!options.outTrace.empty()) out << "Wrote:       " << options.outTrace << " (ftrace text)\n";
-  if (workload.kind == "trace") {
-    const auto& st = result.stats;
-    out << "Blocks:      " << st.taskBlocks << " of " << st.taskBlocks + st.taskBlocksSkipped
-        << " recorded blocks on a task's wakeup replayed (the others' waker had already passed its point)";
-    if (workload.dataflowGates) out << "; " << st.gateBlocks << " of " << st.gateBlocks + st.gatesPassed << " dataflow gates blocked";
-    out << "\n";
-    if (const auto& drift = result.wakerDrift) {
-      out << "             the waker when its wakee ended the burst: a median ";
-      if (drift->medianPastNs) out << formatDuration(*drift->medianPastNs) << " of its work past its recorded point (block lost)";
-      if (drift->medianPastNs && drift->medianShortNs) out << ", ";
-      if (drift->medianShortNs) out << formatDuration(*drift->medianShortNs) << " short of it (kept)";
-      out << "\n";
-    }
-  }
+  if (workload.kind == "trace")
+    out << "Blocks:      " << replay::describeBlocks(result.stats, result.wakerDrift, workload) << "\n";
   if (!result.modelCounters.summary.empty()) out << "Model:       " << result.modelCounters.summary << "\n";
   out << "\n";
   printSideBySide(out, recStats ? &*recStats : nullptr, repStats, top);

@@ -163,6 +163,8 @@ void FidelityView::showSelected() {
                              : tr("Not modelled exactly: %1.").arg(caveats.join(QStringLiteral("; ")));
   if (auto it = run->model->metadata.find("replay.model_counters"); it != run->model->metadata.end())
     text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Model: %1.").arg(QString::fromStdString(it->second));
+  if (auto it = run->model->metadata.find("replay.blocks"); it != run->model->metadata.end())
+    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + tr("Blocks: %1.").arg(QString::fromStdString(it->second));
   m_unmodelled->setText(text);
   m_metrics->setRowCount(static_cast<int>(f->metrics.size()));
   int row = 0;

@@ -967,6 +967,9 @@ class Builder {
     // What the model counted of its own mechanics (EEVDF: DELAY_DEQUEUE), as `replay` prints it.
     if (auto it = m.metadata.find("replay.model_counters"); it != m.metadata.end())
       setup.rows.push_back({Cell(QStringLiteral("Model counts"), Tone::Muted), QString::fromStdString(it->second)});
+    // How many recorded blocks the replay kept, and how far it had drifted where it lost them.
+    if (auto it = m.metadata.find("replay.blocks"); it != m.metadata.end())
+      setup.rows.push_back({Cell(QStringLiteral("Blocks"), Tone::Muted), QString::fromStdString(it->second)});
     m_doc.table(std::move(setup));
     frequencyTable(r, rec);
 

@@ -1087,6 +1087,9 @@ TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
       << on.toStdString();
   // The baseline (EEVDF of 6.18) also says what DELAY_DEQUEUE kept queued, as `replay` does.
   EXPECT_TRUE(on.contains(QStringLiteral(".\nModel: DELAY_DEQUEUE kept "))) << on.toStdString();
+  // ... and how many recorded blocks it kept, as on `replay`'s Blocks: line.
+  EXPECT_TRUE(on.contains(QStringLiteral(".\nBlocks: "))) << on.toStdString();
+  EXPECT_TRUE(on.contains(QStringLiteral(" recorded blocks on a task's wakeup replayed"))) << on.toStdString();
   const QString off = replayedText("kernel.sched_autogroup_enabled = 0\n");
   EXPECT_TRUE(off.startsWith(QStringLiteral("Not modelled exactly: "))) << off.toStdString();
   EXPECT_FALSE(off.contains(QStringLiteral("autogroup"))) << off.toStdString();

@@ -398,6 +398,9 @@ TEST_F(ReportTest, ErrorsNameTheProblem) {
   const std::string page = readFile(html);
   EXPECT_NE(page.find("Model counts"), std::string::npos);
   EXPECT_NE(page.find("DELAY_DEQUEUE kept "), std::string::npos);
+  // A replay of a recording says how many recorded blocks it kept, as on `replay`'s Blocks: line.
+  EXPECT_NE(page.find(">Blocks</td><td>"), std::string::npos);
+  EXPECT_NE(page.find(" recorded blocks on a task's wakeup replayed"), std::string::npos);
   EXPECT_EQ(runCli({"report", dataPath("pipe-alone.txt"), "-o", file(QStringLiteral("u.txt")).toStdString()}, nullptr,
                    &err),
             2);
