@@ -30,6 +30,17 @@ inline replay::ReplayResult replayOn(const replay::Workload& w, const std::strin
   return r ? std::move(*r) : replay::ReplayResult();
 }
 
+/// A task of a hand-built workload that exits after `bursts`, arriving on `startCpu`.
+inline replay::Task exitingTask(int32_t tid, std::string comm, int startCpu, std::vector<replay::Burst> bursts) {
+  replay::Task t;
+  t.tid = t.tgid = tid;
+  t.comm = std::move(comm);
+  t.startCpu = startCpu;
+  t.exits = true;
+  t.bursts = std::move(bursts);
+  return t;
+}
+
 /// Share of run time of task `i` among all tasks.
 inline double share(const replay::ReplayResult& r, size_t i) {
   int64_t total = 0;

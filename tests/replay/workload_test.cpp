@@ -120,20 +120,10 @@ TEST(Engine, MeasuresHowFarTheWakerIsFromItsRecordedPoint) {
   const auto run = [](int64_t bFirst, int64_t aWork = 100'000) {
     replay::Workload w;
     w.kind = "rt-app";
-    replay::Task a;
-    a.tid = a.tgid = 100;
-    a.comm = "a";
-    a.startCpu = 0;
-    a.exits = true;
-    a.bursts.push_back(replay::Burst{.work = aWork});
+    replay::Task a = replay_test::exitingTask(100, "a", 0, {replay::Burst{.work = aWork}});
     a.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 0, .target = 1, .targetBurst = 1});
-    replay::Task b;
-    b.tid = b.tgid = 101;
-    b.comm = "b";
-    b.startCpu = 1;
-    b.exits = true;
-    b.bursts.push_back(replay::Burst{.work = bFirst});
-    b.bursts.push_back(replay::Burst{.work = 10'000, .wake = WakeKind::Task, .waker = 0});
+    const replay::Task b = replay_test::exitingTask(
+        101, "b", 1, {replay::Burst{.work = bFirst}, replay::Burst{.work = 10'000, .wake = WakeKind::Task, .waker = 0}});
     w.tasks = {a, b};
     return replay_test::replayOn(w, "cfs", 2);
   };
