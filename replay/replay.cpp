@@ -6,6 +6,7 @@
 #include <future>
 #include <optional>
 
+#include "core/duration_text.h"
 #include "replay/policies/fair_policy.h"
 #include "replay/policies/registry.h"
 #include "replay/policies/uclamp_policy.h"
@@ -103,28 +104,18 @@ std::optional<WakerDrift> wakerDrift(std::vector<int64_t>& pastNs, std::vector<i
   return WakerDrift{.medianPastNs = medianInPlace(pastNs), .medianShortNs = medianInPlace(shortNs)};
 }
 
-namespace {
-std::string microseconds(int64_t ns) {
-  char buf[32];
-  if (ns >= 1'000'000 || ns <= -1'000'000)
-    std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
-  return buf;
-}
-}  // namespace
-
 std::string describeBlocks(const EngineStats& st, const std::optional<WakerDrift>& drift, const Workload& workload) {
   std::string s = std::to_string(st.taskBlocks) + " of " + std::to_string(st.taskBlocks + st.taskBlocksSkipped) +
                   " recorded blocks on a task's wakeup replayed (the others' waker had already passed its point)";
   if (workload.dataflowGates)
     s += "; " + std::to_string(st.gateBlocks) + " of " + std::to_string(st.gateBlocks + st.gatesPassed) +
          " dataflow gates blocked";
-  if (drift && (drift->medianPastNs || drift->medianShortNs)) {
+  if (drift) {  // wakerDrift() gives one only with a median on some side
     s += "; the waker when its wakee ended the burst: a median ";
-    if (drift->medianPastNs) s += microseconds(*drift->medianPastNs) + " of its work past its recorded point (block lost)";
+    if (drift->medianPastNs)
+      s += core::formatDuration(*drift->medianPastNs) + " of its work past its recorded point (block lost)";
     if (drift->medianPastNs && drift->medianShortNs) s += ", ";
-    if (drift->medianShortNs) s += microseconds(*drift->medianShortNs) + " short of it (kept)";
+    if (drift->medianShortNs) s += core::formatDuration(*drift->medianShortNs) + " short of it (kept)";
   }
   return s;
 }

@@ -88,16 +88,6 @@ std::optional<int64_t> parseTime(const std::string& text, int64_t traceStart) {
   return at;
 }
 
-std::string formatDuration(int64_t ns) {
-  char buf[48];
-  const double a = std::fabs(static_cast<double>(ns));
-  if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
-  else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
-  else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
-  else std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-  return buf;
-}
-
 std::shared_ptr<core::TraceModel> loadTrace(const std::string& path, const Args& args, std::ostream& err,
                                             bool& failed) {
   importers::ImportOptions options;

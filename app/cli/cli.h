@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/analysis/stats_json.h"
+#include "core/duration_text.h"
 #include "core/trace_model.h"
 
 namespace app::cli {
@@ -53,7 +54,7 @@ inline std::optional<int64_t> relativeTime(const std::string& text, int64_t firs
   return !text.empty() && text.front() == '@' ? *t - firstTs : *t;
 }
 
-std::string formatDuration(int64_t ns);
+using core::formatDuration;
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
