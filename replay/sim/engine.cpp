@@ -270,8 +270,7 @@ int64_t Engine::workPosition(TaskId t) const {
   int64_t done = r.done;
   if (r.state == TState::Running) {
     const CpuRt& c = m_cpus[static_cast<size_t>(r.cpu)];
-    if (c.curr == t && m_now > c.progressFrom)
-      done = std::min(c.target, done + static_cast<int64_t>(std::floor(static_cast<double>(m_now - c.progressFrom) * c.rate)));
+    if (c.curr == t) done = std::min(c.target, done + unsettledProgress(c));
   }
   return r.workBefore + done;
 }
@@ -485,13 +484,17 @@ void Engine::handle(const Event& e) {
   }
 }
 
+int64_t Engine::unsettledProgress(const CpuRt& c) const {
+  if (m_now <= c.progressFrom) return 0;
+  const int64_t elapsed = m_now - c.progressFrom;
+  return c.rate == 1.0 ? elapsed : static_cast<int64_t>(std::floor(static_cast<double>(elapsed) * c.rate));
+}
+
 void Engine::settle(int cpu) {
   CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
   if (c.curr == kNoTask || m_now <= c.progressFrom) return;
-  const int64_t elapsed = m_now - c.progressFrom;
-  const int64_t progress = c.rate == 1.0 ? elapsed : static_cast<int64_t>(std::floor(static_cast<double>(elapsed) * c.rate));
   TaskRt& r = m_tasks[c.curr];
-  r.done = std::min(r.done + progress, c.target);
+  r.done = std::min(r.done + unsettledProgress(c), c.target);
   c.progressFrom = m_now;
 }
 

@@ -282,6 +282,8 @@ class Engine {
   void noteWakerDistance(TaskRt& r, uint32_t burst, const Burst& b, bool fired);
   /// Work `t` has done over all its bursts, up to now if it is running.
   int64_t workPosition(TaskId t) const;
+  /// The work the CPU's task has done since its progress was last settled.
+  int64_t unsettledProgress(const CpuRt& c) const;
   /// A WakeKind::Sleep burst of `task` whose sleep ends at its recorded instant (irq_wakeup_time).
   bool endsAtRecordedInstant(const Task& task, const Burst& b) const {
     if (b.recordedStart < 0) return false;
