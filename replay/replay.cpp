@@ -152,6 +152,14 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
                              (drawEach ? "; each wakeup draws from their distribution" : ""));
   }
 
+  // What a switch or a migration costs the kernel is in the recorded run
+  // times already: a sched trace cannot tell it from the work of the task it
+  // interrupts (docs/models.md 8.2). Said with the value, as the measured costs are.
+  if (workload.kind == "trace")
+    for (const char* cost : {"context_switch_ns", "migration_ns"})
+      if (params.origin(cost) == "default" && params.getInt(cost) == 0)
+        (void)params.resolve(cost, "0", "inside the recorded run times: a sched trace cannot tell it from the task's work");
+
   if (params.get("irq_wakeup_time") == "measured")
     (void)params.resolve("irq_wakeup_time", "measured", timerSleepsOrigin(workload));
   DelayDistribution tickDelays;

@@ -145,6 +145,12 @@ core::Status Params::setAssignment(std::string_view assignment) {
   return set(assignment.substr(0, eq), assignment.substr(eq + 1));
 }
 
+const std::string& Params::origin(std::string_view key) const {
+  const Spec* s = find(key);
+  assert(s);
+  return s->origin;
+}
+
 int64_t Params::getInt(std::string_view key) const {
   const Spec* s = find(key);
   assert(s && s->type == Type::Int);

@@ -56,6 +56,8 @@ class Params {
   /// (switches whose default depends on the kernel release, once resolved).
   bool getBool(std::string_view key) const;
   const std::string& get(std::string_view key) const;
+  /// "default", "user", or how the replay resolved it (Spec::origin).
+  const std::string& origin(std::string_view key) const;
 
   const std::vector<Spec>& specs() const { return m_specs; }
   std::vector<core::ReplayParam> describe() const;

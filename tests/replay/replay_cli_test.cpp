@@ -75,8 +75,28 @@ TEST(ReplayCli, JsonSaysWhatSetEachParameter) {
   const std::string block = r.out.substr(origins, r.out.find('}', origins) - origins);
   for (const char* entry : {"\"hz\": \"user\"", "\"timer_slack_ns\": \"default\"",
                             "\"preempt_wakeup_ns\": \"measured from the recording: median of ",
-                            "\"release\": \"the recording does not say its kernel"})
+                            "\"release\": \"the recording does not say its kernel",
+                            "\"context_switch_ns\": \"inside the recorded run times",
+                            "\"migration_ns\": \"inside the recorded run times"})
     EXPECT_NE(block.find(entry), std::string::npos) << entry << " in " << block;
+}
+
+// A switch's and a migration's cost are said to be inside a recording's run
+// times only when there is a recording and the user left them at 0.
+TEST(ReplayCli, SwitchAndMigrationCostsAreTheRecordingsOnlyForARecording) {
+  const auto origins = [](std::vector<std::string> args) {
+    args.insert(args.end(), {"--model", "eevdf", "--json"});
+    const CliRun r = cli(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const size_t at = r.out.find("\"param_origins\": {");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('}', at) - at);
+  };
+  const std::string wl = writeTemp("schedlab-cli-costs.json", R"({"tasks": {"a": {"loop": 2, "run": 100, "sleep": 100}}})");
+  EXPECT_NE(origins({wl}).find("\"context_switch_ns\": \"default\""), std::string::npos);
+  const std::string given = origins({fixture("pipe-small.txt"), "--param", "migration_ns=0"});
+  EXPECT_NE(given.find("\"migration_ns\": \"user\""), std::string::npos) << given;
+  EXPECT_NE(given.find("\"context_switch_ns\": \"inside the recorded run times"), std::string::npos) << given;
+  std::remove(wl.c_str());
 }
 
 // A "derive it" value given explicitly (-1 = measured, release=auto) asks for
