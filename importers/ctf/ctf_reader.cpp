@@ -1483,8 +1483,16 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
   static std::mutex babeltraceMutex;
   const std::lock_guard babeltraceLock(babeltraceMutex);
   bt_current_thread_clear_error();
-  auto plugins = loadPlugins();
-  if (!plugins) return plugins.error();
+  // Found once per process and kept: bt_plugin_find() dlopen()s every plugin of
+  // babeltrace2's folder and the last reference dlclose()s them, which cost a
+  // small trace as much as decoding it (the ctf fuzzer runs twice the inputs
+  // with them kept). Used under babeltraceMutex only.
+  static std::optional<Plugins> plugins;
+  if (!plugins) {
+    auto loaded = loadPlugins();
+    if (!loaded) return loaded.error();
+    plugins = std::move(*loaded);
+  }
 
   PathMap paths{traceDirs, traceDirs};
   std::vector<std::optional<RepairedTraceDir>> repairs(traceDirs.size());
