@@ -601,7 +601,7 @@ bool looksLikeKernelThread(std::string_view comm) {
   static constexpr std::string_view kPrefixes[] = {
       "kworker/", "ksoftirqd/", "migration/", "rcu_", "rcuc/", "rcuop/", "cpuhp/", "kthreadd", "idle_inject/",
       "watchdog/", "irq/", "kcompactd", "kswapd", "jbd2/", "khugepaged", "oom_reaper", "writeback", "kblockd",
-      "kauditd", "khungtaskd", "ksmd", "kintegrityd", "kdevtmpfs", "pool_workqueue"};
+      "kauditd", "khungtaskd", "ksmd", "kintegrityd", "kdevtmpfs", "pool_workqueue", "kdamond."};
   for (std::string_view p : kPrefixes)
     if (comm.substr(0, p.size()) == p) return true;
   return false;

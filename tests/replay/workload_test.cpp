@@ -282,6 +282,7 @@ TEST(TraceExtractor, PerCpuKthreadNames) {
   EXPECT_EQ(replay::perCpuKthreadCpu("migration/0"), 0);
   EXPECT_EQ(replay::perCpuKthreadCpu("bash"), -1);
   EXPECT_TRUE(replay::looksLikeKernelThread("kworker/0:1"));
+  EXPECT_TRUE(replay::looksLikeKernelThread("kdamond.0"));  // DAMON
   EXPECT_FALSE(replay::looksLikeKernelThread("hackbench"));
 }
 
