@@ -133,6 +133,9 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   if (workload.tasks.empty()) return core::Error("the workload has no tasks");
   if (auto st = fair::resolveEevdfRelease(params, workload.kernelRelease); !st) return core::Error(st.message());
   fair::resolveWakePack(params, workload.schedSettingsKnown, workload.vcpuPackSetting);
+  fair::resolveAutogroup(params, workload.kind == "trace", workload.schedSettingsKnown, workload.autogroupSetting);
+  Unmodelled unmodelled = workload.unmodelled;
+  if (params.has("autogroup") && params.get("autogroup") == "on") unmodelled.recordedWithAutogroup = 0;
   // Delays "from the recording" are resolved here so that what is stored is what was used.
   constexpr const char* kDelayParams[kWakeupPaths] = {"idle_wakeup_ns", "idle_irq_wakeup_ns", "preempt_ipi_ns",
                                                        "preempt_wakeup_ns"};
@@ -235,8 +238,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   replayInfo.recordingPath = options.recordingPath.empty() ? workload.source : options.recordingPath;
   replayInfo.params = result.params;
   replayInfo.cookieNames = result.cookieNames;
-  for (const auto& item : workload.unmodelled.items())
-    replayInfo.unmodelled.push_back({item.key, item.what, item.count});
+  for (const auto& item : unmodelled.items()) replayInfo.unmodelled.push_back({item.key, item.what, item.count});
   builder.setReplayInfo(std::move(replayInfo));
 
   BuilderSink builderSink(builder, w, attrs);
@@ -281,7 +283,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   Validation& v = result.validation;
   v.makespanRecordedNs = workload.recordedMakespanNs;
   v.makespanReplayNs = engine.makespan();
-  v.unmodelled = workload.unmodelled;
+  v.unmodelled = unmodelled;
   for (size_t t = 0; t < workload.tasks.size(); ++t) {
     const TaskOutcome& o = result.outcomes[t];
     const int64_t work = workload.tasks[t].totalWork();

@@ -44,6 +44,11 @@ core::Status resolveEevdfRelease(Params& params, std::string_view recordedReleas
 /// recording set kernel.sched_vcpu_pack (`vcpuPack`, empty when they do not
 /// have it), else off; the resolved value says which setting decided.
 void resolveWakePack(Params& params, bool settingsKnown, const std::string& vcpuPack);
+/// autogroup=settings becomes on or off: for a recording, as the settings
+/// beside it say kernel.sched_autogroup_enabled was (`setting`, empty when they
+/// do not have it), on when they do not say (the kernel's default); for a
+/// written workload, off (it has no sessions). The resolved value says why.
+void resolveAutogroup(Params& params, bool isRecording, bool settingsKnown, const std::string& setting);
 /// Core scheduling over cfs/eevdf (docs/models.md §3): coresched.variant, coresched.cookie, ...
 /// The policy runs core-wide selection when these are defined and some task has a cookie.
 void defineCoreschedParams(Params& params);

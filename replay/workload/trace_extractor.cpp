@@ -633,8 +633,10 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   w.kernelRelease = m.kernelRelease();
   w.unmodelled.lostEventRanges = m.dataLoss.size();
   w.unmodelled.switchInsInferred = m.diagnostics.count(core::DiagCode::switch_in_inferred);
-  if (const auto it = m.metadata.find(core::kAutogroupSetting); it != m.metadata.end())
+  if (const auto it = m.metadata.find(core::kAutogroupSetting); it != m.metadata.end()) {
+    w.autogroupSetting = it->second;
     w.unmodelled.recordedWithAutogroup = it->second == "1";
+  }
   w.schedSettingsKnown = m.metadata.count(core::kSchedSettingsFromKey) != 0;
   if (const auto it = m.metadata.find(core::kVcpuPackSetting); it != m.metadata.end()) w.vcpuPackSetting = it->second;
   // Read from the model alone: measured on another thread while the runs are gathered.

@@ -108,7 +108,7 @@ constexpr UnmodelledField kUnmodelledFields[] = {
     {"tasks_left_out", "tasks left out (--tasks created or tree:COMM)", &Unmodelled::tasksLeftOut},
     {"recorded_with_autogroup",
      "recorded with autogroup on (kernel.sched_autogroup_enabled = 1 beside the trace): sessions' tasks competed "
-     "as groups, replayed on flat runqueues",
+     "as groups, replayed on flat runqueues (autogroup=off, or a model without groups)",
      &Unmodelled::recordedWithAutogroup},
 };
 // A count added to Unmodelled and not listed here would be neither shown nor summed.

@@ -125,7 +125,8 @@ struct Unmodelled {
   uint64_t lostEventRanges = 0;          ///< data-loss ranges in the recording
   uint64_t tasksLeftOut = 0;             ///< left out by ExtractOptions::onlyCreatedTasks or treeOf
   uint64_t switchInsInferred = 0;        ///< runs whose switch-in the trace lacks (inferred at import)
-  uint64_t recordedWithAutogroup = 0;    ///< 1: the settings beside the trace say autogroup was on (groups not modelled)
+  /// 1: the settings beside the trace say autogroup was on; a replay that models it (autogroup=on) clears it.
+  uint64_t recordedWithAutogroup = 0;
   uint64_t total() const;
   Unmodelled& operator+=(const Unmodelled& o);
   bool operator==(const Unmodelled&) const = default;
@@ -177,6 +178,7 @@ struct Workload {
   /// The recording machine's scheduler settings were saved beside the trace (core/sched_settings.h).
   bool schedSettingsKnown = false;
   std::string vcpuPackSetting;  ///< kernel.sched_vcpu_pack among them; empty when not set there
+  std::string autogroupSetting;  ///< kernel.sched_autogroup_enabled among them; empty when not set there
   Unmodelled unmodelled;
   uint64_t dataflowGates = 0;  ///< bursts split by ExtractOptions::dataflowGates (Burst::gate)
   /// From the first burst's start to the last burst's end of the makespan tasks

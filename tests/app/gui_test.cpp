@@ -1054,7 +1054,9 @@ TEST(GuiFidelity, TabSaysNothingOfCountsItDoesNotHave) {
 
 // What the workload could not represent shows in the Fidelity tab too, not
 // only in reports: here the scheduler settings saved beside the recording
-// (core/sched_settings.h) say autogroup was on, which the replay does not model.
+// (core/sched_settings.h) say autogroup was on, which a replay asked to run
+// on flat queues (autogroup=off) does not model; by default it models it and
+// says so on the Model line.
 TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
   ensureApp();
   const auto backend = defaultReplayBackend();
@@ -1063,7 +1065,7 @@ TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
   ASSERT_TRUE(dir.isValid());
   const QString trace = dir.filePath(QStringLiteral("pipe-small.txt"));
   ASSERT_TRUE(QFile::copy(testData("replay/pipe-small.txt"), trace));
-  auto replayedText = [&](const char* settings) {
+  auto replayedText = [&](const char* settings, const char* autogroup) {
     QFile sidecar(trace + QStringLiteral(".sched"));
     EXPECT_TRUE(sidecar.open(QIODevice::WriteOnly | QIODevice::Truncate));
     sidecar.write(settings);
@@ -1076,21 +1078,27 @@ TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
     if (!waitIdle(w) || w.runs()->recordings().size() != 1) return QStringLiteral("(not opened)");
     ReplayRequest req;
     req.model = "baseline";
+    if (autogroup) req.params = {{"autogroup", autogroup}};
     w.startReplay(w.runs()->recordings()[0], req);
     if (!waitIdle(w, 120000) || w.runs()->count() != 2) return w.errors().join(QLatin1Char('\n'));
     return w.fidelityView()->unmodelledText();
   };
-  const QString on = replayedText("kernel.sched_autogroup_enabled = 1\n");
+  const QString modelled = replayedText("kernel.sched_autogroup_enabled = 1\n", nullptr);
+  EXPECT_FALSE(modelled.contains(QStringLiteral("recorded with autogroup on"))) << modelled.toStdString();
+  EXPECT_TRUE(modelled.contains(QStringLiteral(".\nModel: ")) && modelled.contains(QStringLiteral("autogroup: ")))
+      << modelled.toStdString();
+  const QString on = replayedText("kernel.sched_autogroup_enabled = 1\n", "off");
   EXPECT_TRUE(on.startsWith(QStringLiteral("Not modelled exactly: "))) << on.toStdString();
   EXPECT_TRUE(on.contains(QStringLiteral("recorded with autogroup on (kernel.sched_autogroup_enabled = 1 beside the "
-                                         "trace): sessions' tasks competed as groups, replayed on flat runqueues: 1")))
+                                         "trace): sessions' tasks competed as groups, replayed on flat runqueues "
+                                         "(autogroup=off, or a model without groups): 1")))
       << on.toStdString();
   // The baseline (EEVDF of 6.18) also says what DELAY_DEQUEUE kept queued, as `replay` does.
   EXPECT_TRUE(on.contains(QStringLiteral(".\nModel: DELAY_DEQUEUE kept "))) << on.toStdString();
   // ... and how many recorded blocks it kept, as on `replay`'s Blocks: line.
   EXPECT_TRUE(on.contains(QStringLiteral(".\nBlocks: "))) << on.toStdString();
   EXPECT_TRUE(on.contains(QStringLiteral(" recorded blocks on a task's wakeup replayed"))) << on.toStdString();
-  const QString off = replayedText("kernel.sched_autogroup_enabled = 0\n");
+  const QString off = replayedText("kernel.sched_autogroup_enabled = 0\n", nullptr);
   EXPECT_TRUE(off.startsWith(QStringLiteral("Not modelled exactly: "))) << off.toStdString();
   EXPECT_FALSE(off.contains(QStringLiteral("autogroup"))) << off.toStdString();
 }

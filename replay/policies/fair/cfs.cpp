@@ -39,7 +39,7 @@ uint32_t FairPolicy::pickCfs(Rq& r) {
     se = r.cfs.next;
   else if (r.cfs.last != kNone && wakeupPreemptEntity(r.cfs.last, left) < 1)
     se = r.cfs.last;
-  clearBuddies(r, se);
+  clearBuddies(r.cfs, se);
   return se;
 }
 
@@ -50,7 +50,7 @@ void FairPolicy::checkPreemptTick(int cpu, uint32_t c) {
   const int64_t deltaExec = e.sumExec - e.prevSumExec;
   if (deltaExec > ideal) {
     m_e->resched(cpu);
-    clearBuddies(r, c);
+    clearBuddies(r.cfs, c);
     return;
   }
   if (deltaExec < m_minGran || r.cfs.tree.empty()) return;

@@ -96,7 +96,7 @@ TaskId FairPolicy::peekBest(int cpu) const {
   if (curr != kNone && !m_ents[curr].onRq) curr = kNone;
   if (m_variant == Variant::Eevdf) {
     if (r.cfs.nrRunning == 0) return kNoTask;
-    return pickEevdf(r, true);
+    return pickEevdf(r.cfs, true);
   }
   uint32_t left = r.cfs.tree.empty() ? kNone : r.cfs.tree.begin()->id;
   if (left == kNone || (curr != kNone && m_ents[curr].vruntime < m_ents[left].vruntime)) left = curr;
@@ -133,7 +133,7 @@ TaskId FairPolicy::coreFind(int cpu, uint32_t cookie) const {
 void FairPolicy::setNext(int cpu, TaskId t, bool samePrev) {
   Rq& r = rq(cpu);
   if (!isFair(t)) return;
-  clearBuddies(r, t);
+  clearBuddies(r.cfs, t);
   if (r.cfs.curr == t) return;
   if (samePrev) {  // as pickNext(): the running task picked again keeps its slice and protection
     r.cfs.treeErase(m_ents, t);

@@ -18,7 +18,7 @@ int64_t FairPolicy::sliceOf(uint32_t t) const {
 
 // Slice extremes over the queued entities (cfs_rq_min_slice/max_slice); every
 // entity has the base slice unless custom slices are in use.
-int64_t FairPolicy::queuedSliceBound(const Rq& r, bool wantMax, uint32_t except) const {
+int64_t FairPolicy::queuedSliceBound(const FairRq& q, bool wantMax, uint32_t except) const {
   int64_t best = wantMax ? 0 : INT64_MAX;
   const auto take = [&](uint32_t id) {
     if (id == except) return;
@@ -26,11 +26,11 @@ int64_t FairPolicy::queuedSliceBound(const Rq& r, bool wantMax, uint32_t except)
     best = wantMax ? std::max(best, s) : std::min(best, s);
   };
   if (m_customSlices == 0) {
-    const bool any = !r.cfs.tree.empty() || (r.cfs.curr != kNone && r.cfs.curr != except && m_ents[r.cfs.curr].onRq);
+    const bool any = !q.tree.empty() || (q.curr != kNone && q.curr != except && m_ents[q.curr].onRq);
     return any ? m_baseSlice : best;
   }
-  for (const auto& k : r.cfs.tree) take(k.id);
-  if (r.cfs.curr != kNone && m_ents[r.cfs.curr].onRq) take(r.cfs.curr);
+  for (const auto& k : q.tree) take(k.id);
+  if (q.curr != kNone && m_ents[q.curr].onRq) take(q.curr);
   return best;
 }
 
@@ -50,68 +50,67 @@ void FairPolicy::cancelProtectedSlice(uint32_t c) {
 
 // set_protect_slice() (6.17+), or the 6.6-6.16 RUN_TO_PARITY hack that keeps
 // the deadline granted at pick in vlag.
-void FairPolicy::protectSliceAtPick(Rq& r, uint32_t next) {
+void FairPolicy::protectSliceAtPick(FairRq& q, uint32_t next) {
   FairRq::Entity& e = m_ents[next];
   if (!protectedSliceVprot()) {
     e.vlag = e.deadline;
     return;
   }
   const int64_t normalized = m_factor > 0 ? m_baseSlice / m_factor : m_baseSlice;
-  int64_t slice = m_runToParity ? queuedSliceBound(r, false, next) : normalized;
+  int64_t slice = m_runToParity ? queuedSliceBound(q, false, next) : normalized;
   slice = std::min(slice, e.slice);
   e.vprot = slice == e.slice ? e.deadline : std::min(e.deadline, e.vruntime + calcDeltaFair(slice, e));
 }
 
 // update_protect_slice(): a shorter-slice wakee that did not preempt shortens the protection.
-void FairPolicy::shortenProtectedSlice(Rq& r, uint32_t c) {
+void FairPolicy::shortenProtectedSlice(FairRq& q, uint32_t c) {
   FairRq::Entity& e = m_ents[c];
-  const int64_t slice = queuedSliceBound(r, false, c);
+  const int64_t slice = queuedSliceBound(q, false, c);
   if (slice == INT64_MAX) return;
   e.vprot = std::min(e.vprot, e.vruntime + calcDeltaFair(slice, e));
 }
 
-void FairPolicy::updateDeadline(int cpu, uint32_t c) {
+void FairPolicy::updateDeadline(int cpu, FairRq& q, uint32_t c) {
   FairRq::Entity& e = m_ents[c];
   const bool expired = e.vruntime - e.deadline >= 0;
   if (expired) {
-    e.slice = sliceOf(c);
+    if (!isGroupSe(c)) e.slice = sliceOf(c);  // a group entity's is its queue's shortest (custom_slice set)
     e.deadline = e.vruntime + calcDeltaFair(e.slice, e);
   }
-  Rq& r = rq(cpu);
   // update_curr(): 6.6 reschedules only on a new deadline; 6.12 also once a
   // cancelled protection meets an ineligible task (did_preempt_short); 6.17+
   // whenever the protected slice is over. A single queued entity never is.
-  if (r.cfs.nrRunning <= 1) return;
+  if (q.nrRunning <= 1) return;
   bool resched = expired;
   if (m_release >= KernelVersion{6, 17, 0})
     resched |= !protectedSlice(c);
   else if (m_release >= KernelVersion{6, 12, 0})
-    resched |= m_preemptShort && e.vlag != e.deadline && !r.cfs.eligible(m_ents, c);
+    resched |= m_preemptShort && e.vlag != e.deadline && !q.eligible(m_ents, c);
   if (resched) {
     m_e->resched(cpu);
-    clearBuddies(r, c);
+    clearBuddies(q, c);
   }
 }
 
-void FairPolicy::updateEntityLag(Rq& r, uint32_t t) {
-  FairRq::Entity& e = m_ents[t];
-  const int64_t lag = r.cfs.avgVruntimeOf(m_ents) - e.vruntime;
+void FairPolicy::updateEntityLag(FairRq& q, uint32_t id) {
+  FairRq::Entity& e = m_ents[id];
+  const int64_t lag = q.avgVruntimeOf(m_ents) - e.vruntime;
   // 6.18.17 bounds the lag by the largest queued slice plus a tick, before by two own slices or a tick.
-  const int64_t span = lagLimitFromMaxSlice() ? std::max(queuedSliceBound(r, true, kNone), e.slice) + m_e->tickNs()
+  const int64_t span = lagLimitFromMaxSlice() ? std::max(queuedSliceBound(q, true, kNone), e.slice) + m_e->tickNs()
                                               : std::max<int64_t>(2 * e.slice, m_e->tickNs());
   const int64_t limit = calcDeltaFair(span, e);
   e.vlag = std::clamp(lag, -limit, limit);
 }
 
-void FairPolicy::placeEevdf(Rq& r, uint32_t t, bool initial) {
-  FairRq::Entity& e = m_ents[t];
-  const int64_t v = r.cfs.avgVruntimeOf(m_ents);
+void FairPolicy::placeEevdf(FairRq& q, uint32_t id, bool initial) {
+  FairRq::Entity& e = m_ents[id];
+  const int64_t v = q.avgVruntimeOf(m_ents);
   int64_t lag = 0;
-  e.slice = sliceOf(t);
+  if (!isGroupSe(id)) e.slice = sliceOf(id);
   int64_t vslice = calcDeltaFair(e.slice, e);
-  if (m_placeLag && r.cfs.nrRunning) {
-    int64_t ld = r.cfs.avgLoad;
-    if (r.cfs.curr != kNone && m_ents[r.cfs.curr].onRq) ld += m_ents[r.cfs.curr].weight;
+  if (m_placeLag && q.nrRunning) {
+    int64_t ld = q.avgLoad;
+    if (q.curr != kNone && m_ents[q.curr].onRq) ld += m_ents[q.curr].weight;
     lag = e.vlag * (ld + e.weight);
     if (ld == 0) ld = 1;
     lag /= ld;
@@ -126,17 +125,17 @@ void FairPolicy::placeEevdf(Rq& r, uint32_t t, bool initial) {
   e.deadline = e.vruntime + vslice;
 }
 
-uint32_t FairPolicy::pickEevdf(const Rq& r, bool withCurr, bool protect) const {
-  uint32_t c = withCurr ? r.cfs.curr : kNone;
+uint32_t FairPolicy::pickEevdf(const FairRq& q, bool withCurr, bool protect) const {
+  uint32_t c = withCurr ? q.curr : kNone;
   if (c != kNone && !m_ents[c].onRq) c = kNone;
-  if (r.cfs.nrRunning == 1) return c != kNone ? c : (r.cfs.tree.empty() ? kNone : r.cfs.tree.begin()->id);
+  if (q.nrRunning == 1) return c != kNone ? c : (q.tree.empty() ? kNone : q.tree.begin()->id);
   // PICK_BUDDY, inside __pick_eevdf() from 6.18.33 so that the wakeup test sees it too.
-  if (buddyWakeupRules() && r.cfs.next != kNone && m_ents[r.cfs.next].onRq && !m_ents[r.cfs.next].delayed &&
-      r.cfs.eligible(m_ents, r.cfs.next))
-    return r.cfs.next;
-  if (c != kNone && !r.cfs.eligible(m_ents, c)) c = kNone;
+  if (buddyWakeupRules() && q.next != kNone && m_ents[q.next].onRq && !m_ents[q.next].delayed &&
+      q.eligible(m_ents, q.next))
+    return q.next;
+  if (c != kNone && !q.eligible(m_ents, c)) c = kNone;
   if (m_runToParity && protect && c != kNone && protectedSlice(c)) return c;
-  uint32_t best = r.cfs.earliestEligible(m_ents);
+  uint32_t best = q.earliestEligible(m_ents);
   if (best == kNone || (c != kNone && m_ents[c].deadline < m_ents[best].deadline)) best = c;
   return best;
 }
@@ -147,9 +146,9 @@ uint32_t FairPolicy::pickEevdfNext(int cpu) {
     uint32_t next = kNone;
     if (m_nextBuddy && r.cfs.next != kNone && r.cfs.eligible(m_ents, r.cfs.next)) {
       next = r.cfs.next;
-      clearBuddies(r, next);
+      clearBuddies(r.cfs, next);
     } else {
-      next = pickEevdf(r, false);
+      next = pickEevdf(r.cfs, false);
       if (next == kNone) next = r.cfs.tree.begin()->id;  // cannot happen with a non-empty tree
     }
     if (!m_ents[next].delayed) return next;
@@ -164,12 +163,10 @@ uint32_t FairPolicy::pickEevdfNext(int cpu) {
 // its claim, and a sync wakeup that set it preempts only a waker that has run
 // migration_cost since its exec_start, which that update_curr() has just
 // moved to now (preempt_sync()); everything else goes to the pick.
-void FairPolicy::preemptBuddy(int cpu, uint32_t t, uint32_t flags) {
-  Rq& r = rq(cpu);
-  const uint32_t c = r.cfs.curr;
-  const bool keepBuddy = r.cfs.next != kNone && r.cfs.next != t && m_ents[r.cfs.next].deadline < m_ents[t].deadline;
+void FairPolicy::preemptBuddy(int cpu, FairRq& q, uint32_t c, uint32_t t, uint32_t flags) {
+  const bool keepBuddy = q.next != kNone && q.next != t && m_ents[q.next].deadline < m_ents[t].deadline;
   if (c != kNone && m_nextBuddy && !keepBuddy) {
-    setNextBuddy(r, t);
+    setNextBuddy(q, t);
     if (flags & kWakeSync) {
       const int64_t ran = std::max<int64_t>(0, m_e->now() - m_ents[c].execStart);
       const int64_t threshold = m_wakeRqSelected ? m_migrationCost >> 2 : m_migrationCost;
@@ -177,28 +174,37 @@ void FairPolicy::preemptBuddy(int cpu, uint32_t t, uint32_t flags) {
       return;
     }
   }
-  if (pickEevdf(r, true, true) == t)
+  if (pickEevdf(q, true, true) == t)
     m_e->resched(cpu);
   else if (m_runToParity && c != kNone)
-    shortenProtectedSlice(r, c);  // update_protect_slice(): a queued shorter slice ends the protection sooner
+    shortenProtectedSlice(q, c);  // update_protect_slice(): a queued shorter slice ends the protection sooner
 }
 
 // A delayed task leaves the queue for good (dequeue_entities() with
 // DEQUEUE_DELAYED): no tracepoint, it stays asleep as far as the engine knows.
-void FairPolicy::finishDelayedDequeue(int cpu, uint32_t t) {
+void FairPolicy::finishDelayedDequeue(int cpu, uint32_t id) {
   Rq& r = rq(cpu);
-  FairRq::Entity& e = m_ents[t];
-  updateEntityLag(r, t);
-  if (r.cfs.curr == t)
-    setCurr(r, kNone);
-  else
-    r.cfs.treeErase(m_ents, t);
-  removeFromRq(r, t);
+  FairRq::Entity& e = m_ents[id];
+  const bool group = isGroupSe(id);
+  FairRq& q = group ? r.cfs : cfsRqOf(cpu, id);
+  updateEntityLag(q, id);
+  if (q.curr == id) {
+    if (!group && r.running == id) setRunning(r, kNone);
+    q.curr = kNone;
+  } else {
+    q.treeErase(m_ents, id);
+  }
+  if (group) {
+    dequeueEntityFrom(q, id);
+  } else {
+    removeFromRq(r, id);
+    countDelayed(r, -1);
+    ++m_delayedPicked;
+  }
   e.delayed = false;
-  countDelayed(r, -1);
-  ++m_delayedPicked;
   if (m_delayZero && e.vlag > 0) e.vlag = 0;
-  r.cfs.updateMinVruntime(m_ents);
+  q.updateMinVruntime(m_ents);
+  if (const int g = groupOf(id); g >= 0) groupLeft(cpu, g, true);
 }
 
 // Delayed entities the EEVDF pick would choose are dequeued first, as
@@ -208,7 +214,7 @@ void FairPolicy::dropDelayedPicks(int cpu) {
   if (m_variant != Variant::Eevdf) return;
   Rq& r = rq(cpu);
   while (r.delayed > 0) {
-    const uint32_t p = pickEevdf(r, true);
+    const uint32_t p = pickEevdf(r.cfs, true);
     if (p == kNone || !m_ents[p].delayed) return;
     finishDelayedDequeue(cpu, p);
   }
@@ -219,23 +225,24 @@ void FairPolicy::dropDelayedPicks(int cpu) {
 // behind keeps its vruntime and its old deadline. The kernel takes that lag
 // against the running task's vruntime of its last update_curr() (neither
 // ttwu_runnable() nor the ENQUEUE_DELAYED path calls it): requeue_lag_curr=stale.
-void FairPolicy::requeueDelayed(int cpu, uint32_t t) {
+void FairPolicy::requeueDelayed(int cpu, FairRq& q, uint32_t id) {
   Rq& r = rq(cpu);
-  FairRq::Entity& e = m_ents[t];
+  FairRq::Entity& e = m_ents[id];
   if (!m_requeueLagStale) updateCurr(cpu);
   if (m_delayZero) {
-    updateEntityLag(r, t);
+    updateEntityLag(q, id);
     if (e.vlag > 0) {
-      const bool inTree = r.cfs.curr != t;
-      if (inTree) r.cfs.treeErase(m_ents, t);
-      --r.cfs.nrRunning;
+      const bool inTree = q.curr != id;
+      if (inTree) q.treeErase(m_ents, id);
+      --q.nrRunning;
       e.vlag = 0;
-      placeEevdf(r, t, false);
-      ++r.cfs.nrRunning;
-      if (inTree) r.cfs.treeInsert(m_ents, t);
+      placeEevdf(q, id, false);
+      ++q.nrRunning;
+      if (inTree) q.treeInsert(m_ents, id);
     }
   }
   e.delayed = false;
+  if (isGroupSe(id)) return;  // countDelayed() counts sleeping tasks
   countDelayed(r, -1);
   ++m_delayedWoken;
 }
@@ -255,7 +262,23 @@ void FairPolicy::countDelayed(Rq& r, int delta) {
 // h_nr_runnable in /sys/kernel/debug/sched/debug (6.13+), which
 // tools/experiments/delayed-dequeue-share.py samples while a command runs.
 ModelCounters FairPolicy::counters(int64_t busyNs) const {
-  if (m_delayedDequeues == 0) return {};
+  ModelCounters out;
+  if (m_autogroup) {
+    char line[200];
+    if (m_grouped) {
+      const auto rooted = std::count(m_groupOf.begin(), m_groupOf.end(), -1);
+      std::snprintf(line, sizeof line, "autogroup: %d session groups, %lld tasks in the root group; %llu group "
+                    "entities kept queued by DELAY_DEQUEUE",
+                    m_nGroups, static_cast<long long>(rooted), static_cast<unsigned long long>(m_groupsDelayedTotal));
+      out.values = {{"autogroup_groups", m_nGroups},
+                    {"autogroup_root_tasks", static_cast<double>(rooted)},
+                    {"autogroup_delayed_dequeues", static_cast<double>(m_groupsDelayedTotal)}};
+    } else {
+      std::snprintf(line, sizeof line, "autogroup: not modelled with core scheduling, flat runqueues");
+    }
+    out.summary = line;
+  }
+  if (m_delayedDequeues == 0) return out;
   int64_t held = 0, sum = 0;
   for (const Rq& r : m_rqs) {
     const int64_t open = r.delayed > 0 ? m_e->now() - r.delayedStamp : 0;
@@ -270,12 +293,13 @@ ModelCounters FairPolicy::counters(int64_t busyNs) const {
                 "one %.1f%% of its busy time, %.2f on average while it did",
                 static_cast<unsigned long long>(m_delayedDequeues), static_cast<unsigned long long>(m_delayedWoken),
                 static_cast<unsigned long long>(m_delayedPicked), 100 * share, meanHeld);
-  return {line,
-          {{"delayed_dequeues", static_cast<double>(m_delayedDequeues)},
-           {"delayed_woken", static_cast<double>(m_delayedWoken)},
-           {"delayed_picked", static_cast<double>(m_delayedPicked)},
-           {"delayed_busy_share", share},
-           {"delayed_mean_while_held", meanHeld}}};
+  out.summary = out.summary.empty() ? std::string(line) : std::string(line) + "; " + out.summary;
+  out.values.insert(out.values.begin(), {{"delayed_dequeues", static_cast<double>(m_delayedDequeues)},
+                                         {"delayed_woken", static_cast<double>(m_delayedWoken)},
+                                         {"delayed_picked", static_cast<double>(m_delayedPicked)},
+                                         {"delayed_busy_share", share},
+                                         {"delayed_mean_while_held", meanHeld}});
+  return out;
 }
 
 }  // namespace replay::fair

@@ -66,6 +66,7 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
     m_placeRelDeadline = flag("place_rel_deadline", {6, 12, 0});
     m_forkPreempt = p.get("wakeup_preempt_fork") == "release" ? m_release < KernelVersion{6, 18, 33}
                                                               : p.getBool("wakeup_preempt_fork");
+    m_autogroup = p.get("autogroup") == "on";
   }
   // Measured on 6.18 only: the CFS releases and older EEVDF ones keep fair.c's reading.
   m_forkLoneParent = p.get("fork_lone_parent") == "release"
@@ -97,6 +98,7 @@ void FairPolicy::attach(Engine& engine) {
   m_csActive = false;
   if (m_csConfigured && engine.topology().hasSmt())
     for (TaskId t = 0; t < engine.taskCount(); ++t) m_csActive |= engine.attributes(t).cookie != 0;
+  assignGroups();
   m_coreOf.assign(static_cast<size_t>(engine.cpuCount()), 0);
   m_cores.clear();
   for (const auto& cpus : engine.topology().cores()) {
@@ -162,7 +164,7 @@ void FairPolicy::enqueue(int cpu, TaskId t, uint32_t flags) {
   FairRq::Entity& e = m_ents[t];
   m_wakeRqSelected = !e.delayed;
   if (e.delayed) {  // ttwu_runnable(): still queued here (selectCpu kept its CPU)
-    requeueDelayed(cpu, t);
+    requeueDelayed(cpu, cfsRqOf(cpu, t), t);
     ts.rqCpu = cpu;
     return;
   }
@@ -180,9 +182,10 @@ void FairPolicy::enqueue(int cpu, TaskId t, uint32_t flags) {
     }
   } else {
     if (flags & (kWakeInitial | kWakeFork)) e.vlag = 0;
-    placeEevdf(r, t, (flags & kWakeFork) != 0);
+    placeEevdf(cfsRqOf(cpu, t), t, (flags & kWakeFork) != 0);
   }
   addToRq(r, t);
+  if (const int g = groupOf(t); g >= 0) enqueueGroupEntity(cpu, g);
   ts.rqCpu = cpu;
 }
 
@@ -199,9 +202,23 @@ void FairPolicy::checkPreemptWakeup(int cpu, TaskId t, uint32_t flags) {
   }
   if (!isFair(c) || m_e->needResched(cpu)) return;
   Rq& r = rq(cpu);
-  FairRq::Entity& ec = m_ents[c];
-  const FairRq::Entity& ep = m_ents[t];
-  if (ec.idlePolicy && !ep.idlePolicy) {
+  if (m_nextBuddy && m_variant == Variant::Eevdf && !buddyWakeupRules() && !(flags & kWakeFork)) {
+    setNextBuddy(cfsRqOf(cpu, t), t);
+    if (const int g = groupOf(t); g >= 0) setNextBuddy(r.cfs, groupSe(g, cpu));
+  }
+  // find_matching_se(): the two tasks, or their entities on the first runqueue they share.
+  uint32_t se = c, pse = t;
+  FairRq* q = &r.cfs;
+  if (m_grouped) {
+    const int gc = groupOf(c), gt = groupOf(t);
+    if (gc >= 0 && gc == gt) {
+      q = &groupRq(gc, cpu);
+    } else {
+      if (gc >= 0) se = groupSe(gc, cpu);
+      if (gt >= 0) pse = groupSe(gt, cpu);
+    }
+  }
+  if (m_ents[se].idlePolicy && !m_ents[pse].idlePolicy) {
     m_e->resched(cpu);
     return;
   }
@@ -211,37 +228,41 @@ void FairPolicy::checkPreemptWakeup(int cpu, TaskId t, uint32_t flags) {
     const bool scale = r.cfs.nrRunning >= m_nrLatency;
     bool marked = false;
     if (m_nextBuddy && scale && !(flags & kWakeFork)) {
-      setNextBuddy(r, t);
+      setNextBuddy(r.cfs, t);
       marked = true;
     }
     updateCurr(cpu);
     if (wakeupPreemptEntity(c, t) == 1) {
-      if (!marked) setNextBuddy(r, t);
+      if (!marked) setNextBuddy(r.cfs, t);
       m_e->resched(cpu);
       if (m_lastBuddy && scale) r.cfs.last = c;
     }
   } else {
-    if (m_nextBuddy && !buddyWakeupRules() && !(flags & kWakeFork)) setNextBuddy(r, t);
     updateCurr(cpu);
-    const bool shorter = m_preemptShort && ep.slice < ec.slice;
-    if ((flags & kWakeFork) && !m_forkPreempt && !shorter) return;
-    if (buddyWakeupRules() && !shorter) {
-      preemptBuddy(cpu, t, flags);
-      return;
-    }
-    bool protect = true;
-    if (m_release >= KernelVersion{6, 17, 0}) {
-      protect = !shorter;  // a shorter-slice wakee ignores the protection for this pick
-    } else if (shorter && r.cfs.eligible(m_ents, t) &&
-               (ep.deadline < ec.deadline || !r.cfs.eligible(m_ents, c))) {
-      cancelProtectedSlice(c);  // 6.12's do_preempt_short(): the cut stays even if the wakee loses now
-    }
-    if (pickEevdf(r, true, protect) == t) {
-      if (shorter && m_release >= KernelVersion{6, 17, 0}) cancelProtectedSlice(c);
-      m_e->resched(cpu);
-    } else if (m_runToParity && shorter && protectedSliceVprot()) {
-      shortenProtectedSlice(r, c);
-    }
+    preemptEevdf(cpu, *q, se, pse, flags);
+  }
+}
+
+void FairPolicy::preemptEevdf(int cpu, FairRq& q, uint32_t c, uint32_t t, uint32_t flags) {
+  const FairRq::Entity& ec = m_ents[c];
+  const FairRq::Entity& ep = m_ents[t];
+  const bool shorter = m_preemptShort && ep.slice < ec.slice;
+  if ((flags & kWakeFork) && !m_forkPreempt && !shorter) return;
+  if (buddyWakeupRules() && !shorter) {
+    preemptBuddy(cpu, q, c, t, flags);
+    return;
+  }
+  bool protect = true;
+  if (m_release >= KernelVersion{6, 17, 0}) {
+    protect = !shorter;  // a shorter-slice wakee ignores the protection for this pick
+  } else if (shorter && q.eligible(m_ents, t) && (ep.deadline < ec.deadline || !q.eligible(m_ents, c))) {
+    cancelProtectedSlice(c);  // 6.12's do_preempt_short(): the cut stays even if the wakee loses now
+  }
+  if (pickEevdf(q, true, protect) == t) {
+    if (shorter && m_release >= KernelVersion{6, 17, 0}) cancelProtectedSlice(c);
+    m_e->resched(cpu);
+  } else if (m_runToParity && shorter && protectedSliceVprot()) {
+    shortenProtectedSlice(q, c);
   }
 }
 
@@ -252,10 +273,11 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool dying) {
     return;
   }
   Rq& r = rq(cpu);
+  FairRq& q = cfsRqOf(cpu, t);
   updateCurr(cpu);
-  clearBuddies(r, t);
+  clearBuddies(q, t);
   m_ents[t].lastRan = m_e->now();
-  if (m_variant == Variant::Eevdf && m_delayDequeue && !dying && !r.cfs.eligible(m_ents, t)) {
+  if (m_variant == Variant::Eevdf && m_delayDequeue && !dying && !q.eligible(m_ents, t)) {
     // DELAY_DEQUEUE: it sleeps behind its fair share, so it stays queued (in the
     // load and in V) until the pick reaches it or a wakeup comes first.
     m_ents[t].delayed = true;
@@ -263,13 +285,16 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool dying) {
     ++m_delayedDequeues;
     return;
   }
-  if (m_variant == Variant::Eevdf) updateEntityLag(r, t);
-  if (r.cfs.curr == t)
-    setCurr(r, kNone);
-  else
-    r.cfs.treeErase(m_ents, t);
+  if (m_variant == Variant::Eevdf) updateEntityLag(q, t);
+  if (q.curr == t) {
+    if (r.running == t) setRunning(r, kNone);
+    q.curr = kNone;
+  } else {
+    q.treeErase(m_ents, t);
+  }
   removeFromRq(r, t);
-  r.cfs.updateMinVruntime(m_ents);
+  q.updateMinVruntime(m_ents);
+  if (const int g = groupOf(t); g >= 0) groupLeft(cpu, g, true);
   if (dying && m_peltWakeAffine) detachLoad(t);  // task_dead_fair(): remove_entity_load_avg()
   if (dying && m_forkLoneParent) {  // ... which takes its util off the CPU too (for fork_lone_parent only)
     r.exitedUtil = r.exitedUtil * peltDecay(m_e->now() - r.exitedStamp) + m_ts[t].utilAvg;
@@ -279,11 +304,14 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool dying) {
 
 TaskId FairPolicy::pickNext(int cpu, TaskId prev, bool prevRunnable) {
   Rq& r = rq(cpu);
-  if (prev != kNoTask && isFair(prev) && r.cfs.curr == prev && (prevRunnable || m_ents[prev].delayed)) {
-    // put_prev_entity(): back into the tree (a delayed sleeper too: it is still queued).
+  if (prev != kNoTask && isFair(prev) && r.running == prev && (prevRunnable || m_ents[prev].delayed)) {
+    // put_prev_entity(): back into the tree (a delayed sleeper too: it is still
+    // queued). A group's entity stays current until the pick leaves the group.
     updateCurr(cpu);
-    setCurr(r, kNone);
-    r.cfs.treeInsert(m_ents, prev);
+    FairRq& q = cfsRqOf(cpu, prev);
+    setRunning(r, kNone);
+    q.curr = kNone;
+    q.treeInsert(m_ents, prev);
     if (prevRunnable) m_ents[prev].lastRan = m_e->now();
   } else if (prev != kNoTask && prevRunnable && !isFair(prev)) {
     m_ents[prev].lastRan = m_e->now();
@@ -295,7 +323,11 @@ TaskId FairPolicy::pickNext(int cpu, TaskId prev, bool prevRunnable) {
   }
   if (m_csActive) return corePickNext(cpu, prev, true);
   if (r.rt.empty()) pullRt(cpu);
-  if (!r.rt.empty()) return r.rt.begin()->id;
+  if (!r.rt.empty()) {
+    putRootCurr(r);
+    return r.rt.begin()->id;
+  }
+  if (m_grouped) return pickGrouped(cpu, prev, prevRunnable);
   for (;;) {
     if (r.cfs.tree.empty()) idleBalance(cpu);
     if (r.cfs.tree.empty()) return kNoTask;
@@ -339,6 +371,7 @@ void FairPolicy::tickClass(int cpu, TaskId c) {
   }
   Rq& r = rq(cpu);
   updateCurr(cpu);
+  if (const int g = groupOf(c); g >= 0) updateGroupShares(cpu, g);  // entity_tick(): update_cfs_group()
   if (m_variant == Variant::Cfs && r.cfs.nrRunning > 1) checkPreemptTick(cpu, c);
 }
 
@@ -353,13 +386,22 @@ bool FairPolicy::availableIdle(int cpu) const {
   if (m_e->wakelistPending(cpu)) return false;  // idle_cpu(): rq->ttwu_pending
   const Rq& r = m_rqs[static_cast<size_t>(cpu)];
   if (!r.rt.empty()) return false;
-  if (r.cfs.nrRunning == 0) return true;
-  return r.cfs.nrRunning == r.idleTasks;
+  const int queued = fairQueued(r);
+  return queued == 0 || queued == r.idleTasks;
 }
 
+// update_curr() of every level the running task is on: each entity is charged
+// the time since its own exec_start (the kernel updates a level as its paths
+// reach it; here every call brings all levels up to date).
 void FairPolicy::updateCurr(int cpu) {
   Rq& r = rq(cpu);
-  const uint32_t c = r.cfs.curr;
+  if (r.running != kNone)
+    if (const int g = groupOf(r.running); g >= 0) chargeCurr(cpu, groupRq(g, cpu));
+  chargeCurr(cpu, r.cfs);
+}
+
+void FairPolicy::chargeCurr(int cpu, FairRq& q) {
+  const uint32_t c = q.curr;
   if (c == kNone) return;
   FairRq::Entity& e = m_ents[c];
   const int64_t delta = m_e->now() - e.execStart;
@@ -367,8 +409,8 @@ void FairPolicy::updateCurr(int cpu) {
   e.execStart = m_e->now();
   e.sumExec += delta;
   e.vruntime += calcDeltaFair(delta, e);
-  if (m_variant == Variant::Eevdf) updateDeadline(cpu, c);
-  r.cfs.updateMinVruntime(m_ents);
+  if (m_variant == Variant::Eevdf) updateDeadline(cpu, q, c);
+  q.updateMinVruntime(m_ents);
 }
 
 // ___update_load_avg() of the CPU and of the task, with what was runnable since their last update.
@@ -407,12 +449,17 @@ void FairPolicy::detachLoad(uint32_t t) {
 // The running fair entity changes; the CPU's util changes course only when it
 // starts or stops running fair tasks.
 void FairPolicy::setCurr(Rq& r, uint32_t t) {
-  if ((m_sisUtil || m_forkLoneParent || m_wakePack) && (r.cfs.curr == kNone) != (t == kNone)) updateUtil(cpuOf(r));
+  setRunning(r, t);
+  r.cfs.curr = t;
+}
+
+void FairPolicy::setRunning(Rq& r, uint32_t t) {
+  if ((m_sisUtil || m_forkLoneParent || m_wakePack) && (r.running == kNone) != (t == kNone)) updateUtil(cpuOf(r));
   if (m_forkLoneParent) {
     // The tasks' own util, for what an exiting task takes off its CPU's.
     const int64_t now = m_e->now();
-    if (r.cfs.curr != kNone) {
-      TaskSched& was = m_ts[r.cfs.curr];
+    if (r.running != kNone) {
+      TaskSched& was = m_ts[r.running];
       const double f = peltDecay(now - was.utilStamp);
       was.utilAvg = was.utilAvg * f + 1024 * (1 - f);
       was.utilStamp = now;
@@ -423,7 +470,7 @@ void FairPolicy::setCurr(Rq& r, uint32_t t) {
       next.utilStamp = now;
     }
   }
-  r.cfs.curr = t;
+  r.running = t;
 }
 
 // ___update_load_avg() of the CPU's util, brought to now with whether it ran fair tasks since.
@@ -435,7 +482,7 @@ void FairPolicy::updateUtil(int cpu) {
 
 double FairPolicy::utilNow(const Rq& r) const {
   const double f = peltDecay(m_e->now() - r.utilStamp);
-  return r.utilAvg * f + (r.cfs.curr != kNone ? 1024 * (1 - f) : 0);
+  return r.utilAvg * f + (r.running != kNone ? 1024 * (1 - f) : 0);
 }
 
 // cpu_util_cfs(): the CPU's util brought to now, at most its capacity. Choice:
@@ -470,43 +517,64 @@ double FairPolicy::runningTaskLoadAvg(uint32_t t) const {
   return m_ts[t].loadAvg * f + m_ents[t].weight * (1 - f);
 }
 
+// A task joins the CPU's fair queue (its group's, with autogroup): in the tree, the counts and the load.
 void FairPolicy::addToRq(Rq& r, uint32_t t) {
-  if (m_peltWakeAffine) attachLoad(cpuOf(r), t);
-  FairRq::Entity& e = m_ents[t];
-  e.onRq = true;
-  r.cfs.treeInsert(m_ents, t);
-  r.cfs.nrRunning++;
-  r.cfs.load += e.weight;
-  if (e.idlePolicy) r.idleTasks++;
+  const int cpu = cpuOf(r);
+  if (m_peltWakeAffine) attachLoad(cpu, t);
+  enqueueEntityOn(cfsRqOf(cpu, t), t);
+  if (m_ents[t].idlePolicy) r.idleTasks++;
+  if (m_grouped) r.hNr++;
 }
 
+// ... and leaves it; the tree is the caller's (the running task is not in it).
 void FairPolicy::removeFromRq(Rq& r, uint32_t t) {
-  if (m_peltWakeAffine) updateLoadAvg(cpuOf(r), t);
-  FairRq::Entity& e = m_ents[t];
+  const int cpu = cpuOf(r);
+  if (m_peltWakeAffine) updateLoadAvg(cpu, t);
+  dequeueEntityFrom(cfsRqOf(cpu, t), t);
+  if (m_ents[t].idlePolicy) r.idleTasks--;
+  if (m_grouped) r.hNr--;
+}
+
+void FairPolicy::enqueueEntityOn(FairRq& q, uint32_t id) {
+  FairRq::Entity& e = m_ents[id];
+  e.onRq = true;
+  q.treeInsert(m_ents, id);
+  q.nrRunning++;
+  q.load += e.weight;
+  if (const int g = groupOf(id); g >= 0) m_groupLoad[static_cast<size_t>(g)] += e.weight;
+}
+
+void FairPolicy::dequeueEntityFrom(FairRq& q, uint32_t id) {
+  FairRq::Entity& e = m_ents[id];
   e.onRq = false;
-  r.cfs.nrRunning--;
-  r.cfs.load -= e.weight;
-  if (e.idlePolicy) r.idleTasks--;
+  q.nrRunning--;
+  q.load -= e.weight;
+  if (const int g = groupOf(id); g >= 0) m_groupLoad[static_cast<size_t>(g)] -= e.weight;
 }
 
-void FairPolicy::clearBuddies(Rq& r, uint32_t t) {
-  if (r.cfs.next == t) r.cfs.next = kNone;
-  if (r.cfs.last == t) r.cfs.last = kNone;
+void FairPolicy::clearBuddies(FairRq& q, uint32_t id) {
+  if (q.next == id) q.next = kNone;
+  if (q.last == id) q.last = kNone;
 }
 
-void FairPolicy::setNextBuddy(Rq& r, uint32_t t) {
-  if (!m_ents[t].idlePolicy) r.cfs.next = t;
+void FairPolicy::setNextBuddy(FairRq& q, uint32_t id) {
+  if (!m_ents[id].idlePolicy) q.next = id;
 }
 
 // set_next_entity(): `next` leaves the tree and becomes the running entity.
 void FairPolicy::setNextEntity(Rq& r, uint32_t next) {
-  clearBuddies(r, next);
-  r.cfs.treeErase(m_ents, next);
-  setCurr(r, next);
-  FairRq::Entity& e = m_ents[next];
+  setRunning(r, next);
+  setNextEntityOn(r.cfs, next);
+}
+
+void FairPolicy::setNextEntityOn(FairRq& q, uint32_t id) {
+  clearBuddies(q, id);
+  q.treeErase(m_ents, id);
+  q.curr = id;
+  FairRq::Entity& e = m_ents[id];
   e.execStart = m_e->now();
   e.prevSumExec = e.sumExec;
-  if (m_variant == Variant::Eevdf) protectSliceAtPick(r, next);
+  if (m_variant == Variant::Eevdf) protectSliceAtPick(q, id);
 }
 
 void defineParams(Params& p, Variant variant) {
@@ -569,6 +637,13 @@ void defineParams(Params& p, Variant variant) {
                    "last update_curr() (ttwu_runnable() and requeue_delayed_entity() do not call it; the wakeup "
                    "preemption test after them does); updated = brought up to date first, not the kernel's (the "
                    "default until 2026-12-05)");
+    p.defineChoice("autogroup", "settings", {"settings", "on", "off"},
+                   "autogroup (kernel.sched_autogroup_enabled, docs/models.md 5.6): on = the tasks of each session "
+                   "compete inside their group, which competes as one entity on each CPU's root queue beside the "
+                   "kernel threads (a task forked in the trace joins its parent's session; one alive when the "
+                   "trace began, its process's own); off = one flat queue per CPU; settings = as the settings "
+                   "saved beside the recording say, on when there are none (the kernel's default when built with "
+                   "CONFIG_SCHED_AUTOGROUP), off for a written workload. Not with core scheduling");
     p.defineText("task_slice", "",
                  "custom slices (sched_attr.sched_runtime, 6.12+): rules SELECTOR=NS separated by ';' (SELECTOR: "
                  "comm:REGEX, tgid:N, tid:N, all, rt, fair), NS from 100000 to 100000000; children inherit");
@@ -722,6 +797,20 @@ void resolveWakePack(Params& p, bool settingsKnown, const std::string& vcpuPack)
                   !vcpuPack.empty() ? "the settings beside the recording: " + setting + " = " + vcpuPack
                   : settingsKnown   ? "the settings beside the recording do not have " + setting
                                     : "no scheduler settings beside the recording; schedlab-cli record saves them");
+}
+
+void resolveAutogroup(Params& p, bool isRecording, bool settingsKnown, const std::string& setting) {
+  if (!p.has("autogroup") || p.get("autogroup") != "settings") return;
+  const std::string name = core::kAutogroupSetting;
+  if (!isRecording)
+    (void)p.resolve("autogroup", "off", "a written workload has no sessions");
+  else if (!setting.empty())
+    (void)p.resolve("autogroup", setting == "0" ? "off" : "on", "the settings beside the recording: " + name + " = " + setting);
+  else
+    (void)p.resolve("autogroup", "on",
+                    (settingsKnown ? "the settings beside the recording do not have " + name
+                                   : std::string("no scheduler settings beside the recording")) +
+                        ": the kernel's default, on when built with CONFIG_SCHED_AUTOGROUP");
 }
 
 std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount) {

@@ -69,6 +69,10 @@ class FairPolicy final : public Policy {
     // exitedStamp: fork_lone_parent reads utilAvg without it (ownCpuView()).
     double exitedUtil = 0;
     int64_t exitedStamp = 0;
+    // The running fair task (rq->curr when fair): with autogroup the root's
+    // cfs.curr may be its group's entity instead.
+    uint32_t running = kNone;
+    int hNr = 0;  // autogroup: fair tasks queued here, delayed ones included (cfs.h_nr_queued)
     int nrIdleScan = 0;  // sd_llc_shared->nr_idle_scan of this CPU's LLC, as its last periodic balance left it
     int delayed = 0;    // entities kept queued by DELAY_DEQUEUE (in cfs.nrRunning, not runnable)
     // Integrals over time of (delayed > 0) and of delayed, up to delayedStamp (counters()).
@@ -117,7 +121,15 @@ class FairPolicy final : public Policy {
   bool isFair(TaskId t) const { return !isRtPolicy(m_e->task(t).policy); }
   int nrRunning(int cpu) const {
     const Rq& r = m_rqs[static_cast<size_t>(cpu)];
-    return static_cast<int>(r.rt.size()) + r.cfs.nrRunning;
+    return static_cast<int>(r.rt.size()) + fairQueued(r);
+  }
+  // Fair tasks queued on the CPU, running and delayed ones included.
+  int fairQueued(const Rq& r) const { return m_grouped ? r.hNr : r.cfs.nrRunning; }
+  // Fair tasks queued and not running (the flat tree's size).
+  size_t fairWaiting(int cpu) const {
+    const Rq& r = m_rqs[static_cast<size_t>(cpu)];
+    if (!m_grouped) return r.cfs.tree.size();
+    return static_cast<size_t>(r.hNr - (r.running != kNone ? 1 : 0));
   }
   int64_t load(int cpu) const { return m_rqs[static_cast<size_t>(cpu)].cfs.load; }
   int firstAllowed(TaskId t) const;
@@ -128,10 +140,12 @@ class FairPolicy final : public Policy {
   }
   void tickClass(int cpu, TaskId c);
   void updateCurr(int cpu);
+  void chargeCurr(int cpu, FairRq& q);
   // PELT load tracking (fair_policy.cpp), kept only for wake_affine_load=pelt,
   // and the CPUs' util, only for sis_util.
   int cpuOf(const Rq& r) const { return static_cast<int>(&r - m_rqs.data()); }
   void setCurr(Rq& r, uint32_t t);
+  void setRunning(Rq& r, uint32_t t);
   void updateUtil(int cpu);
   double utilNow(const Rq& r) const;
   double cpuUtil(int cpu) const;
@@ -144,9 +158,12 @@ class FairPolicy final : public Policy {
   double runningTaskLoadAvg(uint32_t t) const;
   void addToRq(Rq& r, uint32_t t);
   void removeFromRq(Rq& r, uint32_t t);
-  void clearBuddies(Rq& r, uint32_t t);
-  void setNextBuddy(Rq& r, uint32_t t);
+  void enqueueEntityOn(FairRq& q, uint32_t id);
+  void dequeueEntityFrom(FairRq& q, uint32_t id);
+  void clearBuddies(FairRq& q, uint32_t id);
+  void setNextBuddy(FairRq& q, uint32_t id);
   void setNextEntity(Rq& r, uint32_t next);
+  void setNextEntityOn(FairRq& q, uint32_t id);
 
   // --- CFS, Linux <= 6.5 (cfs.cpp) ---
   int64_t schedPeriod(int nr) const { return nr > m_nrLatency ? nr * m_minGran : m_latency; }
@@ -157,25 +174,50 @@ class FairPolicy final : public Policy {
   void checkPreemptTick(int cpu, uint32_t c);
 
   // --- EEVDF, Linux 6.6+ (eevdf.cpp) ---
-  void updateDeadline(int cpu, uint32_t c);
-  void updateEntityLag(Rq& r, uint32_t t);
-  void placeEevdf(Rq& r, uint32_t t, bool initial);
-  /// pick_eevdf(); `protect` = false ignores the running task's protected slice (PREEMPT_SHORT).
-  uint32_t pickEevdf(const Rq& r, bool withCurr, bool protect = true) const;
+  void updateDeadline(int cpu, FairRq& q, uint32_t c);
+  void updateEntityLag(FairRq& q, uint32_t id);
+  void placeEevdf(FairRq& q, uint32_t id, bool initial);
+  /// pick_eevdf(); `protect` = false ignores the running entity's protected slice (PREEMPT_SHORT).
+  uint32_t pickEevdf(const FairRq& q, bool withCurr, bool protect = true) const;
+  /// The wakeup preemption test of the wakee's entity `pse` against the running `se` on their common runqueue `q`.
+  void preemptEevdf(int cpu, FairRq& q, uint32_t se, uint32_t pse, uint32_t flags);
   /// The next fair task to run on `cpu`, dequeuing delayed entities it would pick; kNone if none is left.
   uint32_t pickEevdfNext(int cpu);
   /// check_preempt_wakeup_fair() from 6.18.33 for a wakee without a shorter slice.
-  void preemptBuddy(int cpu, uint32_t t, uint32_t flags);
+  void preemptBuddy(int cpu, FairRq& q, uint32_t c, uint32_t t, uint32_t flags);
   int64_t sliceOf(uint32_t t) const;
-  int64_t queuedSliceBound(const Rq& r, bool wantMax, uint32_t except) const;
+  int64_t queuedSliceBound(const FairRq& q, bool wantMax, uint32_t except) const;
   bool protectedSlice(uint32_t c) const;
   void cancelProtectedSlice(uint32_t c);
-  void protectSliceAtPick(Rq& r, uint32_t next);
-  void shortenProtectedSlice(Rq& r, uint32_t c);
-  void finishDelayedDequeue(int cpu, uint32_t t);
+  void protectSliceAtPick(FairRq& q, uint32_t next);
+  void shortenProtectedSlice(FairRq& q, uint32_t c);
+  void finishDelayedDequeue(int cpu, uint32_t id);
   void dropDelayedPicks(int cpu);
-  void requeueDelayed(int cpu, uint32_t t);
+  void requeueDelayed(int cpu, FairRq& q, uint32_t id);
   void countDelayed(Rq& r, int delta);
+
+  // --- Autogroup: one level of group scheduling under EEVDF (autogroup.cpp) ---
+  bool isGroupSe(uint32_t id) const { return id >= m_nTasks; }
+  int groupOf(uint32_t t) const { return m_grouped && t < m_nTasks ? m_groupOf[t] : -1; }
+  uint32_t groupSe(int g, int cpu) const {
+    return m_nTasks + static_cast<uint32_t>(g * m_e->cpuCount() + cpu);
+  }
+  FairRq& groupRq(int g, int cpu) { return m_groupRqs[static_cast<size_t>(g * m_e->cpuCount() + cpu)]; }
+  FairRq& ownRq(uint32_t gse) { return m_groupRqs[gse - m_nTasks]; }
+  /// The cfs_rq a task is queued on (its group's on `cpu`, or the CPU's root).
+  FairRq& cfsRqOf(int cpu, uint32_t t) { const int g = groupOf(t); return g < 0 ? rq(cpu).cfs : groupRq(g, cpu); }
+  void assignGroups();
+  void enqueueGroupEntity(int cpu, int g);
+  void groupLeft(int cpu, int g, bool taskSleep);
+  void putRootCurr(Rq& r);
+  TaskId pickGrouped(int cpu, TaskId prev, bool prevRunnable);
+  void updateGroupShares(int cpu, int g);
+  void reweightGroupEntity(int cpu, uint32_t gse, int weight);
+  int64_t minQueuedSlice(const FairRq& q) const;
+  /// The queued (not running) fair tasks of `cpu`, in no particular order.
+  std::vector<uint32_t> waitingTasks(int cpu) const;
+  /// task_h_load() as a weight: the task's share of its group entity's weight on its CPU.
+  int64_t hierarchicalWeight(int cpu, uint32_t t) const;
 
   // --- RT class (rt.cpp) ---
   int selectRt(TaskId t, int prev) const;
@@ -279,6 +321,16 @@ class FairPolicy final : public Policy {
   std::vector<int> m_coreOf;
   std::vector<TaskId> m_picks;  // scratch for the core-wide selection
   std::vector<Rq> m_rqs;
+  // Autogroup: whether asked for (autogroup=on), and in force for this replay
+  // (EEVDF without core scheduling); task i's group or -1 for the root; group
+  // g's cfs_rq and entity on CPU c at g * cpus + c, the entities after the tasks'.
+  bool m_autogroup = false, m_grouped = false;
+  uint32_t m_nTasks = 0;
+  int m_nGroups = 0;
+  std::vector<int> m_groupOf;
+  std::vector<FairRq> m_groupRqs;
+  std::vector<int64_t> m_groupLoad;  // sum over CPUs of each group's cfs_rq load.weight
+  uint64_t m_groupsDelayedTotal = 0;  // group entities DELAY_DEQUEUE kept queued over the run
   std::vector<FairRq::Entity> m_ents;
   std::vector<TaskSched> m_ts;
 };

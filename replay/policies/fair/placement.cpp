@@ -446,8 +446,13 @@ void FairPolicy::updateIdleScan(const Engine::SchedDomain& d) {
 
 bool FairPolicy::hasMovableFor(int from, int to) const {
   const Rq& r = m_rqs[static_cast<size_t>(from)];
-  for (const auto& k : r.cfs.tree)
-    if (!m_ents[k.id].delayed && m_e->allowed(k.id, to)) return true;
+  if (m_grouped) {
+    for (uint32_t t : waitingTasks(from))
+      if (!m_ents[t].delayed && m_e->allowed(t, to)) return true;
+  } else {
+    for (const auto& k : r.cfs.tree)
+      if (!m_ents[k.id].delayed && m_e->allowed(k.id, to)) return true;
+  }
   for (const RtKey& k : r.rt)
     if (!m_e->isRunning(k.id) && m_e->allowed(k.id, to)) return true;
   return false;
@@ -462,26 +467,30 @@ void FairPolicy::moveFair(int src, int dst, uint32_t t, bool checkPreempt) {
   touchCore(dst);
   updateCurr(src);
   FairRq::Entity& e = m_ents[t];
+  FairRq& from = cfsRqOf(src, t);
   if (m_variant == Variant::Eevdf) {
-    updateEntityLag(s, t);
+    updateEntityLag(from, t);
     if (m_placeRelDeadline) {  // a dequeue that is not a sleep keeps the request relative
       e.relDeadline = e.deadline - e.vruntime;
       e.hasRelDeadline = true;
     }
   }
-  clearBuddies(s, t);
-  s.cfs.treeErase(m_ents, t);
+  clearBuddies(from, t);
+  from.treeErase(m_ents, t);
   removeFromRq(s, t);
-  if (m_variant == Variant::Cfs) e.vruntime -= s.cfs.minVruntime;
-  s.cfs.updateMinVruntime(m_ents);
+  if (m_variant == Variant::Cfs) e.vruntime -= from.minVruntime;
+  from.updateMinVruntime(m_ents);
+  const int g = groupOf(t);
+  if (g >= 0) groupLeft(src, g, false);
   m_e->moveQueued(t, dst);
   m_ts[t].rqCpu = dst;
   updateCurr(dst);
   if (m_variant == Variant::Cfs)
     e.vruntime += d.cfs.minVruntime;
   else
-    placeEevdf(d, t, false);
+    placeEevdf(cfsRqOf(dst, t), t, false);
   addToRq(d, t);
+  if (g >= 0) enqueueGroupEntity(dst, g);
   if (checkPreempt) checkPreemptWakeup(dst, t, 0);
   leftForcedIdleCpu(src);
 }
@@ -496,8 +505,13 @@ bool FairPolicy::cacheHot(uint32_t t, int dst) const {
 std::vector<uint32_t> FairPolicy::movable(int src, int dst) const {
   std::vector<uint32_t> out;
   // Delayed tasks sleep as far as the engine knows; 6.14+ balancing leaves them too.
-  for (const auto& k : m_rqs[static_cast<size_t>(src)].cfs.tree)
-    if (!m_ents[k.id].delayed && m_e->allowed(k.id, dst)) out.push_back(k.id);
+  if (m_grouped) {
+    for (uint32_t t : waitingTasks(src))
+      if (!m_ents[t].delayed && m_e->allowed(t, dst)) out.push_back(t);
+  } else {
+    for (const auto& k : m_rqs[static_cast<size_t>(src)].cfs.tree)
+      if (!m_ents[k.id].delayed && m_e->allowed(k.id, dst)) out.push_back(k.id);
+  }
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
     return m_ents[a].lastRan != m_ents[b].lastRan ? m_ents[a].lastRan < m_ents[b].lastRan : a < b;
   });
@@ -517,7 +531,7 @@ void FairPolicy::idleBalance(int cpu) {
       // detach_tasks() takes nothing from a runqueue of one task (nr_running
       // <= 1, the current one included): a wakee queued on a CPU that is still
       // leaving idle stays there.
-      const size_t q = m_rqs[static_cast<size_t>(c)].cfs.tree.size();
+      const size_t q = fairWaiting(c);
       if (q > most && nrRunning(c) >= 2 && hasMovableFor(c, cpu)) src = c, most = q;
     }
     inner = d->level;
@@ -549,7 +563,7 @@ void FairPolicy::loadBalance(int cpu, size_t level) {
       localAvg = avgLoad(g);
       continue;
     }
-    const bool queued = std::any_of(g.begin(), g.end(), [&](int c) { return !rq(c).cfs.tree.empty(); });
+    const bool queued = std::any_of(g.begin(), g.end(), [&](int c) { return fairWaiting(c) > 0; });
     if (queued && avgLoad(g) > busiestAvg) busiestGroup = &g, busiestAvg = avgLoad(g);
   }
   if (!busiestGroup) return;
@@ -561,7 +575,7 @@ void FairPolicy::loadBalance(int cpu, size_t level) {
   int busiest = -1;
   int64_t busiestLoad = -1;
   for (int c : *busiestGroup)
-    if (!rq(c).cfs.tree.empty() && load(c) > busiestLoad) busiest = c, busiestLoad = load(c);
+    if (fairWaiting(c) > 0 && load(c) > busiestLoad) busiest = c, busiestLoad = load(c);
   const int cacheNiceTries = d.level == 4 ? 2 : 1;
   int64_t imbalance = (busiestLoad - load(cpu)) / 2;
   int moved = 0;
@@ -572,7 +586,7 @@ void FairPolicy::loadBalance(int cpu, size_t level) {
   for (uint32_t t : movable(busiest, cpu)) {
     if (onlyOne || imbalance <= 0 || moved >= 32 || (idle && nrRunning(busiest) <= 1)) break;
     if (cacheHot(t, cpu) && sd.failed <= cacheNiceTries) continue;
-    const int64_t w = m_ents[t].weight;
+    const int64_t w = hierarchicalWeight(busiest, t);
     if ((w >> std::min(sd.failed, 62)) > imbalance) continue;
     moveFair(busiest, cpu, t);
     imbalance -= w;

@@ -30,7 +30,7 @@ int FairPolicy::selectRt(TaskId t, int prev) const {
 int FairPolicy::runningPrio(int cpu) const {
   const Rq& r = m_rqs[static_cast<size_t>(cpu)];
   if (!r.rt.empty()) return r.rt.begin()->prio;
-  return r.cfs.nrRunning ? 120 : 200;  // any fair work ranks below RT; idle below everything
+  return fairQueued(r) ? 120 : 200;  // any fair work ranks below RT; idle below everything
 }
 
 void FairPolicy::rtInsert(int cpu, TaskId t) {

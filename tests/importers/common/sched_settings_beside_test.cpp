@@ -4,12 +4,14 @@
 // made with autogroup on counts it as not modelled.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "core/sched_settings.h"
 #include "importers/importer.h"
 #include "replay/replay.h"
+#include "replay/workload/rtapp_reader.h"
 #include "replay/workload/trace_extractor.h"
 #include "support/scratch_dir.h"
 
@@ -38,7 +40,7 @@ uint64_t autogroupCount(const core::TraceModel& m) {
 // wake_pack=settings (the default) follows kernel.sched_vcpu_pack in the
 // settings beside the recording: packing is modelled where the knob is set.
 // The parameter says which setting decided it.
-std::pair<std::string, std::string> wakePackOf(const core::TraceModel& m) {
+std::pair<std::string, std::string> paramOf(const core::TraceModel& m, const std::string& key) {
   auto w = replay::extractWorkload(m, {});
   if (!w) return {"(no workload)", w.error().message()};
   replay::ReplayOptions options;
@@ -46,9 +48,11 @@ std::pair<std::string, std::string> wakePackOf(const core::TraceModel& m) {
   auto r = replay::runReplay(*w, options);
   if (!r) return {"(no replay)", r.error().message()};
   for (const auto& p : r->params)
-    if (p.key == "wake_pack") return {p.value, p.origin};
+    if (p.key == key) return {p.value, p.origin};
   return {"(absent)", ""};
 }
+
+std::pair<std::string, std::string> wakePackOf(const core::TraceModel& m) { return paramOf(m, "wake_pack"); }
 
 TEST(SchedSettingsBeside, VcpuPackingSettingTurnsWakePackOn) {
   ScratchDir dir("sched-settings-vcpu-pack");
@@ -68,6 +72,39 @@ TEST(SchedSettingsBeside, VcpuPackingSettingTurnsWakePackOn) {
             Pair("off", "the settings beside the recording: kernel.sched_vcpu_pack = 0"));
   EXPECT_EQ(wakePackWith("kernel.sched_autogroup_enabled = 1\nkernel.sched_vcpu_pack = 15\n"),
             Pair("measured", "the settings beside the recording: kernel.sched_vcpu_pack = 15"));
+}
+
+// autogroup=settings (the default) models the sessions' groups as the
+// settings beside the recording say, and, without them, as the kernel does
+// by default; a written workload has no sessions.
+TEST(SchedSettingsBeside, AutogroupFollowsTheSettingOrTheKernelsDefault) {
+  ScratchDir dir("sched-settings-autogroup");
+  const std::string trace = demoCopy(dir);
+  const auto autogroupWith = [&](const char* settings) {
+    if (settings) std::ofstream(core::schedSettingsPath(trace)) << settings;
+    auto r = importers::importTrace(trace);
+    EXPECT_TRUE(r) << r.error().message();
+    return r ? paramOf(*r->model, "autogroup") : std::make_pair(std::string("(not imported)"), std::string());
+  };
+  using Pair = std::pair<std::string, std::string>;
+  EXPECT_EQ(autogroupWith(nullptr), Pair("on", "no scheduler settings beside the recording: the kernel's default, on "
+                                               "when built with CONFIG_SCHED_AUTOGROUP"));
+  EXPECT_EQ(autogroupWith("kernel.sched_vcpu_pack = 15\n"),
+            Pair("on", "the settings beside the recording do not have kernel.sched_autogroup_enabled: the kernel's "
+                       "default, on when built with CONFIG_SCHED_AUTOGROUP"));
+  EXPECT_EQ(autogroupWith("kernel.sched_autogroup_enabled = 0\n"),
+            Pair("off", "the settings beside the recording: kernel.sched_autogroup_enabled = 0"));
+  EXPECT_EQ(autogroupWith("kernel.sched_autogroup_enabled = 1\n"),
+            Pair("on", "the settings beside the recording: kernel.sched_autogroup_enabled = 1"));
+  auto written = replay::readRtAppWorkload(R"({"tasks": {"a": {"loop": 1, "run": 1000}}})", "written.json");
+  ASSERT_TRUE(written) << written.error().message();
+  replay::ReplayOptions options;
+  options.model = "eevdf";
+  auto r = replay::runReplay(*written, options);
+  ASSERT_TRUE(r) << r.error().message();
+  const auto it = std::find_if(r->params.begin(), r->params.end(), [](const auto& p) { return p.key == "autogroup"; });
+  ASSERT_NE(it, r->params.end());
+  EXPECT_EQ(Pair(it->value, it->origin), Pair("off", "a written workload has no sessions"));
 }
 
 TEST(SchedSettingsBeside, GoIntoTheRunsMetadata) {

@@ -1,0 +1,136 @@
+// Autogroup under EEVDF (replay/policies/fair/autogroup.cpp, docs/models.md
+// §5.6): the sessions' groups share a CPU as entities, whatever their number
+// of tasks; who is in which group; and a real recording of two sessions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "importers/importer.h"
+#include "replay/replay.h"
+#include "replay/workload/trace_extractor.h"
+#include "replay_test_util.h"
+
+namespace fs = std::filesystem;
+using replay::Burst;
+using replay::Task;
+using replay::Workload;
+
+namespace {
+
+double counter(const replay::ReplayResult& r, const std::string& key) {
+  for (const auto& [k, v] : r.modelCounters.values)
+    if (k == key) return v;
+  ADD_FAILURE() << "no model counter " << key << " in: " << r.modelCounters.summary;
+  return -1;
+}
+
+// Process 100 with one task and process 200 with three, each task 200 ms of
+// work, all runnable at 0 on one CPU, each process in its own session.
+Workload oneAgainstThree() {
+  Workload w;
+  w.kind = "trace";
+  const auto add = [&](int32_t tid, int32_t tgid) {
+    Task t = replay_test::exitingTask(tid, "hog", 0, {Burst{}});
+    t.tgid = tgid;
+    t.bursts[0].work = 200'000'000;
+    w.tasks.push_back(t);
+  };
+  add(100, 100);
+  for (int32_t tid : {201, 202, 203}) add(tid, 200);
+  return w;
+}
+
+}  // namespace
+
+// Worked by hand: with autogroup each session's entity has half the CPU, so
+// the lone task runs at 50% and is done at 400 ms, while the three share the
+// other half (1/6 each, 66.7 ms done by then) and finish their remaining
+// 3 x 133.3 ms at 800 ms. On one flat queue all four run at 25% and end
+// together at 800 ms.
+TEST(Autogroup, TwoSessionsShareACpuHalfAndHalfWhateverTheirTaskCounts) {
+  const Workload w = oneAgainstThree();
+  const auto grouped = replay_test::replayOn(w, "eevdf", 1, {"autogroup=on"});
+  ASSERT_EQ(grouped.outcomes.size(), 4u);
+  EXPECT_NEAR(grouped.outcomes[0].lastEnd, 400'000'000, 20'000'000);
+  for (size_t i = 1; i < 4; ++i) EXPECT_NEAR(grouped.outcomes[i].lastEnd, 800'000'000, 20'000'000) << i;
+  const auto flat = replay_test::replayOn(w, "eevdf", 1, {"autogroup=off"});
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(flat.outcomes[i].lastEnd, 800'000'000, 20'000'000) << i;
+}
+
+// A kernel thread is in the root group; the threads of a process alive when
+// the trace began share its group; a task forked in the trace joins its
+// parent's, though it is another process; a task without a process id is
+// its own process.
+TEST(Autogroup, KernelThreadsAtTheRootChildrenInTheirParentsGroup) {
+  Workload w;
+  w.kind = "trace";
+  const auto add = [&](int32_t tid, int32_t tgid, bool kthread, replay::TaskId parent) {
+    Task t = replay_test::exitingTask(tid, kthread ? "kworker/0:1" : "task", 0, {Burst{}});
+    t.tgid = tgid;
+    t.kernelThread = kthread;
+    t.parent = parent;
+    t.bursts[0].work = 1'000'000;
+    w.tasks.push_back(t);
+  };
+  add(5, 5, true, replay::kNoTask);    // root
+  add(10, 10, false, replay::kNoTask);  // group of process 10
+  add(11, 10, false, replay::kNoTask);  // same process, same group
+  add(20, 20, false, replay::kNoTask);  // group of process 20
+  add(30, 30, false, 1);               // forked by 10: its group
+  add(40, -1, false, replay::kNoTask);  // no process id: a group of its own
+  replay::Trigger fork;
+  fork.kind = replay::TriggerKind::Fork;
+  fork.target = 4;
+  w.tasks[1].triggers.push_back(fork);
+  const auto r = replay_test::replayOn(w, "eevdf", 2, {"autogroup=on"});
+  EXPECT_EQ(counter(r, "autogroup_groups"), 3);
+  EXPECT_EQ(counter(r, "autogroup_root_tasks"), 1);
+  const auto flat = replay_test::replayOn(w, "eevdf", 2, {"autogroup=off"});
+  EXPECT_EQ(flat.modelCounters.summary.find("autogroup"), std::string::npos) << flat.modelCounters.summary;
+}
+
+// A recording of three sessions (tests/data/fidelity/README.md): two CPU
+// hogs, each started with setsid before the trace, beside six hogs the traced
+// command started. With autogroup each CPU is shared by groups, not tasks:
+// the six, one group, get a third of the machine between them and wait about
+// seven times as long as they run (1.8 s for 0.24 s), the two far less. The
+// replay must give back each task's wait; on flat queues all eight share
+// alike and the six wait less than half as long as recorded.
+TEST(Autogroup, ReplaysTheWaitsOfTwoRecordedSessions) {
+  const std::string path = (fs::path(SCHEDLAB_TEST_DATA) / "fidelity" / "sessions.perfetto-trace").string();
+  auto imported = importers::importTrace(path);
+  ASSERT_TRUE(imported) << imported.error().message();
+  const core::TraceModel& m = *imported->model;
+  const auto waitsByTid = [&](const std::string& autogroup) {
+    replay::ReplayOptions o;
+    o.model = "eevdf";
+    o.params = {"autogroup=" + autogroup};
+    auto r = replay::replayRecording(m, o);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message());
+    std::map<int32_t, std::pair<int64_t, int64_t>> waits;  // tid -> recorded, replayed
+    if (!r || !r->result.validation.fidelity) return waits;
+    for (const auto& t : r->result.validation.fidelity->tasks)
+      if (t.comm == "sh") waits[t.tid] = {t.waitRecordedNs, t.waitReplayedNs};
+    return waits;
+  };
+  const auto grouped = waitsByTid("on");
+  ASSERT_EQ(grouped.size(), 8u);
+  int sessionHogs = 0;
+  for (const auto& [tid, wait] : grouped) {
+    const auto [recorded, replayed] = wait;
+    SCOPED_TRACE("tid " + std::to_string(tid));
+    EXPECT_NEAR(static_cast<double>(replayed), static_cast<double>(recorded), 0.15 * static_cast<double>(recorded));
+    sessionHogs += recorded < 1'000'000'000;
+  }
+  EXPECT_EQ(sessionHogs, 2);  // the two setsid hogs waited under a second of the 2.27 s, the six far more
+  const auto flat = waitsByTid("off");
+  ASSERT_EQ(flat.size(), 8u);
+  for (const auto& [tid, wait] : flat) {
+    const auto [recorded, replayed] = wait;
+    SCOPED_TRACE("tid " + std::to_string(tid));
+    if (recorded > 1'000'000'000) EXPECT_LT(replayed, 0.5 * static_cast<double>(recorded));
+  }
+}
