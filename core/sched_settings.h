@@ -1,11 +1,11 @@
 // The kernel's scheduler settings (/proc/sys/kernel/sched_*), saved as one text
 // file beside a trace recorded here (`schedlab-cli record`, Record… in the GUI)
 // and read back into the run's metadata when that trace is imported. No trace
-// format carries them, and some decide what a replay can reproduce: with
+// format carries them, and some decide what a replay does: with
 // kernel.sched_autogroup_enabled=1, tasks of different sessions (and kernel
-// threads, in none) compete as groups, which the replay's flat runqueues do
-// not model (README "Replay fidelity"). One line per setting, as `sysctl`
-// prints it: "kernel.sched_autogroup_enabled = 1".
+// threads, in none) compete as groups, which the replay then models
+// (docs/models.md §5.6). One line per setting, as `sysctl` prints it:
+// "kernel.sched_autogroup_enabled = 1".
 #pragma once
 
 #include <cstdint>
