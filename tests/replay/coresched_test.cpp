@@ -434,3 +434,23 @@ TEST(Scenario, CoreschedFairnessReproducesTheExperimentWhereItShould) {
   // v3's stall: whoever takes the core first keeps it.
   EXPECT_GT(find("v3", "both-tagged").stddev, 0.3);
 }
+
+// The core-wide selection charges every sibling's running task before it
+// picks (update_curr()), which moves V: a sleeper DELAY_DEQUEUE kept queued
+// can become a sibling's pick then, and must leave the queue, as
+// pick_task_fair() makes it, not be handed to the sibling to run. A build's
+// recording on one core of two threads and on two cores met it (the replay
+// stopped: "picked task rcu_preempt on CPU 1 though it is not runnable").
+TEST(CoreschedRecording, DelayedSleepersMetByTheCoreWideSelectionLeaveTheQueue) {
+  const std::string path = (std::filesystem::path(SCHEDLAB_TEST_DATA) / "fidelity" / "make-j2.perfetto-trace").string();
+  auto imported = importers::importTrace(path);
+  ASSERT_TRUE(imported) << imported.error().message();
+  auto w = replay::extractWorkload(*imported->model, {});
+  ASSERT_TRUE(w) << w.error().message();
+  for (const char* topology : {"1x2", "2x2"}) {
+    SCOPED_TRACE(topology);
+    const auto r = run(*w, "eevdf+coresched", {"coresched.cookie=per-process"}, topology);
+    ASSERT_EQ(r.outcomes.size(), w->tasks.size());
+    for (size_t t = 0; t < w->tasks.size(); ++t) EXPECT_EQ(r.outcomes[t].workDone, w->tasks[t].totalWork()) << t;
+  }
+}

@@ -220,6 +220,9 @@ TaskId FairPolicy::corePickNext(int cpu, TaskId prev, bool mayBalance) {
     }
   }
   for (int c : core.cpus) updateCurr(c);
+  // pick_task_fair() dequeues the delayed entities it meets after its
+  // update_curr(): the time just charged moves V and can make one the pick.
+  for (int c : core.cpus) dropDelayedPicks(c);
   const size_t n = core.cpus.size();
   const size_t self = static_cast<size_t>(std::find(core.cpus.begin(), core.cpus.end(), cpu) - core.cpus.begin());
   m_picks.assign(n, kNoTask);
