@@ -37,11 +37,15 @@ uint64_t autogroupCount(const core::TraceModel& m) {
   return w ? w->unmodelled.recordedWithAutogroup : 99;
 }
 
-// wake_pack=settings (the default) follows kernel.sched_vcpu_pack in the
-// settings beside the recording: packing is modelled where the knob is set.
-// The parameter says which setting decided it.
-std::pair<std::string, std::string> paramOf(const core::TraceModel& m, const std::string& key) {
-  auto w = replay::extractWorkload(m, {});
+using Pair = std::pair<std::string, std::string>;
+
+// Imports `trace` with `settings` written beside it (nullptr: as it is) and
+// returns the value of parameter `key` in its EEVDF replay, and what set it.
+Pair paramWithSettings(const std::string& trace, const char* settings, const std::string& key) {
+  if (settings) std::ofstream(core::schedSettingsPath(trace)) << settings;
+  auto imported = importers::importTrace(trace);
+  if (!imported) return {"(not imported)", imported.error().message()};
+  auto w = replay::extractWorkload(*imported->model, {});
   if (!w) return {"(no workload)", w.error().message()};
   replay::ReplayOptions options;
   options.model = "eevdf";
@@ -52,18 +56,13 @@ std::pair<std::string, std::string> paramOf(const core::TraceModel& m, const std
   return {"(absent)", ""};
 }
 
-std::pair<std::string, std::string> wakePackOf(const core::TraceModel& m) { return paramOf(m, "wake_pack"); }
-
+// wake_pack=settings (the default) follows kernel.sched_vcpu_pack in the
+// settings beside the recording: packing is modelled where the knob is set.
+// The parameter says which setting decided it.
 TEST(SchedSettingsBeside, VcpuPackingSettingTurnsWakePackOn) {
   ScratchDir dir("sched-settings-vcpu-pack");
   const std::string trace = demoCopy(dir);
-  const auto wakePackWith = [&](const char* settings) {
-    if (settings) std::ofstream(core::schedSettingsPath(trace)) << settings;
-    auto r = importers::importTrace(trace);
-    EXPECT_TRUE(r) << r.error().message();
-    return r ? wakePackOf(*r->model) : std::make_pair(std::string("(not imported)"), std::string());
-  };
-  using Pair = std::pair<std::string, std::string>;
+  const auto wakePackWith = [&](const char* settings) { return paramWithSettings(trace, settings, "wake_pack"); };
   EXPECT_EQ(wakePackWith(nullptr),
             Pair("off", "no scheduler settings beside the recording; schedlab-cli record saves them"));
   EXPECT_EQ(wakePackWith("kernel.sched_autogroup_enabled = 1\n"),
@@ -80,13 +79,7 @@ TEST(SchedSettingsBeside, VcpuPackingSettingTurnsWakePackOn) {
 TEST(SchedSettingsBeside, AutogroupFollowsTheSettingOrTheKernelsDefault) {
   ScratchDir dir("sched-settings-autogroup");
   const std::string trace = demoCopy(dir);
-  const auto autogroupWith = [&](const char* settings) {
-    if (settings) std::ofstream(core::schedSettingsPath(trace)) << settings;
-    auto r = importers::importTrace(trace);
-    EXPECT_TRUE(r) << r.error().message();
-    return r ? paramOf(*r->model, "autogroup") : std::make_pair(std::string("(not imported)"), std::string());
-  };
-  using Pair = std::pair<std::string, std::string>;
+  const auto autogroupWith = [&](const char* settings) { return paramWithSettings(trace, settings, "autogroup"); };
   EXPECT_EQ(autogroupWith(nullptr), Pair("on", "no scheduler settings beside the recording: the kernel's default, on "
                                                "when built with CONFIG_SCHED_AUTOGROUP"));
   EXPECT_EQ(autogroupWith("kernel.sched_vcpu_pack = 15\n"),
