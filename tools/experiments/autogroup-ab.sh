@@ -8,10 +8,11 @@
 #
 # Under autogroup the hogs, started from one shell, are one group entity on
 # each CPU's root runqueue, and a woken kernel thread (root group) meets that
-# entity, not the hogs; the model's runqueue is flat (docs/models.md §5.3,
-# §8.3). The nicemix of the fidelity sets fails its latency p90 (28 us
-# recorded, 3 ms replayed); if autogroup is the cause, recordings made with
-# it off pass.
+# entity, not the hogs. The model had flat runqueues when this was written
+# (2026-12-04); it models autogroup since 2026-12-05 (docs/models.md §5.6),
+# and each replay follows the setting saved beside its recording. The
+# nicemix of the fidelity sets failed its latency p90 (28 us recorded, 3 ms
+# replayed); if autogroup is the cause, recordings made with it off pass.
 #
 #   sudo tools/experiments/autogroup-ab.sh OUT_DIR [PAIRS] [SCHEDLAB_CLI]
 # Needs root (the sysctl and tracefs), record-sched-trace beside this checkout
