@@ -45,6 +45,8 @@ for i in $(seq 1 "$pairs"); do
   for ag in 1 0; do
     echo "$ag" > "$knob"
     BUFFER_KB=65536 "$record" "$out/nicemix-autogroup$ag-$i" tracedat -- bash -c "$workload" > /dev/null
+    # The settings beside the trace, as schedlab-cli record saves them: the replay follows the knob.
+    sysctl -a 2>/dev/null | grep '^kernel\.sched_' > "$out/nicemix-autogroup$ag-$i/trace.dat.sched"
   done
 done
 echo "$was" > "$knob"
