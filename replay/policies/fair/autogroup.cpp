@@ -67,8 +67,6 @@ void FairPolicy::assignGroups() {
   for (size_t i = m_nTasks; i < m_ents.size(); ++i) m_ents[i].weight = kGroupShares;
 }
 
-int64_t FairPolicy::minQueuedSlice(const FairRq& q) const { return queuedSliceBound(q, false, kNone); }
-
 // update_cfs_group(): the group entity's weight from its queue's share of the
 // group's load over all CPUs. The kernel divides PELT load averages (formula 6
 // of calc_group_shares()); this divides the queued weights, the exact
@@ -118,14 +116,10 @@ void FairPolicy::enqueueGroupEntity(int cpu, int g) {
   FairRq& root = rq(cpu).cfs;
   const uint32_t gse = groupSe(g, cpu);
   FairRq::Entity& ge = m_ents[gse];
-  if (ge.onRq) {
-    if (ge.delayed) requeueDelayed(cpu, root, gse);
-    updateGroupShares(cpu, g);
-    ge.slice = minQueuedSlice(groupRq(g, cpu));
-    return;
-  }
+  if (ge.delayed) requeueDelayed(cpu, root, gse);
   updateGroupShares(cpu, g);
-  ge.slice = minQueuedSlice(groupRq(g, cpu));
+  ge.slice = queuedSliceBound(groupRq(g, cpu), false, kNone);
+  if (ge.onRq) return;
   placeEevdf(root, gse, false);
   enqueueEntityOn(root, gse);
 }
@@ -142,7 +136,7 @@ void FairPolicy::groupLeft(int cpu, int g, bool taskSleep) {
   FairRq::Entity& ge = m_ents[gse];
   if (q.nrRunning > 0) {
     updateGroupShares(cpu, g);
-    ge.slice = minQueuedSlice(q);
+    ge.slice = queuedSliceBound(q, false, kNone);
     if (taskSleep) setNextBuddy(root, gse);
     return;
   }
@@ -179,26 +173,15 @@ void FairPolicy::putRootCurr(Rq& r) {
 TaskId FairPolicy::pickGrouped(int cpu, TaskId prev, bool prevRunnable) {
   Rq& r = rq(cpu);
   FairRq& root = r.cfs;
-  const auto pickOn = [&](FairRq& q) {
-    uint32_t se = kNone;
-    if (m_nextBuddy && q.next != kNone && q.eligible(m_ents, q.next)) {
-      se = q.next;
-      clearBuddies(q, se);
-    } else {
-      se = pickEevdf(q, true);
-    }
-    if (se == kNone) se = q.tree.empty() ? q.curr : q.tree.begin()->id;  // none eligible: rounding only
-    return se;
-  };
   for (;;) {
     if (r.hNr == 0) idleBalance(cpu);
     if (r.hNr == 0) {
       // Only delayed group entities can be left: the kernel's pick dequeues them before the CPU idles.
-      while (root.nrRunning > 0) finishDelayedDequeue(cpu, pickOn(root));
+      while (root.nrRunning > 0) finishDelayedDequeue(cpu, pickEntity(root, true));
       putRootCurr(r);
       return kNoTask;
     }
-    const uint32_t se = pickOn(root);
+    const uint32_t se = pickEntity(root, true);
     if (m_ents[se].delayed) {
       finishDelayedDequeue(cpu, se);
       continue;
@@ -215,7 +198,7 @@ TaskId FairPolicy::pickGrouped(int cpu, TaskId prev, bool prevRunnable) {
       return se;
     }
     FairRq& q = ownRq(se);
-    const uint32_t t = pickOn(q);
+    const uint32_t t = pickEntity(q, true);
     if (m_ents[t].delayed) {
       finishDelayedDequeue(cpu, t);
       continue;
@@ -233,22 +216,6 @@ TaskId FairPolicy::pickGrouped(int cpu, TaskId prev, bool prevRunnable) {
     setNextEntityOn(q, t);
     return t;
   }
-}
-
-std::vector<uint32_t> FairPolicy::waitingTasks(int cpu) const {
-  std::vector<uint32_t> out;
-  const Rq& r = m_rqs[static_cast<size_t>(cpu)];
-  const auto addGroup = [&](uint32_t gse) {
-    for (const auto& k : m_groupRqs[gse - m_nTasks].tree) out.push_back(k.id);
-  };
-  for (const auto& k : r.cfs.tree) {
-    if (isGroupSe(k.id))
-      addGroup(k.id);
-    else
-      out.push_back(k.id);
-  }
-  if (r.cfs.curr != kNone && isGroupSe(r.cfs.curr)) addGroup(r.cfs.curr);
-  return out;
 }
 
 int64_t FairPolicy::hierarchicalWeight(int cpu, uint32_t t) const {

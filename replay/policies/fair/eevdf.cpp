@@ -140,17 +140,21 @@ uint32_t FairPolicy::pickEevdf(const FairRq& q, bool withCurr, bool protect) con
   return best;
 }
 
+uint32_t FairPolicy::pickEntity(FairRq& q, bool withCurr) {
+  if (m_nextBuddy && q.next != kNone && q.eligible(m_ents, q.next)) {
+    const uint32_t next = q.next;
+    clearBuddies(q, next);
+    return next;
+  }
+  const uint32_t next = pickEevdf(q, withCurr);
+  if (next != kNone) return next;
+  return q.tree.empty() ? q.curr : q.tree.begin()->id;  // none eligible: cannot happen but by rounding
+}
+
 uint32_t FairPolicy::pickEevdfNext(int cpu) {
   Rq& r = rq(cpu);
   while (!r.cfs.tree.empty()) {
-    uint32_t next = kNone;
-    if (m_nextBuddy && r.cfs.next != kNone && r.cfs.eligible(m_ents, r.cfs.next)) {
-      next = r.cfs.next;
-      clearBuddies(r.cfs, next);
-    } else {
-      next = pickEevdf(r.cfs, false);
-      if (next == kNone) next = r.cfs.tree.begin()->id;  // cannot happen with a non-empty tree
-    }
+    const uint32_t next = pickEntity(r.cfs, false);
     if (!m_ents[next].delayed) return next;
     finishDelayedDequeue(cpu, next);  // picked while delayed: it leaves now, and the pick starts over
   }

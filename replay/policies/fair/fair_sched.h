@@ -179,6 +179,8 @@ class FairPolicy final : public Policy {
   void placeEevdf(FairRq& q, uint32_t id, bool initial);
   /// pick_eevdf(); `protect` = false ignores the running entity's protected slice (PREEMPT_SHORT).
   uint32_t pickEevdf(const FairRq& q, bool withCurr, bool protect = true) const;
+  /// pick_next_entity(): NEXT_BUDDY's buddy while eligible, else pick_eevdf(); may be a delayed entity.
+  uint32_t pickEntity(FairRq& q, bool withCurr);
   /// The wakeup preemption test of the wakee's entity `pse` against the running `se` on their common runqueue `q`.
   void preemptEevdf(int cpu, FairRq& q, uint32_t se, uint32_t pse, uint32_t flags);
   /// The next fair task to run on `cpu`, dequeuing delayed entities it would pick; kNone if none is left.
@@ -213,9 +215,21 @@ class FairPolicy final : public Policy {
   TaskId pickGrouped(int cpu, TaskId prev, bool prevRunnable);
   void updateGroupShares(int cpu, int g);
   void reweightGroupEntity(int cpu, uint32_t gse, int weight);
-  int64_t minQueuedSlice(const FairRq& q) const;
-  /// The queued (not running) fair tasks of `cpu`, in no particular order.
-  std::vector<uint32_t> waitingTasks(int cpu) const;
+  /// Calls `stop(task)` for the queued, not running, fair tasks of `cpu` (its
+  /// tree's, with autogroup its groups' trees' too) until it returns true;
+  /// whether it did.
+  template <class F>
+  bool anyWaitingTask(int cpu, F&& stop) const {
+    const FairRq& root = m_rqs[static_cast<size_t>(cpu)].cfs;
+    const auto inGroup = [&](uint32_t gse) {
+      for (const auto& k : m_groupRqs[gse - m_nTasks].tree)
+        if (stop(k.id)) return true;
+      return false;
+    };
+    for (const auto& k : root.tree)
+      if (isGroupSe(k.id) ? inGroup(k.id) : stop(k.id)) return true;
+    return root.curr != kNone && isGroupSe(root.curr) && inGroup(root.curr);
+  }
   /// task_h_load() as a weight: the task's share of its group entity's weight on its CPU.
   int64_t hierarchicalWeight(int cpu, uint32_t t) const;
 

@@ -446,13 +446,7 @@ void FairPolicy::updateIdleScan(const Engine::SchedDomain& d) {
 
 bool FairPolicy::hasMovableFor(int from, int to) const {
   const Rq& r = m_rqs[static_cast<size_t>(from)];
-  if (m_grouped) {
-    for (uint32_t t : waitingTasks(from))
-      if (!m_ents[t].delayed && m_e->allowed(t, to)) return true;
-  } else {
-    for (const auto& k : r.cfs.tree)
-      if (!m_ents[k.id].delayed && m_e->allowed(k.id, to)) return true;
-  }
+  if (anyWaitingTask(from, [&](uint32_t t) { return !m_ents[t].delayed && m_e->allowed(t, to); })) return true;
   for (const RtKey& k : r.rt)
     if (!m_e->isRunning(k.id) && m_e->allowed(k.id, to)) return true;
   return false;
@@ -505,13 +499,10 @@ bool FairPolicy::cacheHot(uint32_t t, int dst) const {
 std::vector<uint32_t> FairPolicy::movable(int src, int dst) const {
   std::vector<uint32_t> out;
   // Delayed tasks sleep as far as the engine knows; 6.14+ balancing leaves them too.
-  if (m_grouped) {
-    for (uint32_t t : waitingTasks(src))
-      if (!m_ents[t].delayed && m_e->allowed(t, dst)) out.push_back(t);
-  } else {
-    for (const auto& k : m_rqs[static_cast<size_t>(src)].cfs.tree)
-      if (!m_ents[k.id].delayed && m_e->allowed(k.id, dst)) out.push_back(k.id);
-  }
+  anyWaitingTask(src, [&](uint32_t t) {
+    if (!m_ents[t].delayed && m_e->allowed(t, dst)) out.push_back(t);
+    return false;
+  });
   std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
     return m_ents[a].lastRan != m_ents[b].lastRan ? m_ents[a].lastRan < m_ents[b].lastRan : a < b;
   });
