@@ -473,6 +473,8 @@ Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
   t.kernelRuntimeFromTs.push_back(0);
   t.kernelRuntimeUntilTs.push_back(0);
   t.affinity.emplace_back();
+  t.autogroup.push_back(-1);
+  t.autogroupNice.push_back(0);
   m_threads.emplace_back();
   if (tid >= 0 && tid < kDenseTidLimit) {
     if (static_cast<size_t>(tid) >= m_tidToUtid.size())

@@ -155,7 +155,7 @@ size_t TraceModel::memoryBytes() const {
        bytes(threads.startTs) + bytes(threads.endTs) + bytes(threads.parent) + bytes(threads.flags) +
        bytes(threads.cookie) + bytes(threads.uclampMin) + bytes(threads.uclampMax) + bytes(threads.policy) +
        bytes(threads.affinity) + bytes(threads.kernelRuntimeNs) + bytes(threads.kernelRuntimeFromTs) +
-       bytes(threads.kernelRuntimeUntilTs);
+       bytes(threads.kernelRuntimeUntilTs) + bytes(threads.autogroup) + bytes(threads.autogroupNice);
   for (const auto& cpus : threads.affinity) n += bytes(cpus);
   n += bytes(commChanges.utid) + bytes(commChanges.ts) + bytes(commChanges.comm);
   n += bytes(processes.tgid) + bytes(processes.name);

@@ -248,6 +248,10 @@ struct ThreadTable {
   std::vector<int64_t> kernelRuntimeFromTs;
   std::vector<int64_t> kernelRuntimeUntilTs;
   std::vector<std::vector<CpuId>> affinity;  ///< allowed CPUs (replays); empty: every CPU (traces do not record it)
+  /// The task's autogroup as saved beside a recording (core/autogroup_snapshot.h):
+  /// -1 not saved, 0 the root task group, else /autogroup-N; and that group's nice.
+  std::vector<int32_t> autogroup;
+  std::vector<int8_t> autogroupNice;
   size_t size() const { return tid.size(); }
 };
 enum ThreadFlags : uint8_t { kThreadForked = 1, kThreadExited = 2, kThreadIdle = 4 };

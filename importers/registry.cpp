@@ -1,8 +1,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <iterator>
+#include <optional>
+#include <unordered_map>
 
+#include "core/autogroup_snapshot.h"
 #include "core/sched_settings.h"
 #include "core/topology_snapshot.h"
 #include "importers/importer.h"
@@ -87,37 +90,84 @@ std::optional<core::Topology> topologyBeside(const std::string& path, core::Sche
   return std::nullopt;
 }
 
-// The scheduler settings saved beside the trace (`schedlab-cli record` writes
-// them) go into the run's metadata under their sysctl names, with the file
-// they came from. A line that is not a setting is counted and shown; the
-// others are kept.
-void schedSettingsBeside(const std::string& path, core::SchedBuilder& builder) {
-  const std::string file = core::schedSettingsPath(path);
+// A small text file saved beside the trace by `schedlab-cli record`; nullopt
+// when there is none, or (noted in the diagnostics) when it cannot be read or
+// is too large to be what its name says: that is not read into memory.
+std::optional<std::string> readBeside(const std::string& file, uintmax_t maxBytes, const std::string& what,
+                                      core::SchedBuilder& builder) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) return;
+  if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
   const auto unreadable = [&](const std::string& why) {
     builder.diagnostics().record(
         {core::DiagCode::malformed_record, file, std::nullopt, std::nullopt, std::nullopt, std::nullopt, why});
   };
-  // A machine's sched_* settings are a few hundred bytes: a big file of that
-  // name is something else, and is not read into memory.
-  constexpr uintmax_t kMaxBytes = 1 << 20;
-  if (const uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > kMaxBytes) {
-    unreadable(std::to_string(size) + " bytes: too large to be scheduler settings (at most 1 MiB); not read");
-    return;
+  if (const uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > maxBytes) {
+    unreadable(std::to_string(size) + " bytes: too large to be " + what + " (at most " +
+               std::to_string(maxBytes >> 20) + " MiB); not read");
+    return std::nullopt;
   }
   std::ifstream in(file);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) {
-    unreadable("the scheduler settings beside the trace could not be read");
-    return;
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in && !in.eof()) {
+    unreadable("the " + what + " beside the trace could not be read");
+    return std::nullopt;
   }
-  const core::ParsedSchedSettings parsed = core::parseSchedSettings(text.str());
-  for (const auto& bad : parsed.badLines)
+  return text;
+}
+
+template <typename BadLines>
+void recordBadLines(const std::string& file, const BadLines& badLines, core::SchedBuilder& builder) {
+  for (const auto& bad : badLines)
     builder.diagnostics().record(
         {core::DiagCode::malformed_record, file, bad.line, std::nullopt, std::nullopt, std::nullopt, bad.why});
+}
+
+// The scheduler settings saved beside the trace go into the run's metadata
+// under their sysctl names, with the file they came from. A line that is not
+// a setting is counted and shown; the others are kept.
+void schedSettingsBeside(const std::string& path, core::SchedBuilder& builder) {
+  const std::string file = core::schedSettingsPath(path);
+  // A machine's sched_* settings are a few hundred bytes.
+  const std::optional<std::string> text = readBeside(file, 1 << 20, "scheduler settings", builder);
+  if (!text) return;
+  const core::ParsedSchedSettings parsed = core::parseSchedSettings(*text);
+  recordBadLines(file, parsed.badLines, builder);
   for (const auto& setting : parsed.settings) builder.setMetadata(setting.name, setting.value);
   if (!parsed.settings.empty()) builder.setMetadata(core::kSchedSettingsFromKey, file);
+}
+
+// The autogroups saved beside the trace, as its entries: applied to the thread
+// table once the model is built. A line that is not an entry is counted and shown.
+std::vector<core::AutogroupEntry> autogroupsBeside(const std::string& path, core::SchedBuilder& builder) {
+  const std::string file = core::autogroupsPath(path);
+  // About 20 bytes a thread: 64 MiB is millions of threads.
+  const std::optional<std::string> text = readBeside(file, 64 << 20, "task autogroups", builder);
+  if (!text) return {};
+  core::ParsedAutogroups parsed = core::parseAutogroups(*text);
+  recordBadLines(file, parsed.badLines, builder);
+  if (!parsed.entries.empty()) builder.setMetadata(core::kAutogroupsFromKey, file);
+  return std::move(parsed.entries);
+}
+
+// A "start" entry names the task alive when tracing started: the first row of
+// its tid. An "end" entry names the task alive when it stopped, the last row,
+// and is taken only where no "start" entry spoke: a task that called setsid()
+// while it was traced keeps the group it began in.
+void applyAutogroups(const std::vector<core::AutogroupEntry>& entries, core::ThreadTable& threads) {
+  std::unordered_map<int32_t, std::pair<uint32_t, uint32_t>> rows;  // tid -> first and last row
+  for (uint32_t u = 0; u < threads.size(); ++u) {
+    const auto [it, added] = rows.try_emplace(threads.tid[u], u, u);
+    if (!added) it->second.second = u;
+  }
+  for (const core::SnapshotWhen when : {core::SnapshotWhen::Start, core::SnapshotWhen::End})
+    for (const core::AutogroupEntry& e : entries) {
+      const auto it = rows.find(e.tid);
+      if (e.when != when || it == rows.end()) continue;
+      const uint32_t u = when == core::SnapshotWhen::Start ? it->second.first : it->second.second;
+      if (when == core::SnapshotWhen::End && threads.autogroup[u] >= 0) continue;
+      threads.autogroup[u] = e.group;
+      threads.autogroupNice[u] = e.nice;
+    }
 }
 }  // namespace
 
@@ -133,8 +183,10 @@ core::Result<ImportResult> importTrace(const std::string& path, const ImportOpti
   if (!status) builder.setPartial(status.message());
   if (topology) builder.setTopology(*topology);
   schedSettingsBeside(path, builder);
+  const std::vector<core::AutogroupEntry> autogroups = autogroupsBeside(path, builder);
   ImportResult result;
   result.model = builder.finalize();
+  applyAutogroups(autogroups, result.model->threads);
   if (options.topology) result.model->topology.setSource("user");
   if (!status) result.error = core::Error(status.message());
   if (result.model->eventCount == 0 && !status) return core::Error(status.message());

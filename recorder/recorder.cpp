@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/autogroup_snapshot.h"
 #include "core/sched_settings.h"
 #include "core/topology_snapshot.h"
 #include "importers/tracedat/tracedat_writer.h"
@@ -118,6 +119,7 @@ class Recording {
   uint32_t m_pageSize = 4096;
   std::vector<uint8_t> m_buffer;
   TraceDatContent m_content;
+  core::Result<std::string> m_autogroupsAtStart = core::Error("not read");  // then the end's appended
   RecordResult m_result;
   Clock::time_point m_start;
   int m_writingPercent = -1;
@@ -307,8 +309,12 @@ core::Status Recording::writeOutputs() {
                            m_result.topologyFile);
       !st)
     return st;
-  return saveBeside(core::captureSchedSettings(), core::schedSettingsPath(m_options.output), "scheduler settings",
-                    m_result.schedSettingsFile);
+  if (auto st = saveBeside(core::captureSchedSettings(), core::schedSettingsPath(m_options.output),
+                           "scheduler settings", m_result.schedSettingsFile);
+      !st)
+    return st;
+  return saveBeside(m_autogroupsAtStart, core::autogroupsPath(m_options.output), "task autogroups",
+                    m_result.autogroupsFile);
 }
 
 // Writes what was captured to `path` (named in `savedAs`) through a temporary
@@ -326,7 +332,8 @@ core::Status Recording::saveBeside(const core::Result<std::string>& captured, co
   }
   const std::string temp = path + ".part";
   const auto removeAll = [&] {
-    for (const std::string& f : {temp, m_options.output, m_result.topologyFile, m_result.schedSettingsFile})
+    for (const std::string& f :
+         {temp, m_options.output, m_result.topologyFile, m_result.schedSettingsFile, m_result.autogroupsFile})
       if (!f.empty()) fs::remove(f, ec);
   };
   {
@@ -374,6 +381,9 @@ core::Result<RecordResult> Recording::run() {
   if (auto st = openStreams(); !st) return core::Error(st.message());
   if (auto st = gatherFormats(*events); !st) return core::Error(st.message());
 
+  // Read before tracing starts, so that reading /proc is not in the trace; a
+  // task born in between is grouped by its parent in a replay.
+  m_autogroupsAtStart = core::captureAutogroups(core::SnapshotWhen::Start);
   if (auto st = m_instance->setTracing(true); !st) return core::Error(st.message());
   m_start = Clock::now();
   if (m_command)
@@ -382,6 +392,9 @@ core::Result<RecordResult> Recording::run() {
   core::Status recorded = loop();
   (void)m_instance->setTracing(false);
   m_result.elapsed = Clock::now() - m_start;
+  // Before the command is ended: its tasks still alive are listed as they ran.
+  if (m_autogroupsAtStart)
+    if (auto atEnd = core::captureAutogroups(core::SnapshotWhen::End)) *m_autogroupsAtStart += *atEnd;
   if (m_command) {
     m_command->terminate(std::chrono::milliseconds(2000));
     m_result.commandExit = m_command->exitDescription();

@@ -53,6 +53,7 @@ struct RecordResult {
   std::string output;
   std::string topologyFile;       ///< empty when sysfs had no topology to save
   std::string schedSettingsFile;  ///< /proc/sys/kernel/sched_* beside the trace; empty when none could be read
+  std::string autogroupsFile;     ///< each task's /proc/PID/autogroup beside the trace; empty without autogroups
   std::vector<TraceEvent> events;
   uint64_t bytes = 0;  ///< ring-buffer data written (before compression)
   std::chrono::nanoseconds elapsed{0};

@@ -23,8 +23,10 @@ const char* const kUsage =
     "usage: schedlab-cli record -o OUT.dat [--events sched|sched+power|LIST] [--buffer-kb N]\n"
     "                           [--duration T] [-- COMMAND ARGS...]\n"
     "Records a scheduler trace of this machine through tracefs and writes it as trace.dat v7 (zstd),\n"
-    "which SchedLab, trace-cmd report and KernelShark read, with the CPU topology (sysfs) beside it in\n"
-    "OUT.dat.topology, which SchedLab uses when it opens OUT.dat. Records while COMMAND runs, for T,\n"
+    "which SchedLab, trace-cmd report and KernelShark read, with what no trace format carries beside\n"
+    "it: the CPU topology (sysfs) in OUT.dat.topology, the scheduler settings (/proc/sys/kernel/sched_*)\n"
+    "in OUT.dat.sched and each task's autogroup (/proc/PID/autogroup, when tracing starts and stops) in\n"
+    "OUT.dat.autogroup, which SchedLab uses when it opens OUT.dat. Records while COMMAND runs, for T,\n"
     "or until Ctrl+C; Ctrl+C stops early and still writes what was recorded. Needs root.\n\n"
     "  -o, --output OUT.dat   the trace to write (replaced only once complete)\n"
     "  --events LIST          terms separated by ',' or '+': sched (the scheduler events SchedLab reads,\n"
@@ -158,6 +160,7 @@ int recordCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       << " of ring buffer, " << r.events.size() << " events enabled" << (r.stoppedEarly ? " (stopped early)" : "") << "\n";
   if (!r.topologyFile.empty()) out << "topology: " << r.topologyFile << "\n";
   if (!r.schedSettingsFile.empty()) out << "scheduler settings: " << r.schedSettingsFile << "\n";
+  if (!r.autogroupsFile.empty()) out << "task autogroups: " << r.autogroupsFile << "\n";
   for (const auto& loss : r.losses)
     out << "lost " << loss.overrun << " events on CPU " << loss.cpu
         << " (ring buffer full): a larger --buffer-kb keeps them\n";

@@ -130,6 +130,11 @@ QString sliceDetailsHtml(const Run& run, const SliceRef& ref) {
           rows += row(QObject::tr("prio"), s.prio[i] < 100 ? QObject::tr("%1 (RT)").arg(s.prio[i])
                                                            : QObject::tr("%1 (nice %2)").arg(s.prio[i]).arg(s.prio[i] - 120));
         rows += row(QObject::tr("ended"), esc(core::describeSliceEnd(s, i)));
+        if (const int32_t group = m.threads.autogroup[u.value]; group >= 0)
+          rows += row(QObject::tr("autogroup"), group == 0 ? QObject::tr("the root task group (saved beside the trace)")
+                                                           : QObject::tr("/autogroup-%1, nice %2 (saved beside the trace)")
+                                                                 .arg(group)
+                                                                 .arg(m.threads.autogroupNice[u.value]));
         if (m.threads.cookie[u.value]) rows += row(QObject::tr("core cookie"), QStringLiteral("0x%1").arg(m.threads.cookie[u.value], 0, 16));
         if (m.threads.uclampMin[u.value] >= 0 || m.threads.uclampMax[u.value] >= 0)
           rows += row(QObject::tr("uclamp (requested)"), QStringLiteral("min %1, max %2").arg(m.threads.uclampMin[u.value]).arg(m.threads.uclampMax[u.value]));

@@ -764,6 +764,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     t.startCpu = s.startCpu;
     t.exits = s.exits;
     t.kernelThread = looksLikeKernelThread(t.comm);
+    t.autogroup = m.threads.autogroup[u];
+    t.autogroupNice = m.threads.autogroupNice[u];
     t.inMakespan = s.forked;
     if (options.pinPerCpuKthreads) {
       const int cpu = perCpuKthreadCpu(t.comm);

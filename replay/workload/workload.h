@@ -86,6 +86,10 @@ struct Task {
   int rtPriority() const { return prio < 100 ? 99 - prio : 0; }  ///< sched_param priority (1..99)
   std::vector<int> affinity;  ///< allowed CPUs; empty = all
   bool kernelThread = false;  ///< has no mm (BFS's SMT nice always lets kernel threads run)
+  /// Its autogroup as saved beside the recording: -1 not saved, 0 the root task
+  /// group, else /autogroup-N (docs/models.md §5.6); and the group's nice.
+  int32_t autogroup = -1;
+  int8_t autogroupNice = 0;
   /// Its interrupt-ended sleeps end at fixed times, not a fixed length after
   /// it blocks (measured from the recording; see irq_wakeup_time).
   bool absoluteTimers = false;

@@ -174,6 +174,21 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
     if (f.path().filename().string().starts_with("sched") && f.is_regular_file() && !readFile(f.path()).empty())
       schedFiles.insert(f.path().filename().string());
   EXPECT_EQ(settings, schedFiles);
+
+  // The autogroups beside it are /proc's: this process, whose thread drained
+  // the buffers while tracing ran, is in the model with the group
+  // /proc/self/autogroup names ("/autogroup-N nice K"; nothing: the root group).
+  if (!fs::exists("/proc/self/autogroup")) return;  // a kernel without CONFIG_SCHED_AUTOGROUP: nothing to save
+  EXPECT_EQ(r->autogroupsFile, o.output + ".autogroup");
+  const std::string own = readFile("/proc/self/autogroup");
+  const int32_t ownGroup = own.empty() ? 0 : std::stoi(own.substr(own.find('-') + 1));
+  bool sawSelf = false;
+  for (uint32_t u = 1; u < m->threads.size(); ++u)
+    if (m->threads.tid[u] == ::getpid()) {
+      EXPECT_EQ(m->threads.autogroup[u], ownGroup) << own;
+      sawSelf = true;
+    }
+  EXPECT_TRUE(sawSelf);
 }
 
 TEST_F(Recording, ForADurationWithProgress) {
@@ -260,6 +275,7 @@ TEST_F(Recording, ACommandThatCannotStartIsAnErrorAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(o.output));
   EXPECT_FALSE(fs::exists(o.output + ".topology"));
   EXPECT_FALSE(fs::exists(o.output + ".sched"));
+  EXPECT_FALSE(fs::exists(o.output + ".autogroup"));
   expectTracingAsBefore();
 }
 

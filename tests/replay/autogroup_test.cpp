@@ -12,6 +12,7 @@
 #include "replay/replay.h"
 #include "replay/workload/trace_extractor.h"
 #include "replay_test_util.h"
+#include "support/scratch_dir.h"
 
 namespace fs = std::filesystem;
 using replay::Burst;
@@ -133,4 +134,108 @@ TEST(Autogroup, ReplaysTheWaitsOfTwoRecordedSessions) {
     SCOPED_TRACE("tid " + std::to_string(tid));
     if (recorded > 1'000'000'000) EXPECT_LT(replayed, 0.5 * static_cast<double>(recorded));
   }
+}
+
+// The autogroups saved beside a recording decide over the process tree: two
+// processes of one session share its group; a process the file puts in the
+// root group (one that never called setsid()) stays there; a task forked in
+// the trace still joins its parent's; tasks the file does not name are
+// grouped as before.
+TEST(Autogroup, SavedAutogroupsDecideOverTheProcessTree) {
+  Workload w;
+  w.kind = "trace";
+  const auto add = [&](int32_t tid, int32_t autogroup, bool kthread, replay::TaskId parent) {
+    Task t = replay_test::exitingTask(tid, kthread ? "kworker/0:1" : "task", 0, {Burst{}});
+    t.tgid = tid;
+    t.autogroup = autogroup;
+    t.kernelThread = kthread;
+    t.parent = parent;
+    t.bursts[0].work = 1'000'000;
+    w.tasks.push_back(t);
+  };
+  add(10, 7, false, replay::kNoTask);   // session 7
+  add(20, 7, false, replay::kNoTask);   // another process of session 7: the same group
+  add(30, 0, false, replay::kNoTask);   // saved in the root group
+  add(40, -1, false, 0);               // forked by 10: session 7
+  add(50, -1, false, replay::kNoTask);  // not saved: its process's own group
+  add(5, -1, true, replay::kNoTask);    // a kernel thread: root
+  replay::Trigger fork;
+  fork.kind = replay::TriggerKind::Fork;
+  fork.target = 3;
+  w.tasks[0].triggers.push_back(fork);
+  const auto r = replay_test::replayOn(w, "eevdf", 2, {"autogroup=on"});
+  EXPECT_EQ(counter(r, "autogroup_groups"), 2);
+  EXPECT_EQ(counter(r, "autogroup_root_tasks"), 2);
+  EXPECT_EQ(counter(r, "autogroup_saved_tasks"), 3);
+}
+
+// A group's shares follow its nice (autogroup.c: /proc/PID/autogroup's nice
+// sets tg->shares to sched_prio_to_weight). Worked by hand: two sessions of
+// one task each, 100 ms of work, on one CPU; at nice 0 and 5 the entities
+// weigh 1024 and 335, so the first runs at 1024/1359 = 75.4% and is done at
+// 132.7 ms, the second (32.7 ms done by then) at 200 ms. At equal nice both
+// end at 200 ms.
+TEST(Autogroup, AGroupsNiceSetsItsShares) {
+  const auto ends = [](int secondNice) {
+    Workload w;
+    w.kind = "trace";
+    for (int32_t i = 0; i < 2; ++i) {
+      Task t = replay_test::exitingTask(100 + i, "hog", 0, {Burst{}});
+      t.tgid = 100 + i;
+      t.autogroup = 1 + i;
+      t.autogroupNice = static_cast<int8_t>(i == 1 ? secondNice : 0);
+      t.bursts[0].work = 100'000'000;
+      w.tasks.push_back(t);
+    }
+    const auto r = replay_test::replayOn(w, "eevdf", 1, {"autogroup=on"});
+    EXPECT_EQ(r.outcomes.size(), 2u);
+    return r.outcomes.size() == 2 ? std::make_pair(r.outcomes[0].lastEnd, r.outcomes[1].lastEnd)
+                                   : std::make_pair(int64_t{0}, int64_t{0});
+  };
+  const auto [first, second] = ends(5);
+  EXPECT_NEAR(first, 132'700'000, 3'000'000);
+  EXPECT_NEAR(second, 200'000'000, 3'000'000);
+  const auto [firstEqual, secondEqual] = ends(0);
+  EXPECT_NEAR(firstEqual, 200'000'000, 3'000'000);
+  EXPECT_NEAR(secondEqual, 200'000'000, 3'000'000);
+}
+
+// A recording made by `schedlab-cli record` (tests/data/fidelity/README.md):
+// three CPU hogs started as jobs of one setsid session before the trace,
+// beside one hog of the traced command. The session's group has one CPU's
+// worth, a third for each job; the traced hog's group the other CPU to
+// itself. Only the autogroups saved beside the trace show the three as one
+// session: the process tree makes each its own group, and the traced hog
+// then shares the machine with three groups instead of one.
+TEST(Autogroup, SavedSessionsGiveBackTheSharesOfJobsStartedBeforeTheTrace) {
+  const fs::path fixture = fs::path(SCHEDLAB_TEST_DATA) / "fidelity" / "session-jobs.perfetto-trace";
+  const auto sharesOfHogs = [](const std::string& path) {
+    std::vector<std::pair<double, double>> shares;  // recorded, replayed; the traced hog first
+    auto imported = importers::importTrace(path);
+    EXPECT_TRUE(imported) << imported.error().message();
+    if (!imported) return shares;
+    replay::ReplayOptions o;
+    o.model = "eevdf";
+    auto r = replay::replayRecording(*imported->model, o);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message());
+    if (!r || !r->result.validation.fidelity) return shares;
+    for (const auto& t : r->result.validation.fidelity->tasks)
+      if (t.comm == "sh" && t.shareRecorded > 0.2) shares.emplace_back(t.shareRecorded, t.shareReplayed);
+    std::sort(shares.begin(), shares.end(), std::greater<>());
+    return shares;
+  };
+  const auto saved = sharesOfHogs(fixture.string());
+  ASSERT_EQ(saved.size(), 4u);
+  EXPECT_GT(saved[0].first, 0.9);  // the recording: the traced hog had a CPU
+  EXPECT_GT(saved[0].second, 0.9);
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_NEAR(saved[i].first, 1.0 / 3, 0.03) << i;  // the jobs a third each
+    EXPECT_NEAR(saved[i].second, 1.0 / 3, 0.03) << i;
+  }
+  test_support::ScratchDir dir("autogroup-session-jobs");
+  const std::string bare = dir.file("session-jobs.perfetto-trace");
+  fs::copy_file(fixture, bare);
+  const auto guessed = sharesOfHogs(bare);
+  ASSERT_EQ(guessed.size(), 4u);
+  EXPECT_LT(guessed[0].second, 0.85);  // four groups for two CPUs
 }

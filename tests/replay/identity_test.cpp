@@ -209,6 +209,8 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
   // preempt at once; their later wakeups carry the lag of that wait and
   // preempt (README "Replay fidelity"). On flat queues it was 1.80x.
   // sessions holds every bound with autogroup, and fails 5 on flat queues.
+  // session-jobs holds every bound with the autogroups saved beside it, and
+  // fails 7 without them; at seed 2 its migrations (4 recorded) come to 9.
   const std::map<std::string, std::vector<std::string>> documentedGaps = {
       {"make-j2", {}},
       {"nicemix", {"wakeup_latency_p90_ns", "wakeup_latency_p99_ns"}},
@@ -216,6 +218,7 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
       {"cyclictest-fair", {}},
       {"cyclictest-rt", {}},
       {"sessions", {}},
+      {"session-jobs", {}},
   };
   for (const auto& [name, gaps] : documentedGaps) {
     std::vector<std::string> judged;

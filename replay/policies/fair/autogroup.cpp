@@ -15,56 +15,70 @@
 namespace replay::fair {
 
 namespace {
-constexpr int kGroupShares = 1024;  // autogroup's tg->shares: nice 0 (autogroup.c)
-constexpr int kMinShares = 2;       // MIN_SHARES
+constexpr int kMinShares = 2;  // MIN_SHARES
 }  // namespace
 
-// Sessions are not in a trace: a task forked while it was recorded is in its
-// parent's group (fork inherits the autogroup; a setsid() inside the trace is
-// not seen), a kernel thread in the root group, and every other task alive
-// when the trace began in its process's own group (a session per process:
-// daemons call setsid(); a shell and the jobs it ran before the trace would
-// share one, which the trace cannot show).
+// A task's group, in this order: the one saved beside the recording
+// (`schedlab-cli record` reads /proc/PID/autogroup when tracing starts and
+// stops), else its parent's (fork inherits the autogroup; a setsid() inside
+// the trace is not seen), else the root group for a kernel thread, else its
+// process's own group (a session per process: daemons call setsid(); a shell
+// and the jobs it ran before the trace share one, which only the saved
+// autogroups show). A group's shares are its nice's weight (autogroup.c's
+// proc_sched_autogroup_set_nice(); 1024 at nice 0).
 void FairPolicy::assignGroups() {
   m_nTasks = static_cast<uint32_t>(m_e->taskCount());
   m_grouped = m_autogroup && m_variant == Variant::Eevdf && !m_csActive;
   m_nGroups = 0;
+  m_tasksInSavedGroups = 0;
   m_groupOf.assign(m_nTasks, -1);
   m_groupRqs.clear();
   m_groupLoad.clear();
+  m_groupShares.clear();
   m_groupsDelayedTotal = 0;
   if (!m_grouped) return;
   constexpr int kUnknown = -2;
   std::vector<int> group(m_nTasks, kUnknown);
-  std::map<int32_t, int> byProcess;
+  std::map<std::pair<bool, int32_t>, int> groupIds;  // (saved?, the autogroup's number or the process's id)
+  const auto groupFor = [&](bool saved, int32_t key, int nice) {
+    const auto [it, added] = groupIds.try_emplace({saved, key}, m_nGroups);
+    if (added) {
+      ++m_nGroups;
+      m_groupShares.push_back(niceToWeight(nice));
+    }
+    return it->second;
+  };
   std::vector<uint32_t> chain;
   for (uint32_t t = 0; t < m_nTasks; ++t) {
     chain.clear();
     uint32_t u = t;
-    while (group[u] == kUnknown && !m_e->task(u).kernelThread && m_e->task(u).parent != kNoTask) {
+    while (group[u] == kUnknown && m_e->task(u).autogroup < 0 && !m_e->task(u).kernelThread &&
+           m_e->task(u).parent != kNoTask) {
       chain.push_back(u);
       u = m_e->task(u).parent;
       if (chain.size() > m_nTasks) break;  // a cycle cannot come from a trace; stop rather than loop
     }
     if (group[u] == kUnknown) {
       const Task& task = m_e->task(u);
-      if (task.kernelThread) {
+      if (task.autogroup >= 0) {
+        group[u] = task.autogroup == 0 ? -1 : groupFor(true, task.autogroup, task.autogroupNice);
+        ++m_tasksInSavedGroups;
+      } else if (task.kernelThread) {
         group[u] = -1;
       } else {
         // A trace without process ids (trace.dat's sched events carry none) makes each task its own process.
-        const auto [it, added] = byProcess.try_emplace(task.tgid >= 0 ? task.tgid : task.tid, m_nGroups);
-        if (added) ++m_nGroups;
-        group[u] = it->second;
+        group[u] = groupFor(false, task.tgid >= 0 ? task.tgid : task.tid, 0);
       }
     }
-    for (uint32_t c : chain) group[c] = m_e->task(c).kernelThread ? -1 : group[u];
+    for (uint32_t c : chain) group[c] = group[u];
   }
   m_groupOf = std::move(group);
   const size_t slots = static_cast<size_t>(m_nGroups) * static_cast<size_t>(m_e->cpuCount());
   m_groupRqs.assign(slots, FairRq());
   m_groupLoad.assign(static_cast<size_t>(m_nGroups), 0);
   m_ents.resize(m_nTasks + slots, FairRq::Entity());
-  for (size_t i = m_nTasks; i < m_ents.size(); ++i) m_ents[i].weight = kGroupShares;
+  for (size_t i = m_nTasks; i < m_ents.size(); ++i)
+    m_ents[i].weight = m_groupShares[(i - m_nTasks) / static_cast<size_t>(m_e->cpuCount())];
 }
 
 // update_cfs_group(): the group entity's weight from its queue's share of the
@@ -77,7 +91,8 @@ void FairPolicy::updateGroupShares(int cpu, int g) {
   const FairRq& q = groupRq(g, cpu);
   if (q.load <= 0) return;
   const int64_t total = std::max(q.load, m_groupLoad[static_cast<size_t>(g)]);
-  const auto shares = static_cast<int>(std::clamp<int64_t>(kGroupShares * q.load / total, kMinShares, kGroupShares));
+  const int64_t groupShares = m_groupShares[static_cast<size_t>(g)];
+  const auto shares = static_cast<int>(std::clamp<int64_t>(groupShares * q.load / total, kMinShares, groupShares));
   reweightGroupEntity(cpu, groupSe(g, cpu), shares);
 }
 

@@ -268,14 +268,17 @@ void FairPolicy::countDelayed(Rq& r, int delta) {
 ModelCounters FairPolicy::counters(int64_t busyNs) const {
   ModelCounters out;
   if (m_autogroup) {
-    char line[200];
+    char line[300];
     if (m_grouped) {
       const auto rooted = std::count(m_groupOf.begin(), m_groupOf.end(), -1);
-      std::snprintf(line, sizeof line, "autogroup: %d session groups, %lld tasks in the root group; %llu group "
-                    "entities kept queued by DELAY_DEQUEUE",
-                    m_nGroups, static_cast<long long>(rooted), static_cast<unsigned long long>(m_groupsDelayedTotal));
+      std::snprintf(line, sizeof line, "autogroup: %d session groups, %lld tasks in the root group; %u tasks "
+                    "grouped as the autogroups saved beside the recording say, the others by the process tree; "
+                    "%llu group entities kept queued by DELAY_DEQUEUE",
+                    m_nGroups, static_cast<long long>(rooted), m_tasksInSavedGroups,
+                    static_cast<unsigned long long>(m_groupsDelayedTotal));
       out.values = {{"autogroup_groups", m_nGroups},
                     {"autogroup_root_tasks", static_cast<double>(rooted)},
+                    {"autogroup_saved_tasks", static_cast<double>(m_tasksInSavedGroups)},
                     {"autogroup_delayed_dequeues", static_cast<double>(m_groupsDelayedTotal)}};
     } else {
       std::snprintf(line, sizeof line, "autogroup: not modelled with core scheduling, flat runqueues");

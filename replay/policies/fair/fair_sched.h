@@ -344,6 +344,8 @@ class FairPolicy final : public Policy {
   std::vector<int> m_groupOf;
   std::vector<FairRq> m_groupRqs;
   std::vector<int64_t> m_groupLoad;  // sum over CPUs of each group's cfs_rq load.weight
+  std::vector<int> m_groupShares;    // each group's tg->shares, from its nice
+  uint32_t m_tasksInSavedGroups = 0;  // tasks whose group the autogroups saved beside the recording named
   uint64_t m_groupsDelayedTotal = 0;  // group entities DELAY_DEQUEUE kept queued over the run
   std::vector<FairRq::Entity> m_ents;
   std::vector<TaskSched> m_ts;

@@ -1,0 +1,115 @@
+#include "core/autogroup_snapshot.h"
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace core {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool isNumber(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+template <typename T>
+bool parseInt(std::string_view s, T& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// "/autogroup-267 nice 0" (autogroup.c's proc_sched_autogroup_show_task());
+// nothing at all for a process in the root task group.
+bool parseProcAutogroup(std::string_view text, int32_t& group, int& nice) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  if (text.empty()) {
+    group = 0;
+    nice = 0;
+    return true;
+  }
+  constexpr std::string_view prefix = "/autogroup-";
+  constexpr std::string_view middle = " nice ";
+  const size_t gap = text.find(middle);
+  return text.starts_with(prefix) && gap != std::string_view::npos &&
+         parseInt(text.substr(prefix.size(), gap - prefix.size()), group) && group > 0 &&
+         parseInt(text.substr(gap + middle.size()), nice);
+}
+
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    const size_t begin = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > begin) out.push_back(line.substr(begin, i - begin));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> captureAutogroups(SnapshotWhen when, const std::string& procRoot) {
+  const char* whenWord = when == SnapshotWhen::Start ? "start" : "end";
+  std::ostringstream out;
+  if (when == SnapshotWhen::Start)
+    out << "# SchedLab: each task's autogroup (" << procRoot
+        << "/PID/autogroup) when tracing started and when it stopped\n"
+           "# WHEN TID AUTOGROUP NICE (AUTOGROUP 0: the root task group)\n";
+  size_t shown = 0;
+  std::error_code ec;
+  for (const auto& process : fs::directory_iterator(procRoot, ec)) {
+    const std::string pid = process.path().filename().string();
+    if (!isNumber(pid)) continue;
+    // A process that exits meanwhile leaves no file: it is simply not listed.
+    std::ifstream in(process.path() / "autogroup");
+    if (!in) continue;
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    int32_t group = 0;
+    int nice = 0;
+    if (in.bad() || !parseProcAutogroup(text, group, nice)) continue;
+    ++shown;
+    std::error_code taskEc;
+    for (const auto& task : fs::directory_iterator(process.path() / "task", taskEc)) {
+      const std::string tid = task.path().filename().string();
+      if (isNumber(tid)) out << whenWord << ' ' << tid << ' ' << group << ' ' << nice << '\n';
+    }
+  }
+  if (shown == 0)
+    return Error(procRoot + ": no process shows its autogroup (a kernel without CONFIG_SCHED_AUTOGROUP)");
+  return out.str();
+}
+
+ParsedAutogroups parseAutogroups(std::string_view text) {
+  ParsedAutogroups parsed;
+  uint64_t lineNo = 0;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    ++lineNo;
+    const std::vector<std::string_view> w = words(line);
+    if (w.empty() || w[0].front() == '#') continue;
+    AutogroupEntry e;
+    int nice = 0;
+    const bool when = w.size() == 4 && (w[0] == "start" || w[0] == "end");
+    if (!when || !parseInt(w[1], e.tid) || e.tid < 0 || !parseInt(w[2], e.group) || e.group < 0 ||
+        !parseInt(w[3], nice) || nice < -20 || nice > 19) {
+      parsed.badLines.push_back(
+          {lineNo, "expected WHEN TID AUTOGROUP NICE (start or end, a tid, a group number >= 0, nice -20..19)"});
+      continue;
+    }
+    e.when = w[0] == "start" ? SnapshotWhen::Start : SnapshotWhen::End;
+    e.nice = static_cast<int8_t>(nice);
+    parsed.entries.push_back(e);
+  }
+  return parsed;
+}
+
+std::string autogroupsPath(const std::string& tracePath) { return tracePath + ".autogroup"; }
+
+}  // namespace core

@@ -1,0 +1,89 @@
+// The autogroups beside a trace (`schedlab-cli record` writes TRACE.autogroup)
+// go into the thread table whatever the format: a "start" entry to the task a
+// tid named when tracing began, an "end" entry to the one it named when it
+// stopped; a line that is no entry is counted and located, the others kept.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/autogroup_snapshot.h"
+#include "importers/importer.h"
+#include "support/scratch_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using test_support::ScratchDir;
+
+// Task 101 exits and its tid comes back as a child of 102: two rows, 101's first
+// and last.
+constexpr const char* kTidReused =
+    "# tracer: nop\n"
+    "#\n"
+    "# entries-in-buffer/entries-written: 7/7   #P:1\n"
+    "#\n"
+    "          <idle>-0     [000] d..2. 100.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+    "prev_state=R ==> next_comm=taskA next_pid=101 next_prio=120\n"
+    "           taskA-101   [000] d..2. 100.000100: sched_process_exit: comm=taskA pid=101 prio=120\n"
+    "           taskA-101   [000] d..2. 100.000200: sched_switch: prev_comm=taskA prev_pid=101 prev_prio=120 "
+    "prev_state=X ==> next_comm=taskB next_pid=102 next_prio=120\n"
+    "           taskB-102   [000] d..2. 100.000300: sched_process_fork: comm=taskB pid=102 child_comm=taskB "
+    "child_pid=101\n"
+    "           taskB-102   [000] d..2. 100.000300: sched_wakeup_new: comm=taskB pid=101 prio=120 target_cpu=000\n"
+    "           taskB-102   [000] d..2. 100.000500: sched_switch: prev_comm=taskB prev_pid=102 prev_prio=120 "
+    "prev_state=S ==> next_comm=taskB next_pid=101 next_prio=120\n"
+    "           taskB-101   [000] d..2. 100.000900: sched_switch: prev_comm=taskB prev_pid=101 prev_prio=120 "
+    "prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
+
+TEST(AutogroupsBeside, StartEntriesNameTheFirstTaskOfATidEndEntriesTheLast) {
+  ScratchDir dir("autogroups-beside");
+  const std::string trace = dir.file("reused.txt");
+  std::ofstream(trace) << kTidReused;
+  std::ofstream(core::autogroupsPath(trace)) << "# saved by hand\n"
+                                                "start 101 5 0\n"
+                                                "start 102 0 0\n"
+                                                "end 101 9 -3\n"
+                                                "end 102 3 0\n"  // 102 was alive at the start: its start entry wins
+                                                "end 999 4 0\n"  // a task the trace never shows
+                                                "start 103\n";
+  auto imported = importers::importTrace(trace);
+  ASSERT_TRUE(imported) << imported.error().message();
+  const core::TraceModel& m = *imported->model;
+  std::vector<std::tuple<int32_t, int32_t, int>> rows;  // tid, autogroup, nice in row order
+  for (uint32_t u = 0; u < m.threads.size(); ++u)
+    if (m.threads.tid[u] > 0) rows.emplace_back(m.threads.tid[u], m.threads.autogroup[u], m.threads.autogroupNice[u]);
+  EXPECT_EQ(rows, (std::vector<std::tuple<int32_t, int32_t, int>>{{101, 5, 0}, {102, 0, 0}, {101, 9, -3}}));
+  EXPECT_EQ(m.metadata.at(core::kAutogroupsFromKey), core::autogroupsPath(trace));
+  bool located = false;
+  for (const auto& d : m.diagnostics.records())
+    located |= d.file == core::autogroupsPath(trace) && d.line == std::optional<uint64_t>(7);
+  EXPECT_TRUE(located) << "the bad line 7 is not in the diagnostics";
+}
+
+// Without the file nothing is known; a file far too large to be autogroups is
+// not read, and says so.
+TEST(AutogroupsBeside, NoneOrTooLargeLeavesEveryTaskUnknown) {
+  ScratchDir dir("autogroups-none");
+  const std::string trace = dir.file("reused.txt");
+  std::ofstream(trace) << kTidReused;
+  for (const bool huge : {false, true}) {
+    if (huge) {
+      std::ofstream out(core::autogroupsPath(trace));
+      out << "start 101 5 0\n";
+      out.seekp((64 << 20) + 1);
+      out << '\n';
+    }
+    auto imported = importers::importTrace(trace);
+    ASSERT_TRUE(imported) << imported.error().message();
+    const core::TraceModel& m = *imported->model;
+    for (uint32_t u = 0; u < m.threads.size(); ++u) EXPECT_EQ(m.threads.autogroup[u], -1) << u;
+    EXPECT_EQ(m.metadata.count(core::kAutogroupsFromKey), 0u);
+    bool noted = false;
+    for (const auto& d : m.diagnostics.records())
+      noted |= d.file == core::autogroupsPath(trace) && d.message.find("too large") != std::string::npos;
+    EXPECT_EQ(noted, huge);
+  }
+}
+
+}  // namespace
