@@ -8,6 +8,9 @@
 # AUTOGROUP=0 (or 1) sets kernel.sched_autogroup_enabled while it records and
 # puts it back after (README "Replay fidelity": the flat model has no groups).
 # SCHEDLAB_CLI=true leaves the committed fixtures as they are.
+# RECORDER=schedlab-cli records each trace.dat with `schedlab-cli record`
+# (SCHEDLAB_CLI must then be a real one), which also saves each task's
+# autogroup beside it (README "Recording").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 record=${RECORD_SCHED_TRACE:-$here/../../../../shared/tools/record-sched-trace}
@@ -42,7 +45,14 @@ printf 'OBJS=f1.o f2.o f3.o f4.o f5.o f6.o f7.o f8.o\nall: $(OBJS)\n%%.o: %%.cpp
 
 rec() {
   local name=$1; shift
-  for fmt in tracedat perf; do BUFFER_KB=65536 "$record" "$out/$name" "$fmt" -- "$@" >/dev/null; done
+  for fmt in tracedat perf; do
+    if [ "$fmt" = tracedat ] && [ "${RECORDER:-}" = schedlab-cli ]; then
+      mkdir -p "$out/$name"
+      "$cli" record -o "$out/$name/trace.dat" --buffer-kb 65536 -- "$@" >/dev/null
+    else
+      BUFFER_KB=65536 "$record" "$out/$name" "$fmt" -- "$@" >/dev/null
+    fi
+  done
   # The scheduler's settings beside each trace, as schedlab-cli record saves them
   # (autogroup, vCPU packing: README "Replay fidelity").
   for f in trace.dat perf.data; do
