@@ -90,4 +90,10 @@ struct ImportResult {
 /// input turned bad part-way.
 core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options = {});
 
+/// Copies what was saved beside the trace `model` was imported from and no
+/// trace format carries (its scheduler settings and autogroups) beside
+/// `newTrace`, a copy of it in another format, so that the copy replays the
+/// same. Returns the files written; fails naming the one that could not be.
+core::Result<std::vector<std::string>> copyFilesBeside(const core::TraceModel& model, const std::string& newTrace);
+
 }  // namespace importers

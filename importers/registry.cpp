@@ -193,4 +193,20 @@ core::Result<ImportResult> importTrace(const std::string& path, const ImportOpti
   return result;
 }
 
+core::Result<std::vector<std::string>> copyFilesBeside(const core::TraceModel& model, const std::string& newTrace) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> written;
+  for (const auto& [key, to] : {std::pair{core::kSchedSettingsFromKey, core::schedSettingsPath(newTrace)},
+                                std::pair{core::kAutogroupsFromKey, core::autogroupsPath(newTrace)}}) {
+    const auto from = model.metadata.find(key);
+    if (from == model.metadata.end()) continue;
+    std::error_code ec;
+    if (fs::exists(to, ec) && fs::equivalent(from->second, to, ec)) continue;
+    fs::copy_file(from->second, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) return core::Error(to + ": cannot copy " + from->second + " there (" + ec.message() + ")");
+    written.push_back(to);
+  }
+  return written;
+}
+
 }  // namespace importers

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "app/cli/cli.h"
+#include "importers/importer.h"
 #include "importers/perfetto/perfetto_writer.h"
 #include "replay/replay.h"
 #include "replay/workload/trace_extractor.h"
@@ -19,7 +20,8 @@ constexpr const char* kUsage =
     "Writes the run as a Perfetto protobuf trace: per-CPU sched_switch, sched_waking/wakeup(_new),\n"
     "migrations, forks, execs and exits, thread names and tgids, CPU frequency counters (uclamp\n"
     "replays), and forced-idle and lost-data spans as named tracks. ui.perfetto.dev opens it;\n"
-    "SchedLab reads it back to the same statistics.\n\n"
+    "SchedLab reads it back to the same statistics. The scheduler settings and autogroups saved\n"
+    "beside FILE (FILE.sched, FILE.autogroup) are copied beside OUT, which replays the same.\n\n"
     "  -o OUT             the recording's trace\n"
     "  --replay MODEL     also replay FILE through MODEL and write it to OUT with .MODEL before the\n"
     "                     extension (OUT.cfs+coresched.perfetto-trace); repeatable\n"
@@ -66,6 +68,12 @@ int exportCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     return kExitFailure;
   }
   out << *output << "\n";
+  if (auto beside = importers::copyFilesBeside(*model, *output); !beside) {
+    err << "schedlab-cli export: " << beside.error().message() << "\n";
+    failed = true;
+  } else {
+    for (const std::string& f : *beside) out << f << "\n";
+  }
   if (losses.any()) err << "schedlab-cli export: " << *output << ": not carried: " << losses.describe() << "\n";
   if (models.empty()) return failed ? kExitFailure : kExitOk;
 

@@ -1069,7 +1069,9 @@ void MainWindow::exportPerfetto(const QString& chosen) {
   job->start<QString>(
       [model, path](Job&) {
         const core::Status st = importers::perfetto::writePerfetto(*model, path.toStdString());
-        return st ? QString() : QString::fromStdString(st.message());
+        if (!st) return QString::fromStdString(st.message());
+        const auto beside = importers::copyFilesBeside(*model, path.toStdString());
+        return beside ? QString() : QString::fromStdString(beside.error().message());
       },
       [this, path](QString& error) {
         if (!error.isEmpty()) {

@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "core/autogroup_snapshot.h"
+#include "core/sched_settings.h"
 #include "importers/importer.h"
 #include "support/scratch_dir.h"
 
@@ -84,6 +86,47 @@ TEST(AutogroupsBeside, NoneOrTooLargeLeavesEveryTaskUnknown) {
       noted |= d.file == core::autogroupsPath(trace) && d.message.find("too large") != std::string::npos;
     EXPECT_EQ(noted, huge);
   }
+}
+
+}  // namespace
+
+namespace {
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A copy of the trace in another format (schedlab-cli export, File → Export)
+// gets the settings and autogroups saved beside the original, so that it
+// replays the same; a trace with none beside it gets none.
+TEST(AutogroupsBeside, CopiedBesideAnExportOfTheTrace) {
+  ScratchDir dir("autogroups-export");
+  const std::string trace = dir.file("reused.txt");
+  std::ofstream(trace) << kTidReused;
+  auto bare = importers::importTrace(trace);
+  ASSERT_TRUE(bare) << bare.error().message();
+  const auto none = importers::copyFilesBeside(*bare->model, dir.file("bare.perfetto-trace"));
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_TRUE(none->empty());
+
+  const std::string settings = "kernel.sched_autogroup_enabled = 1\n", groups = "start 101 5 0\n";
+  std::ofstream(core::schedSettingsPath(trace)) << settings;
+  std::ofstream(core::autogroupsPath(trace)) << groups;
+  auto imported = importers::importTrace(trace);
+  ASSERT_TRUE(imported) << imported.error().message();
+  const std::string copy = dir.file("copy.perfetto-trace");
+  const auto written = importers::copyFilesBeside(*imported->model, copy);
+  ASSERT_TRUE(written) << written.error().message();
+  EXPECT_EQ(*written, (std::vector<std::string>{core::schedSettingsPath(copy), core::autogroupsPath(copy)}));
+  EXPECT_EQ(readAll(core::schedSettingsPath(copy)), settings);
+  EXPECT_EQ(readAll(core::autogroupsPath(copy)), groups);
+
+  fs::create_directories(core::autogroupsPath(dir.file("blocked.perfetto-trace")));  // a folder where the file goes
+  const auto blocked = importers::copyFilesBeside(*imported->model, dir.file("blocked.perfetto-trace"));
+  ASSERT_FALSE(blocked);
+  EXPECT_NE(blocked.error().message().find(core::autogroupsPath(dir.file("blocked.perfetto-trace"))), std::string::npos)
+      << blocked.error().message();
 }
 
 }  // namespace
