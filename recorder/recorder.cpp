@@ -62,6 +62,14 @@ uint64_t statValue(const std::string& stats, std::string_view key) {
   return 0;
 }
 
+// Trace events carry task ids as the kernel's first PID namespace numbers
+// them; /proc (the autogroups) numbers them as this process's namespace does.
+// That namespace's inode number is fixed (PROC_PID_INIT_INO).
+bool inInitialPidNamespace() {
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/ns/pid", ec).string() == "pid:[4026531836]";
+}
+
 // An unlinked file beside the output: it holds one CPU's pages while recording,
 // and vanishes by itself whatever happens to this process.
 int openSpool(const std::string& dir) {
@@ -383,7 +391,10 @@ core::Result<RecordResult> Recording::run() {
 
   // Read before tracing starts, so that reading /proc is not in the trace; a
   // task born in between is grouped by its parent in a replay.
-  m_autogroupsAtStart = core::captureAutogroups(core::SnapshotWhen::Start);
+  m_autogroupsAtStart = inInitialPidNamespace()
+                            ? core::captureAutogroups(core::SnapshotWhen::Start)
+                            : core::Error("this process is in a PID namespace of its own, where /proc's task ids are "
+                                          "not the ones the trace records");
   if (auto st = m_instance->setTracing(true); !st) return core::Error(st.message());
   m_start = Clock::now();
   if (m_command)

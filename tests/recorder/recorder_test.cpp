@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -416,6 +417,26 @@ int waitExit(pid_t pid) {
     return -1;
   }
   return status;
+}
+
+// In a PID namespace of its own /proc numbers tasks otherwise than the trace
+// does: the recording is written, and says that no autogroups were saved
+// rather than saving ones under the wrong task ids.
+TEST_F(Recording, InAPidNamespaceOfItsOwnNoAutogroupsAreSaved) {
+  ScratchDir dir("record-pidns");
+  const std::string out = dir.file("ns.dat"), log = dir.file("log");
+  if (std::system(("unshare --pid --fork --mount-proc true > " + log + " 2>&1").c_str()) != 0)
+    GTEST_SKIP() << "unshare --pid cannot make a PID namespace here: " << readFile(log);
+  const std::string command = "unshare --pid --fork --mount-proc " + std::string(SCHEDLAB_CLI_BINARY) + " record -o " +
+                              out + " --duration 200ms > " + log + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << readFile(log);
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(out + ".sched"));
+  EXPECT_FALSE(fs::exists(out + ".autogroup"));
+  EXPECT_NE(readFile(log).find("no task autogroups saved: this process is in a PID namespace of its own"),
+            std::string::npos)
+      << readFile(log);
+  expectTracingAsBefore();
 }
 
 TEST_F(Recording, CtrlCStopsTheCliWhichWritesTheTraceAndLeavesTracingAsItWas) {
