@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <ostream>
 #include <sys/resource.h>
 
@@ -36,6 +37,23 @@ ModelContents contentsOf(const core::TraceModel& m) {
     entry.samples += ct.rowsBegin[k + 1] - ct.rowsBegin[k];
   }
   for (core::UserSliceKind kind : m.userSlices.kind) ++c.userSlices[static_cast<size_t>(kind)];
+  return c;
+}
+
+// The tasks the autogroups saved beside the trace name (TRACE.autogroup).
+struct AutogroupCounts {
+  uint64_t tasks = 0, inRoot = 0, groups = 0;
+};
+AutogroupCounts autogroupCounts(const core::TraceModel& m) {
+  AutogroupCounts c;
+  std::set<int32_t> groups;
+  for (const int32_t g : m.threads.autogroup) {
+    if (g < 0) continue;
+    ++c.tasks;
+    if (g == 0) ++c.inRoot;
+    else groups.insert(g);
+  }
+  c.groups = groups.size();
   return c;
 }
 
@@ -171,6 +189,13 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     j.field("lost_ranges", static_cast<uint64_t>(m.dataLoss.size()));
     j.field("tasks", static_cast<uint64_t>(m.threads.size() - 1));
     j.field("processes", static_cast<uint64_t>(m.processes.size()));
+    if (const AutogroupCounts ag = autogroupCounts(m); ag.tasks > 0) {
+      j.key("autogroups").beginObject();
+      j.field("tasks", ag.tasks);
+      j.field("root_tasks", ag.inRoot);
+      j.field("groups", ag.groups);
+      j.endObject();
+    }
     j.field("slices", m.sliceCount());
     j.field("model_bytes", static_cast<uint64_t>(m.memoryBytes()));
     const ModelContents contents = contentsOf(m);
@@ -217,6 +242,9 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
                 static_cast<double>(m.firstTs) / 1e9, static_cast<double>(m.lastTs) / 1e9);
   out << buf;
   out << "Tasks:       " << m.threads.size() - 1 << " (" << m.processes.size() << " processes with known tgid)\n";
+  if (const AutogroupCounts ag = autogroupCounts(m); ag.tasks > 0)
+    out << "Autogroups:  " << ag.tasks << " tasks as saved beside the trace: " << ag.inRoot << " in the root group, "
+        << ag.tasks - ag.inRoot << " in " << ag.groups << " session groups\n";
   out << "Events:      " << m.eventCount << "\n";
   for (const auto& [name, count] : m.eventCounts) {
     std::snprintf(buf, sizeof buf, "  %-28s %12llu\n", name.c_str(), static_cast<unsigned long long>(count));

@@ -2,6 +2,8 @@
 // errors with the documented exit codes for bad usage and bad input.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -315,4 +317,36 @@ TEST(FidelityCli, SeedsColumnIsEachSeedsOwnVerdict) {
     EXPECT_EQ(app::cli::run(bad, out, err), 2);
     EXPECT_EQ(lines(err.str()), 1u) << err.str();
   }
+}
+
+// `info` counts the tasks the autogroups saved beside the trace name: here
+// two tasks of tid 101 (the second forked after the first exited) in
+// autogroups 5 and 9, and 102 in the root group.
+TEST(InfoCli, CountsTheAutogroupsSavedBesideTheTrace) {
+  const fs::path dir = fs::temp_directory_path() / ("schedlab-info-autogroups-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string trace = (dir / "t.txt").string();
+  std::ofstream(trace)
+      << "# tracer: nop\n#\n"
+         "          <idle>-0     [000] d..2. 100.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
+         "prev_state=R ==> next_comm=taskA next_pid=101 next_prio=120\n"
+         "           taskA-101   [000] d..2. 100.000100: sched_process_exit: comm=taskA pid=101 prio=120\n"
+         "           taskA-101   [000] d..2. 100.000200: sched_switch: prev_comm=taskA prev_pid=101 prev_prio=120 "
+         "prev_state=X ==> next_comm=taskB next_pid=102 next_prio=120\n"
+         "           taskB-102   [000] d..2. 100.000300: sched_process_fork: comm=taskB pid=102 child_comm=taskB "
+         "child_pid=101\n"
+         "           taskB-102   [000] d..2. 100.000500: sched_switch: prev_comm=taskB prev_pid=102 prev_prio=120 "
+         "prev_state=S ==> next_comm=taskB next_pid=101 next_prio=120\n";
+  std::ofstream(trace + ".autogroup") << "start 101 5 0\nstart 102 0 0\nend 101 9 0\n";
+  std::ostringstream o, e;
+  EXPECT_EQ(app::cli::run({"info", trace}, o, e), 0) << e.str();
+  EXPECT_NE(o.str().find("Autogroups:  3 tasks as saved beside the trace: 1 in the root group, 2 in 2 session groups"),
+            std::string::npos)
+      << o.str();
+  std::ostringstream oj, ej;
+  EXPECT_EQ(app::cli::run({"info", trace, "--json"}, oj, ej), 0) << ej.str();
+  std::string json = oj.str();
+  json.erase(std::remove_if(json.begin(), json.end(), [](char c) { return c == ' ' || c == '\n'; }), json.end());
+  EXPECT_NE(json.find("\"autogroups\":{\"tasks\":3,\"root_tasks\":1,\"groups\":2}"), std::string::npos) << oj.str();
+  fs::remove_all(dir);
 }
