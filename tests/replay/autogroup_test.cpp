@@ -44,6 +44,36 @@ Workload oneAgainstThree() {
   return w;
 }
 
+// A task of 1 ms of work for the membership tests; `parent` forks it.
+struct Member {
+  int32_t tid;
+  int32_t tgid;
+  int32_t autogroup = -1;  // as saved beside the recording; -1: not saved
+  bool kernelThread = false;
+  replay::TaskId parent = replay::kNoTask;
+};
+Workload membersWorkload(const std::vector<Member>& members) {
+  Workload w;
+  w.kind = "trace";
+  for (const Member& m : members) {
+    Task t = replay_test::exitingTask(m.tid, m.kernelThread ? "kworker/0:1" : "task", 0, {Burst{}});
+    t.tgid = m.tgid;
+    t.autogroup = m.autogroup;
+    t.kernelThread = m.kernelThread;
+    t.parent = m.parent;
+    t.bursts[0].work = 1'000'000;
+    w.tasks.push_back(t);
+  }
+  for (replay::TaskId child = 0; child < w.tasks.size(); ++child)
+    if (const replay::TaskId parent = w.tasks[child].parent; parent != replay::kNoTask) {
+      replay::Trigger fork;
+      fork.kind = replay::TriggerKind::Fork;
+      fork.target = child;
+      w.tasks[parent].triggers.push_back(fork);
+    }
+  return w;
+}
+
 }  // namespace
 
 // Worked by hand: with autogroup each session's entity has half the CPU, so
@@ -66,26 +96,14 @@ TEST(Autogroup, TwoSessionsShareACpuHalfAndHalfWhateverTheirTaskCounts) {
 // parent's, though it is another process; a task without a process id is
 // its own process.
 TEST(Autogroup, KernelThreadsAtTheRootChildrenInTheirParentsGroup) {
-  Workload w;
-  w.kind = "trace";
-  const auto add = [&](int32_t tid, int32_t tgid, bool kthread, replay::TaskId parent) {
-    Task t = replay_test::exitingTask(tid, kthread ? "kworker/0:1" : "task", 0, {Burst{}});
-    t.tgid = tgid;
-    t.kernelThread = kthread;
-    t.parent = parent;
-    t.bursts[0].work = 1'000'000;
-    w.tasks.push_back(t);
-  };
-  add(5, 5, true, replay::kNoTask);    // root
-  add(10, 10, false, replay::kNoTask);  // group of process 10
-  add(11, 10, false, replay::kNoTask);  // same process, same group
-  add(20, 20, false, replay::kNoTask);  // group of process 20
-  add(30, 30, false, 1);               // forked by 10: its group
-  add(40, -1, false, replay::kNoTask);  // no process id: a group of its own
-  replay::Trigger fork;
-  fork.kind = replay::TriggerKind::Fork;
-  fork.target = 4;
-  w.tasks[1].triggers.push_back(fork);
+  const Workload w = membersWorkload({
+      {.tid = 5, .tgid = 5, .kernelThread = true},  // root
+      {.tid = 10, .tgid = 10},                      // group of process 10
+      {.tid = 11, .tgid = 10},                      // same process, same group
+      {.tid = 20, .tgid = 20},                      // group of process 20
+      {.tid = 30, .tgid = 30, .parent = 1},         // forked by 10: its group
+      {.tid = 40, .tgid = -1},                      // no process id: a group of its own
+  });
   const auto r = replay_test::replayOn(w, "eevdf", 2, {"autogroup=on"});
   EXPECT_EQ(counter(r, "autogroup_groups"), 3);
   EXPECT_EQ(counter(r, "autogroup_root_tasks"), 1);
@@ -142,27 +160,14 @@ TEST(Autogroup, ReplaysTheWaitsOfTwoRecordedSessions) {
 // the trace still joins its parent's; tasks the file does not name are
 // grouped as before.
 TEST(Autogroup, SavedAutogroupsDecideOverTheProcessTree) {
-  Workload w;
-  w.kind = "trace";
-  const auto add = [&](int32_t tid, int32_t autogroup, bool kthread, replay::TaskId parent) {
-    Task t = replay_test::exitingTask(tid, kthread ? "kworker/0:1" : "task", 0, {Burst{}});
-    t.tgid = tid;
-    t.autogroup = autogroup;
-    t.kernelThread = kthread;
-    t.parent = parent;
-    t.bursts[0].work = 1'000'000;
-    w.tasks.push_back(t);
-  };
-  add(10, 7, false, replay::kNoTask);   // session 7
-  add(20, 7, false, replay::kNoTask);   // another process of session 7: the same group
-  add(30, 0, false, replay::kNoTask);   // saved in the root group
-  add(40, -1, false, 0);               // forked by 10: session 7
-  add(50, -1, false, replay::kNoTask);  // not saved: its process's own group
-  add(5, -1, true, replay::kNoTask);    // a kernel thread: root
-  replay::Trigger fork;
-  fork.kind = replay::TriggerKind::Fork;
-  fork.target = 3;
-  w.tasks[0].triggers.push_back(fork);
+  const Workload w = membersWorkload({
+      {.tid = 10, .tgid = 10, .autogroup = 7},            // session 7
+      {.tid = 20, .tgid = 20, .autogroup = 7},            // another process of session 7: the same group
+      {.tid = 30, .tgid = 30, .autogroup = 0},            // saved in the root group
+      {.tid = 40, .tgid = 40, .parent = 0},               // forked by 10: session 7
+      {.tid = 50, .tgid = 50},                            // not saved: its process's own group
+      {.tid = 5, .tgid = 5, .kernelThread = true},        // a kernel thread: root
+  });
   const auto r = replay_test::replayOn(w, "eevdf", 2, {"autogroup=on"});
   EXPECT_EQ(counter(r, "autogroup_groups"), 2);
   EXPECT_EQ(counter(r, "autogroup_root_tasks"), 2);

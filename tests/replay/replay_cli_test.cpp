@@ -320,23 +320,14 @@ TEST(FidelityCli, SeedsColumnIsEachSeedsOwnVerdict) {
 }
 
 // `info` counts the tasks the autogroups saved beside the trace name: here
-// two tasks of tid 101 (the second forked after the first exited) in
-// autogroups 5 and 9, and 102 in the root group.
+// (tests/data/autogroups/tid-reused.txt) two tasks of tid 101, the second
+// forked after the first exited, in autogroups 5 and 9, and 102 in the root
+// group.
 TEST(InfoCli, CountsTheAutogroupsSavedBesideTheTrace) {
   const fs::path dir = fs::temp_directory_path() / ("schedlab-info-autogroups-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string trace = (dir / "t.txt").string();
-  std::ofstream(trace)
-      << "# tracer: nop\n#\n"
-         "          <idle>-0     [000] d..2. 100.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
-         "prev_state=R ==> next_comm=taskA next_pid=101 next_prio=120\n"
-         "           taskA-101   [000] d..2. 100.000100: sched_process_exit: comm=taskA pid=101 prio=120\n"
-         "           taskA-101   [000] d..2. 100.000200: sched_switch: prev_comm=taskA prev_pid=101 prev_prio=120 "
-         "prev_state=X ==> next_comm=taskB next_pid=102 next_prio=120\n"
-         "           taskB-102   [000] d..2. 100.000300: sched_process_fork: comm=taskB pid=102 child_comm=taskB "
-         "child_pid=101\n"
-         "           taskB-102   [000] d..2. 100.000500: sched_switch: prev_comm=taskB prev_pid=102 prev_prio=120 "
-         "prev_state=S ==> next_comm=taskB next_pid=101 next_prio=120\n";
+  fs::copy_file(fs::path(SCHEDLAB_TEST_DATA) / "autogroups" / "tid-reused.txt", trace);
   std::ofstream(trace + ".autogroup") << "start 101 5 0\nstart 102 0 0\nend 101 9 0\n";
   std::ostringstream o, e;
   EXPECT_EQ(app::cli::run({"info", trace}, o, e), 0) << e.str();

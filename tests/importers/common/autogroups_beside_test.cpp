@@ -19,29 +19,17 @@ namespace fs = std::filesystem;
 using test_support::ScratchDir;
 
 // Task 101 exits and its tid comes back as a child of 102: two rows, 101's first
-// and last.
-constexpr const char* kTidReused =
-    "# tracer: nop\n"
-    "#\n"
-    "# entries-in-buffer/entries-written: 7/7   #P:1\n"
-    "#\n"
-    "          <idle>-0     [000] d..2. 100.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 "
-    "prev_state=R ==> next_comm=taskA next_pid=101 next_prio=120\n"
-    "           taskA-101   [000] d..2. 100.000100: sched_process_exit: comm=taskA pid=101 prio=120\n"
-    "           taskA-101   [000] d..2. 100.000200: sched_switch: prev_comm=taskA prev_pid=101 prev_prio=120 "
-    "prev_state=X ==> next_comm=taskB next_pid=102 next_prio=120\n"
-    "           taskB-102   [000] d..2. 100.000300: sched_process_fork: comm=taskB pid=102 child_comm=taskB "
-    "child_pid=101\n"
-    "           taskB-102   [000] d..2. 100.000300: sched_wakeup_new: comm=taskB pid=101 prio=120 target_cpu=000\n"
-    "           taskB-102   [000] d..2. 100.000500: sched_switch: prev_comm=taskB prev_pid=102 prev_prio=120 "
-    "prev_state=S ==> next_comm=taskB next_pid=101 next_prio=120\n"
-    "           taskB-101   [000] d..2. 100.000900: sched_switch: prev_comm=taskB prev_pid=101 prev_prio=120 "
-    "prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
+// and last (tests/data/autogroups/tid-reused.txt), copied where a test writes
+// the autogroups beside it.
+std::string tidReusedTrace(const ScratchDir& dir) {
+  const std::string trace = dir.file("tid-reused.txt");
+  fs::copy_file(fs::path(SCHEDLAB_TEST_DATA) / "autogroups" / "tid-reused.txt", trace);
+  return trace;
+}
 
 TEST(AutogroupsBeside, StartEntriesNameTheFirstTaskOfATidEndEntriesTheLast) {
   ScratchDir dir("autogroups-beside");
-  const std::string trace = dir.file("reused.txt");
-  std::ofstream(trace) << kTidReused;
+  const std::string trace = tidReusedTrace(dir);
   std::ofstream(core::autogroupsPath(trace)) << "# saved by hand\n"
                                                 "start 101 5 0\n"
                                                 "start 102 0 0\n"
@@ -67,8 +55,7 @@ TEST(AutogroupsBeside, StartEntriesNameTheFirstTaskOfATidEndEntriesTheLast) {
 // not read, and says so.
 TEST(AutogroupsBeside, NoneOrTooLargeLeavesEveryTaskUnknown) {
   ScratchDir dir("autogroups-none");
-  const std::string trace = dir.file("reused.txt");
-  std::ofstream(trace) << kTidReused;
+  const std::string trace = tidReusedTrace(dir);
   for (const bool huge : {false, true}) {
     if (huge) {
       std::ofstream out(core::autogroupsPath(trace));
@@ -102,8 +89,7 @@ std::string readAll(const std::string& path) {
 // replays the same; a trace with none beside it gets none.
 TEST(AutogroupsBeside, CopiedBesideAnExportOfTheTrace) {
   ScratchDir dir("autogroups-export");
-  const std::string trace = dir.file("reused.txt");
-  std::ofstream(trace) << kTidReused;
+  const std::string trace = tidReusedTrace(dir);
   auto bare = importers::importTrace(trace);
   ASSERT_TRUE(bare) << bare.error().message();
   const auto none = importers::copyFilesBeside(*bare->model, dir.file("bare.perfetto-trace"));
