@@ -1,9 +1,12 @@
 #include "core/autogroup_snapshot.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <optional>
 #include <sstream>
 
 namespace core {
@@ -51,6 +54,38 @@ std::vector<std::string_view> words(std::string_view line) {
   return out;
 }
 
+// A /proc file whole, or nullopt when it cannot be opened or read: a process
+// that exits between the open and the read makes read() fail (ESRCH), which
+// std::ifstream reports by throwing.
+std::optional<std::string> readProcFile(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buf[512];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      return n == 0 ? std::optional<std::string>(std::move(text)) : std::nullopt;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The numeric entries of a /proc folder. It changes while it is listed: an
+// entry that cannot be read ends the listing there (error_code increments;
+// a range-for would throw).
+std::vector<std::string> numericEntries(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (isNumber(name)) names.push_back(std::move(name));
+  }
+  return names;
+}
+
 }  // namespace
 
 Result<std::string> captureAutogroups(SnapshotWhen when, const std::string& procRoot) {
@@ -61,23 +96,16 @@ Result<std::string> captureAutogroups(SnapshotWhen when, const std::string& proc
         << "/PID/autogroup) when tracing started and when it stopped\n"
            "# WHEN TID AUTOGROUP NICE (AUTOGROUP 0: the root task group)\n";
   size_t shown = 0;
-  std::error_code ec;
-  for (const auto& process : fs::directory_iterator(procRoot, ec)) {
-    const std::string pid = process.path().filename().string();
-    if (!isNumber(pid)) continue;
-    // A process that exits meanwhile leaves no file: it is simply not listed.
-    std::ifstream in(process.path() / "autogroup");
-    if (!in) continue;
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const std::string& pid : numericEntries(procRoot)) {
+    const fs::path process = fs::path(procRoot) / pid;
+    // A process that exits meanwhile leaves no file, or one that cannot be read: it is not listed.
+    const std::optional<std::string> text = readProcFile(process / "autogroup");
     int32_t group = 0;
     int nice = 0;
-    if (in.bad() || !parseProcAutogroup(text, group, nice)) continue;
+    if (!text || !parseProcAutogroup(*text, group, nice)) continue;
     ++shown;
-    std::error_code taskEc;
-    for (const auto& task : fs::directory_iterator(process.path() / "task", taskEc)) {
-      const std::string tid = task.path().filename().string();
-      if (isNumber(tid)) out << whenWord << ' ' << tid << ' ' << group << ' ' << nice << '\n';
-    }
+    for (const std::string& tid : numericEntries(process / "task"))
+      out << whenWord << ' ' << tid << ' ' << group << ' ' << nice << '\n';
   }
   if (shown == 0)
     return Error(procRoot + ": no process shows its autogroup (a kernel without CONFIG_SCHED_AUTOGROUP)");

@@ -47,7 +47,8 @@ TEST(AutogroupSnapshot, ReadsEntriesAndNamesTheLinesThatAreNot) {
 
 // /proc/PID/autogroup reads "/autogroup-N nice K", or nothing for the root
 // task group; every thread of the process (/proc/PID/task) is listed with it.
-// A process without the file (gone meanwhile) is left out.
+// A process without the file, or whose file cannot be read (gone meanwhile),
+// is left out.
 TEST(AutogroupSnapshot, ListsEveryThreadWithItsProcesssGroup) {
   ScratchDir dir("autogroup-capture");
   const fs::path proc = dir.path();
@@ -60,6 +61,10 @@ TEST(AutogroupSnapshot, ListsEveryThreadWithItsProcesssGroup) {
   writeFile(proc / "self" / "autogroup", "/autogroup-9 nice 0\n");
   writeFile(proc / "400" / "autogroup", "garbage\n");
   writeFile(proc / "400" / "task" / "400" / "stat", "");
+  // Opens, but its read fails, as a process's that exits between the open and
+  // the read does (ESRCH; here EISDIR): left out, not thrown.
+  fs::create_directories(proc / "500" / "autogroup");
+  writeFile(proc / "500" / "task" / "500" / "stat", "");
   const auto captured = core::captureAutogroups(core::SnapshotWhen::End, proc.string());
   ASSERT_TRUE(captured) << captured.error().message();
   const auto parsed = core::parseAutogroups(*captured);
