@@ -107,7 +107,12 @@ std::optional<std::string> readBeside(const std::string& file, uintmax_t maxByte
     return std::nullopt;
   }
   std::ifstream in(file);
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string text;
+  try {  // a failed read() throws out of the stream buffer
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    in.setstate(std::ios::badbit);
+  }
   if (!in && !in.eof()) {
     unreadable("the " + what + " beside the trace could not be read");
     return std::nullopt;
