@@ -145,7 +145,7 @@ bool parseHead(std::string_view line, size_t colon, LineFields& out) {
   if (relative) {
     int64_t us = 0;
     size_t p = 0;
-    if (!parseIntAt(tsText, p, us) || p != tsText.size()) return false;
+    if (!parseIntAt(tsText, p, us) || p != tsText.size() || us > INT64_MAX / 1000) return false;
     out.ts = us * 1000;
   } else {
     const auto ns = parseSecondsToNs(tsText);

@@ -108,6 +108,11 @@ TEST(FtraceTokenizer, LatencyLayout) {
   EXPECT_EQ(f.cpu, 1);
   EXPECT_EQ(f.ts, 555697896000);
   EXPECT_EQ(f.payload, "migration/1:21 [0] CPU:001");
+  // Microseconds past what nanoseconds in 64 bits hold (found by the fuzzer):
+  // not a line, and no overflow (UBSan in the ASan suite).
+  EXPECT_FALSE(tokenizeLine("  rec.sh-8532      1d..2. 777777777777751957us+: sched_switch: prev_comm=rec.sh", f));
+  EXPECT_TRUE(tokenizeLine("  rec.sh-8532      1d..2. 9223372036854775us+: sched_switch: prev_comm=rec.sh", f));
+  EXPECT_EQ(f.ts, 9223372036854775000);
 }
 
 TEST(FtraceTokenizer, SyscallFunctionAndMarkerForms) {
