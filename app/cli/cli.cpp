@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "importers/importer.h"
@@ -166,7 +167,21 @@ void printUsage(std::ostream& out) {
          "Perfetto protobuf traces.\n"
          "Run 'schedlab-cli COMMAND --help' for a command's details.\n";
 }
+
+Command g_drawingCommands = nullptr;
 }  // namespace
+
+bool isDrawingCommand(const std::string& command) {
+  return command == "render" || command == "report" || command == "sweep-report";
+}
+
+std::string drawingProgramPath() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ((ec ? std::filesystem::path(".") : self.parent_path()) / "schedlab-cli-qt").string();
+}
+
+void setDrawingCommands(Command runDrawing) { g_drawingCommands = runDrawing; }
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   if (argv.empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
@@ -181,14 +196,16 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (command == "fidelity") return fidelityCommand(rest, out, err);
   if (command == "scenario") return scenarioCommand(rest, out, err);
   if (command == "diff") return diffCommand(rest, out, err);
-  if (command == "render") return renderCommand(rest, out, err);
-  if (command == "report") return reportCommand(rest, out, err);
+  if (isDrawingCommand(command)) {
+    if (g_drawingCommands) return g_drawingCommands(argv, out, err);
+    err << "schedlab-cli: '" << command << "' is carried out by " << drawingProgramPath() << ", not in this process\n";
+    return kExitUsage;
+  }
   if (command == "export") return exportCommand(rest, out, err);
   if (command == "why") return whyCommand(rest, out, err);
   if (command == "record") return recordCommand(rest, out, err);
   if (command == "sweep") return sweepCommand(rest, out, err);
   if (command == "sweep-job") return sweepJobCommand(rest, out, err);
-  if (command == "sweep-report") return sweepReportCommand(rest, out, err);
   err << "schedlab-cli: unknown command '" << command << "'\n";
   printUsage(err);
   return kExitUsage;

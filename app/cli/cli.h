@@ -58,6 +58,20 @@ using core::formatDuration;
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
+using Command = int (*)(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+
+/// `render`, `report` and `sweep-report`: they need Qt, which schedlab-cli does
+/// not load (app/cli/CMakeLists.txt says why); its main() hands them to the
+/// program schedlab-cli-qt beside it.
+bool isDrawingCommand(const std::string& command);
+/// The program that runs the drawing commands: schedlab-cli-qt in the folder
+/// of the running program.
+std::string drawingProgramPath();
+/// Makes run() carry out the drawing commands through `runDrawing` (argv from
+/// the command's name on). schedlab-cli-qt and the tests that draw call it
+/// through runDrawingCommandsHere(); without it run() refuses them.
+void setDrawingCommands(Command runDrawing);
+
 /// The human tables of `stats` (also used by `replay` and `diff`).
 void printRunStatsTables(std::ostream& out, const core::analysis::RunStats& stats,
                          core::analysis::StatsGrouping grouping, size_t top);
@@ -71,13 +85,10 @@ int statsCommand(const std::vector<std::string>& argv, std::ostream& out, std::o
 int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int scenarioCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
-int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
-int reportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int exportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int whyCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int recordCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int sweepCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int sweepJobCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
-int sweepReportCommand(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
 }  // namespace app::cli

@@ -1,3 +1,7 @@
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "app/cli/cli.h"
@@ -5,6 +9,15 @@
 #include "core/malloc_arena.h"
 
 int main(int argc, char** argv) {
+  if (argc > 1 && app::cli::isDrawingCommand(argv[1])) {
+    // Before anything else, so that the program drawing starts as this one would.
+    const std::string program = app::cli::drawingProgramPath();
+    argv[0] = const_cast<char*>(program.c_str());
+    execv(program.c_str(), argv);
+    std::cerr << "schedlab-cli: '" << argv[1] << "' needs " << program << ", which could not be run: "
+              << std::strerror(errno) << "\n";
+    return app::cli::kExitFailure;
+  }
   core::rerunWithHugePageMalloc(argv);
   core::useOneMallocArena();
   std::ios::sync_with_stdio(false);

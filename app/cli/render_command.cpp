@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/cli/cli.h"
+#include "app/cli/drawing_commands.h"
 #include "core/json_writer.h"
 
 #ifdef SCHEDLAB_HAVE_RENDER

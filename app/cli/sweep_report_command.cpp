@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "app/cli/cli.h"
+#include "app/cli/drawing_commands.h"
 
 #ifdef SCHEDLAB_HAVE_REPORT
 #include <QFileInfo>

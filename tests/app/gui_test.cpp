@@ -35,6 +35,7 @@
 #include <sstream>
 
 #include "app/cli/cli.h"
+#include "app/cli/drawing_commands.h"
 #include "app/gui/diff_table_model.h"
 #include "app/gui/diff_view.h"
 #include "app/gui/export_dialog.h"

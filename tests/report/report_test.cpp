@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "app/cli/cli.h"
+#include "app/cli/drawing_commands.h"
 #include "app/render/chart_painter.h"
 #include "app/render/time_axis.h"
 #include "app/report/report.h"
@@ -84,6 +85,7 @@ QString withoutDate(const QString& text) {
 }
 
 int runCli(const std::vector<std::string>& argv, std::string* outText = nullptr, std::string* errText = nullptr) {
+  app::cli::runDrawingCommandsHere();
   std::ostringstream out, err;
   const int rc = app::cli::run(argv, out, err);
   if (outText) *outText = out.str();

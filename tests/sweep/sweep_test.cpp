@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "app/cli/cli.h"
+#include "app/cli/drawing_commands.h"
 #include "app/sweep/sweep_plan.h"
 #include "app/sweep/sweep_results.h"
 #include "support/cli_process.h"
@@ -451,7 +452,7 @@ TEST(SweepReport, TheCsvHasOneRowPerJobWithItsParametersAndMetrics) {
   HandMade made;
   const std::string csv = made.scratch.file("report.csv");
   std::ostringstream out, err;
-  ASSERT_EQ(app::cli::run({"sweep-report", made.dir, "-o", csv}, out, err), 0) << err.str();
+  ASSERT_EQ(app::cli::sweepReportCommand({made.dir, "-o", csv}, out, err), 0) << err.str();
   EXPECT_NE(out.str().find("8 jobs, 7 done, 1 failed, 0 not run"), std::string::npos) << out.str();
   std::istringstream lines(readFile(csv));
   std::vector<std::string> rows;
