@@ -84,6 +84,23 @@ TEST(SchedBuilder, ThreadStatesTrackEachTask) {
   EXPECT_EQ(m->threadStates.state[fa + 2], TaskState::Running);
 }
 
+// A task stored thread by thread has its rows further apart than a CPU's: this
+// one changes state three times every 60 ms, so 64 of its rows span 1.26 s and
+// fit the time column's 32-bit differences (2.1 s), where 256 would span 5.1 s.
+TEST(SchedBuilder, ThreadStatesOfARarelyRunningTaskStayIn32Bits) {
+  TraceBuilder b;
+  constexpr int64_t kMs = 1'000'000;
+  for (int i = 0; i < 500; ++i) {
+    const int64_t t = 1'000 * kMs + i * 60 * kMs;
+    b.wakeup(t, 0, 0, 100, 0).sw(t + kMs / 100, 0, 0, "R", 100).sw(t + kMs, 0, 100, "S", 0);
+  }
+  auto m = b.build();
+  const auto& s = m->threadStates;
+  ASSERT_EQ(s.size(), 1500u);  // runnable, running, sleeping per cycle
+  EXPECT_EQ(s.ts.wideRows(), 0u);
+  EXPECT_EQ(s.ts[1499], 1'000 * kMs + 499 * 60 * kMs + kMs);
+}
+
 TEST(SchedBuilder, WakeupFromIrqHasNoWaker) {
   TraceBuilder t;
   t.sw(10, 0, 3, "S", 0).waking(20, 0, 0, 3, 0).sw(30, 0, 0, "R", 3);

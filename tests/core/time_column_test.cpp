@@ -17,24 +17,24 @@ std::vector<int64_t> values(const TimeColumn& c) { return std::vector<int64_t>(c
 
 TEST(TimeColumn, CloseValuesStayNarrow) {
   TimeColumn c;
-  // 600 rows 1 us apart from 10 s: three blocks (256 + 256 + 88), all within 2^31 ns of their first row.
+  // 600 rows 1 us apart from 10 s: ten blocks (9 x 64 + 24), all within 2^31 ns of their first row.
   for (int i = 0; i < 600; ++i) c.push_back(10'000'000'000 + i * 1000);
   ASSERT_EQ(c.size(), 600u);
   EXPECT_EQ(c.wideRows(), 0u);
   EXPECT_EQ(c[0], 10'000'000'000);
-  EXPECT_EQ(c[255], 10'000'255'000);
-  EXPECT_EQ(c[256], 10'000'256'000);
+  EXPECT_EQ(c[63], 10'000'063'000);
+  EXPECT_EQ(c[64], 10'000'064'000);
   EXPECT_EQ(c.back(), 10'000'599'000);
-  // 600 x 4 bytes of differences + 3 x 8 bytes of block bases, against 4800 as int64.
+  // 600 x 4 bytes of differences + 10 x 8 bytes of block bases, against 4800 as int64.
   c.shrink_to_fit();
-  EXPECT_EQ(c.memoryBytes(), 600u * 4 + 3 * 8);
+  EXPECT_EQ(c.memoryBytes(), 600u * 4 + 10 * 8);
 }
 
 TEST(TimeColumn, AFarValueWidensOnlyItsBlock) {
   TimeColumn c;
   for (int i = 0; i < 300; ++i) c.push_back(i == 10 ? int64_t{5'000'000'000} : i);  // row 10: 5 s from row 0
-  // Block 0 (rows 0..255) is wide; block 1 (256..299) is not.
-  EXPECT_EQ(c.wideRows(), 256u);
+  // Block 0 (rows 0..63) is wide; the others (64..299) are not.
+  EXPECT_EQ(c.wideRows(), 64u);
   EXPECT_EQ(c[9], 9);
   EXPECT_EQ(c[10], 5'000'000'000);
   EXPECT_EQ(c[11], 11);
@@ -54,15 +54,15 @@ TEST(TimeColumn, SetRewritesNarrowAndWideRows) {
   c.set(3, 7);  // still narrow
   EXPECT_EQ(c[3], 7);
   EXPECT_EQ(c.wideRows(), 0u);
-  c.set(300, -9'000'000'000);  // widens block 1 only
-  EXPECT_EQ(c.wideRows(), 256u);
+  c.set(300, -9'000'000'000);  // widens block 4 (rows 256..319) only
+  EXPECT_EQ(c.wideRows(), 64u);
   EXPECT_EQ(c[300], -9'000'000'000);
   EXPECT_EQ(c[299], 2990);
   EXPECT_EQ(c[511], 5110);
   c.set(301, 42);  // a wide block takes any value
   EXPECT_EQ(c[301], 42);
-  c.push_back(77);  // a new block after the wide one starts narrow
-  EXPECT_EQ(c.wideRows(), 256u);
+  c.push_back(77);  // a new block after the last one starts narrow
+  EXPECT_EQ(c.wideRows(), 64u);
   EXPECT_EQ(c[512], 77);
 }
 
