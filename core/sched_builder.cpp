@@ -10,6 +10,7 @@
 
 #include "core/atrace_marker.h"
 #include "core/power_events.h"
+#include "core/prefault.h"
 #include "core/kernel_runtime_check.h"
 
 namespace core {
@@ -542,6 +543,7 @@ void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
     s.state.back() = state;
     s.cpu.back() = static_cast<CpuId>(cpu < 0 ? 0 : cpu);
   } else {
+    if (m_stateTs.size() >= m_prefaultMark) prefaultNextRows();
     m_stateTs.push_back(ts);
     s.state.push_back(state);
     s.cpu.push_back(static_cast<CpuId>(cpu < 0 ? 0 : cpu));
@@ -550,6 +552,26 @@ void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
   rt.state = state;
   rt.lastStateTs = ts;
   if (cpu >= 0) rt.cpu = static_cast<int16_t>(cpu);
+}
+
+void SchedBuilder::prefaultNextRows() {
+  // Ahead of the thread states, which grow fastest: every table this builder
+  // fills row by row gets its next rows' pages; a CPU's slices grow with its
+  // share of the switches, so each CPU gets its share of the rows.
+  constexpr size_t kRows = 8192;
+  auto& s = m_model->threadStates;
+  prefaultRows(m_stateTs, 2 * kRows), prefaultRows(s.state, 2 * kRows), prefaultRows(s.cpu, 2 * kRows);
+  prefaultRows(m_stateUtid, 2 * kRows);
+  auto& w = m_model->wakeups;
+  prefaultRows(w.ts, kRows), prefaultRows(w.wakee, kRows), prefaultRows(w.waker, kRows);
+  prefaultRows(w.targetCpu, kRows), prefaultRows(w.wakerCpu, kRows), prefaultRows(w.flags, kRows);
+  const size_t perCpu = std::max<size_t>(kRows / std::max<size_t>(m_model->cpuSlices.size(), 1), 512);
+  for (auto& t : m_model->cpuSlices) {
+    prefaultRows(t.ts, perCpu), prefaultRows(t.dur, perCpu), prefaultRows(t.utid, perCpu);
+    prefaultRows(t.prio, perCpu), prefaultRows(t.endState, perCpu), prefaultRows(t.endReason, perCpu);
+    prefaultRows(t.kind, perCpu), prefaultRows(t.flags, perCpu);
+  }
+  m_prefaultMark = m_stateTs.size() + kRows;
 }
 
 void SchedBuilder::openSlice(CpuRt& c, int /*cpu*/, Utid u, int64_t ts, uint8_t flags, bool forcedIdle) {
@@ -1102,6 +1124,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     // Compacted only now: rows partitioned by thread are still neighbours in time.
     s.ts.clear();
     s.ts.reserve(m_stateTs.size());
+    s.ts.prefaultRows(m_stateTs.size());
     for (const int64_t ts : m_stateTs) s.ts.push_back(ts);
     m_stateTs.clear();
     m_stateTs.shrink_to_fit();

@@ -216,6 +216,9 @@ class SchedBuilder {
   // Thread-state times in event order during import, plain so that finalize's
   // in-place partition by thread can move them; compacted into the model after it.
   std::vector<int64_t> m_stateTs;
+  // core/prefault.h: when m_stateTs reaches this size, the tables' next pages are mapped.
+  size_t m_prefaultMark = 0;
+  void prefaultNextRows();
   std::vector<uint32_t> m_counterTrackOfRow;
   using CounterTrackKey = std::tuple<CounterKind, CounterScope, int32_t, uint32_t>;  // kind, scope, index, name
   std::map<CounterTrackKey, uint32_t> m_counterTrackIndex;

@@ -117,6 +117,8 @@ class TimeColumn {
     m_base.reserve((n + kBlockRows - 1) >> kBlockShift);
   }
   size_t capacity() const { return m_low.capacity(); }
+  /// core/prefault.h: the pages of the next `rows` rows, mapped now.
+  void prefaultRows(size_t rows) const;
   void clear() {
     m_low.clear();
     m_base.clear();
