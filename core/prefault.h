@@ -33,4 +33,11 @@ void prefaultRows(const std::vector<T>& column, size_t rows) {
 
 inline void prefaultRows(const TimeColumn& column, size_t rows) { column.prefaultRows(rows); }
 
+/// reserve() for a column about to get exactly `rows` rows more, their pages mapped now.
+template <class T>
+void reserveMapped(std::vector<T>& column, size_t rows) {
+  column.reserve(column.size() + rows);
+  prefaultRows(column, rows);
+}
+
 }  // namespace core

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/prefault.h"
 #include "core/sched_settings.h"
 
 namespace replay {
@@ -407,7 +408,7 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
   std::vector<size_t> gatesOfProducer(n, 0);
   for (size_t id = 0; id < n; ++id)
     for (const Gate& gate : gates[id]) ++gatesOfProducer[gate.producer];
-  for (size_t id = 0; id < n; ++id) w.tasks[id].triggers.reserve(w.tasks[id].triggers.size() + gatesOfProducer[id]);
+  for (size_t id = 0; id < n; ++id) core::reserveMapped(w.tasks[id].triggers, gatesOfProducer[id]);
   for (size_t id = 0; id < n; ++id)
     for (const Gate& gate : gates[id]) {
       Trigger tr;
@@ -450,7 +451,7 @@ void scanBursts(const core::TraceModel& m, const std::vector<int64_t>& forkTs, s
     // Sized exactly, by the rule of the loop below: a bound of one burst per
     // two rows left a third of the array unused, 20 MB on a 2.7M-event trace,
     // and on huge pages the unused ends of the tasks' arrays are resident too.
-    s.bursts.reserve(burstCount(m.threadStates, first, last));
+    core::reserveMapped(s.bursts, burstCount(m.threadStates, first, last));
     const auto wakeRows = m.wakeupsOf(Utid(static_cast<uint32_t>(u)));
     // The effective wakeup (one that made it runnable) at or before ts, not
     // before `since`. Queries come in time order, so a cursor walks the task's
@@ -675,9 +676,9 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
       for (size_t i = 0; i < t.size(); ++i)
         if (t.kind[i] == core::SliceKind::Task && t.dur[i] > 0) ++runCount[t.utid[i].value];
     for (size_t u = 0; u < threadCount; ++u) {
-      scans[u].runTs.reserve(runCount[u]);
-      scans[u].runEnd.reserve(runCount[u]);
-      scans[u].runNext.reserve(runCount[u]);
+      core::reserveMapped(scans[u].runTs, runCount[u]);
+      core::reserveMapped(scans[u].runEnd, runCount[u]);
+      core::reserveMapped(scans[u].runNext, runCount[u]);
     }
     using Head = std::pair<int64_t, uint32_t>;  // (start of the CPU's next slice, cpu)
     std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
