@@ -20,10 +20,6 @@ bool prefaultForWriting(const void* begin, const void* end) {
   return last > first && madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
 }
 
-}  // namespace core
-
-namespace core {
-
 void TimeColumn::prefaultRows(size_t rows) const {
   core::prefaultRows(m_low, rows);
   core::prefaultRows(m_base, (rows >> kBlockShift) + 1);

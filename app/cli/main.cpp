@@ -10,7 +10,8 @@
 
 int main(int argc, char** argv) {
   if (argc > 1 && app::cli::isDrawingCommand(argv[1])) {
-    // Before anything else, so that the program drawing starts as this one would.
+    // Handed over before this process sets anything up: that program makes its
+    // own start-up (huge pages, malloc arena) from the same arguments.
     const std::string program = app::cli::drawingProgramPath();
     argv[0] = const_cast<char*>(program.c_str());
     execv(program.c_str(), argv);
