@@ -25,4 +25,15 @@ void TimeColumn::prefaultRows(size_t rows) const {
   core::prefaultRows(m_base, (rows >> kBlockShift) + 1);
 }
 
+void TimeColumn::growMapped(size_t rows) {
+  core::growMapped(m_low, rows);
+  core::growMapped(m_base, (rows >> kBlockShift) + 1);
+}
+
+void TimeColumn::shrink_to_fit() {
+  shrinkMapped(m_low);
+  shrinkMapped(m_base);
+  shrinkMapped(m_wide);
+}
+
 }  // namespace core

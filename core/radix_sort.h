@@ -90,8 +90,11 @@ T* sortPart(T* a, T* b, size_t n, int bits, KeyOf& keyOf, std::vector<size_t>& c
 }  // namespace radix_detail
 
 /// Sorts `v` by keyOf(element) (a uint64_t), keeping the input order among equal keys.
+/// `scratch` is working memory that a caller sorting again and again keeps: a
+/// fresh one per call is fresh pages, each faulted in on first write. The two
+/// vectors may trade buffers.
 template <typename T, typename KeyOf>
-void radixSortByKey(std::vector<T>& v, KeyOf keyOf) {
+void radixSortByKey(std::vector<T>& v, std::vector<T>& scratch, KeyOf keyOf) {
   const size_t n = v.size();
   if (n < 2) return;
   if (n < 1024) {
@@ -101,9 +104,18 @@ void radixSortByKey(std::vector<T>& v, KeyOf keyOf) {
   uint64_t widest = 0;
   for (const T& x : v) widest |= keyOf(x);
   const int bits = std::max(1, static_cast<int>(std::bit_width(widest)));
-  std::vector<T> scratch(n);
+  if (scratch.size() < n) scratch.resize(n);
   std::vector<size_t> counts;
-  if (radix_detail::sortPart(v.data(), scratch.data(), n, bits, keyOf, counts) != v.data()) v.swap(scratch);
+  if (radix_detail::sortPart(v.data(), scratch.data(), n, bits, keyOf, counts) != v.data()) {
+    v.swap(scratch);
+    v.resize(n);
+  }
+}
+
+template <typename T, typename KeyOf>
+void radixSortByKey(std::vector<T>& v, KeyOf keyOf) {
+  std::vector<T> scratch;
+  radixSortByKey(v, scratch, keyOf);
 }
 
 namespace radix_detail {

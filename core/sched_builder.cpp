@@ -25,7 +25,7 @@ constexpr size_t kMaxSwitchInDelaySamples = 1 << 16;
 // (the memory budget is per event, so a few percent does not matter).
 template <typename Column>
 void shrink(Column& v) {
-  if (v.capacity() > v.size() + v.size() / 8 + 1024) v.shrink_to_fit();
+  if (v.capacity() > v.size() + v.size() / 8 + 1024) shrinkMapped(v);
 }
 
 // Stable counting sort of row indices by a key in [0, keyCount).
@@ -560,16 +560,16 @@ void SchedBuilder::prefaultNextRows() {
   // share of the switches, so each CPU gets its share of the rows.
   constexpr size_t kRows = 8192;
   auto& s = m_model->threadStates;
-  prefaultRows(m_stateTs, 2 * kRows), prefaultRows(s.state, 2 * kRows), prefaultRows(s.cpu, 2 * kRows);
-  prefaultRows(m_stateUtid, 2 * kRows);
+  growMapped(m_stateTs, 2 * kRows), growMapped(s.state, 2 * kRows), growMapped(s.cpu, 2 * kRows);
+  growMapped(m_stateUtid, 2 * kRows);
   auto& w = m_model->wakeups;
-  prefaultRows(w.ts, kRows), prefaultRows(w.wakee, kRows), prefaultRows(w.waker, kRows);
-  prefaultRows(w.targetCpu, kRows), prefaultRows(w.wakerCpu, kRows), prefaultRows(w.flags, kRows);
+  growMapped(w.ts, kRows), growMapped(w.wakee, kRows), growMapped(w.waker, kRows);
+  growMapped(w.targetCpu, kRows), growMapped(w.wakerCpu, kRows), growMapped(w.flags, kRows);
   const size_t perCpu = std::max<size_t>(kRows / std::max<size_t>(m_model->cpuSlices.size(), 1), 512);
   for (auto& t : m_model->cpuSlices) {
-    prefaultRows(t.ts, perCpu), prefaultRows(t.dur, perCpu), prefaultRows(t.utid, perCpu);
-    prefaultRows(t.prio, perCpu), prefaultRows(t.endState, perCpu), prefaultRows(t.endReason, perCpu);
-    prefaultRows(t.kind, perCpu), prefaultRows(t.flags, perCpu);
+    growMapped(t.ts, perCpu), growMapped(t.dur, perCpu), growMapped(t.utid, perCpu);
+    growMapped(t.prio, perCpu), growMapped(t.endState, perCpu), growMapped(t.endReason, perCpu);
+    growMapped(t.kind, perCpu), growMapped(t.flags, perCpu);
   }
   m_prefaultMark = m_stateTs.size() + kRows;
 }

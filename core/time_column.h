@@ -119,16 +119,14 @@ class TimeColumn {
   size_t capacity() const { return m_low.capacity(); }
   /// core/prefault.h: the pages of the next `rows` rows, mapped now.
   void prefaultRows(size_t rows) const;
+  /// core/prefault.h: room for `rows` rows more, their pages mapped now.
+  void growMapped(size_t rows);
   void clear() {
     m_low.clear();
     m_base.clear();
     m_wide.clear();
   }
-  void shrink_to_fit() {
-    m_low.shrink_to_fit();
-    m_base.shrink_to_fit();
-    m_wide.shrink_to_fit();
-  }
+  void shrink_to_fit();  // core/prefault.cpp: into pages mapped beforehand
   void swap(TimeColumn& other) noexcept {
     m_low.swap(other.m_low);
     m_base.swap(other.m_base);

@@ -1,5 +1,6 @@
 #include "core/analysis/fair_share.h"
 
+#include "core/prefault.h"
 #include "core/radix_sort.h"
 
 #include <algorithm>
@@ -580,6 +581,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
   // At most one burst per two state rows, and one open at the end per task:
   // sized once rather than copied at each doubling.
   demands.reserve(st.ts.size() / 2 + threadCount);
+  size_t demandsPrefaultMark = 0;
   std::vector<TaskState> atStart(threadCount, TaskState::Unknown);
   std::vector<int> cpuAtStart(threadCount, -1);
   // Each task's state changes inside the range: rows [nextChange, changesEnd).
@@ -593,6 +595,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     k.weight = fairWeight(m.threads.prio[u], m.threads.policy[u]);
     k.affinityClass = classOf(m.threads.affinity[u]);
     k.nextDemand = demands.size();
+    prefaultAhead(demands, demandsPrefaultMark);
     const auto [b, e] = m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
     const auto rows = st.ts.begin();
     nextChange[u] = static_cast<uint32_t>(std::upper_bound(rows + b, rows + e, range.from) - rows);
@@ -638,8 +641,9 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
   // (Much smaller ones leave the radix sort parts too small for its passes.)
   constexpr size_t kChangesPerWindow = size_t{1} << 18;
   const auto windows = static_cast<int64_t>(changeCount / kChangesPerWindow + 1);
-  std::vector<Change> changes;
+  std::vector<Change> changes, sortScratch;
   changes.reserve(std::min(changeCount, 2 * kChangesPerWindow));
+  sortScratch.reserve(changes.capacity());  // the sort trades the two buffers: both keep the room
   for (int64_t w = 1; w <= windows; ++w) {
     const int64_t windowEnd = w == windows ? end : windowBound(range.from, end, w, windows);
     changes.clear();
@@ -650,7 +654,7 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
     const int64_t first = std::min_element(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
                             return x.ts < y.ts;
                           })->ts;
-    radixSortByKey(changes, [first](const Change& c) { return static_cast<uint64_t>(c.ts - first); });
+    radixSortByKey(changes, sortScratch, [first](const Change& c) { return static_cast<uint64_t>(c.ts - first); });
     for (const Change& c : changes)
       sweep.change(c.utid, wantsCpu(c.state), c.state == TaskState::Running, c.cpu, at(c.ts));
   }

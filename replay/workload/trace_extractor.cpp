@@ -200,6 +200,12 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
 std::vector<int64_t> measureTickPreemptions(const core::TraceModel& m) {
   const auto& ws = m.wakeups;
   std::vector<std::vector<int64_t>> wakeupsOn(m.cpuSlices.size());
+  {
+    std::vector<size_t> count(m.cpuSlices.size(), 0);
+    for (size_t i = 0; i < ws.size(); ++i)
+      if (!(ws.flags[i] & core::kWakeupNoEffect) && ws.targetCpu[i] < count.size()) ++count[ws.targetCpu[i]];
+    for (size_t cpu = 0; cpu < count.size(); ++cpu) core::reserveMapped(wakeupsOn[cpu], count[cpu]);
+  }
   for (size_t i = 0; i < ws.size(); ++i)
     if (!(ws.flags[i] & core::kWakeupNoEffect) && ws.targetCpu[i] < wakeupsOn.size())
       wakeupsOn[ws.targetCpu[i]].push_back(ws.ts[i]);
@@ -376,7 +382,7 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
     if (gates[id].empty()) continue;
     std::vector<Burst>& bursts = w.tasks[id].bursts;
     const size_t burstCount = bursts.size();
-    bursts.reserve(pieceStart[id].size());  // exactly: resize() alone would double the capacity
+    core::reserveMapped(bursts, pieceStart[id].size() - burstCount);  // exactly: resize() alone would double it
     bursts.resize(pieceStart[id].size());
     size_t g = gates[id].size();  // gates of bursts after b
     for (size_t b = burstCount; b-- > 0;) {
@@ -572,8 +578,8 @@ void scanBursts(const core::TraceModel& m, const std::vector<int64_t>& forkTs, s
     }
     // Each run counts for the burst that was open (had become runnable) when it
     // began; the first burst takes anything earlier.
-    s.burstCumStart.assign(s.bursts.size(), 0);
-    s.runCumBefore.resize(s.runTs.size());
+    core::assignMapped(s.burstCumStart, s.bursts.size());
+    core::assignMapped(s.runCumBefore, s.runTs.size());
     size_t b = 0;
     for (size_t k = 0; k < s.runTs.size(); ++k) {
       const int64_t start = s.runTs[k], end = s.runEnd[k];
@@ -716,6 +722,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     scanBursts(m, forkTs, from, to, scans, from < split ? firstPart : secondPart);
   });
   deps = std::move(firstPart.deps);
+  core::reserveMapped(deps, secondPart.deps.size());
   deps.insert(deps.end(), secondPart.deps.begin(), secondPart.deps.end());
   w.unmodelled += firstPart.counts;
   w.unmodelled += secondPart.counts;
@@ -799,7 +806,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   // time order within a task: wakeups are visited in row order, which is time
   // order; forks and execs likewise.
   std::vector<uint32_t> begin(threadCount + 1, 0);  // per utid, where its queries start
-  std::vector<uint32_t> depOfRow(ws.size(), UINT32_MAX);
+  std::vector<uint32_t> depOfRow;
+  core::assignMapped(depOfRow, ws.size(), UINT32_MAX);
   for (size_t i = 0; i < deps.size(); ++i) {
     const PendingDep& d = deps[i];
     if (idOf[d.wakee] == kNoTask || d.waker == d.wakee) continue;
@@ -849,10 +857,12 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     eventRows.push_back(i);
   }
   for (size_t u = 0; u < threadCount; ++u) begin[u + 1] += begin[u];
-  // Each acting task gets a trigger per query it resolves: at most its queries.
+  // Each acting task gets a trigger per query it resolves: at most its queries,
+  // and nearly all of them are resolved, so their pages are mapped now.
   for (size_t u = 0; u < threadCount; ++u)
-    if (idOf[u] != kNoTask) w.tasks[idOf[u]].triggers.reserve(begin[u + 1] - begin[u]);
-  std::vector<PointQuery> queries(begin[threadCount]);
+    if (idOf[u] != kNoTask) core::reserveMapped(w.tasks[idOf[u]].triggers, begin[u + 1] - begin[u]);
+  std::vector<PointQuery> queries;
+  core::assignMapped(queries, begin[threadCount]);
   for (size_t row = 0; row < ws.size(); ++row)
     if (const uint32_t i = depOfRow[row]; i != UINT32_MAX) {
       const PendingDep& d = deps[i];
@@ -873,7 +883,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   // query order: per task and in time order, hence already sorted by (burst,
   // offset) in the common case. Whether each dependency, fork and exec found
   // its point, by their index.
-  std::vector<uint8_t> resolved(deps.size() + eventRows.size(), 0);
+  std::vector<uint8_t> resolved;
+  core::assignMapped(resolved, deps.size() + eventRows.size(), uint8_t{0});
   for (size_t q = 0; q < queries.size();) {
     const uint32_t utid = queries[q].utid;
     const TaskId id = idOf[utid];

@@ -2,12 +2,17 @@
 // and the capacity beyond them stays untouched (it would count in the RSS).
 #include "core/prefault.h"
 
+#include <linux/perf_event.h>
+#include <malloc.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #ifndef MADV_POPULATE_WRITE
@@ -57,6 +62,123 @@ TEST(Prefault, MapsThePagesOfTheNextRowsAndNoMore) {
   small.reserve(16);
   core::prefaultRows(small, size_t{1} << 30);
   EXPECT_EQ(small.size(), 0u);
+}
+
+// The page faults this thread traps into while `work` runs, counted by the
+// kernel's software event: pages that madvise() populates are not trapped for,
+// and not counted (getrusage() counts them too). -1 when perf events are not
+// allowed here.
+template <class Work>
+long trappedFaultsDuring(Work work) {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.size = sizeof attr;
+  attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+  attr.disabled = 1;
+  const int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+  if (fd < 0) return -1;
+  ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+  work();
+  ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  uint64_t count = 0;
+  const bool read = ::read(fd, &count, sizeof count) == sizeof count;
+  close(fd);
+  return read ? static_cast<long>(count) : -1;
+}
+
+// Every big block from a fresh mapping: glibc otherwise raises its mmap
+// threshold as blocks are freed and serves them from heap pages that earlier
+// tests left resident, where there is nothing left to fault.
+void freshMappingsForBigBlocks() { mallopt(M_MMAP_THRESHOLD, 128 * 1024); }
+
+std::vector<int64_t> countingColumn(size_t rows) {
+  std::vector<int64_t> column(rows);
+  std::iota(column.begin(), column.end(), 0);
+  return column;
+}
+
+bool holdsCountingRows(const std::vector<int64_t>& column, size_t rows) {
+  if (column.size() != rows) return false;
+  for (size_t i = 0; i < rows; ++i)
+    if (column[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+// 8 MiB of rows: each move below goes to a fresh mapping of 2048 pages or more.
+constexpr size_t kRows = size_t{1} << 20;
+
+TEST(Prefault, AColumnThatMustGrowDoublesIntoPagesMappedBeforeItsRowsMove) {
+  if (!kernelPopulatesForWriting()) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
+  freshMappingsForBigBlocks();
+  std::vector<int64_t> column = countingColumn(kRows);
+  ASSERT_EQ(column.capacity(), kRows);
+  const size_t ahead = 64 * kPage / sizeof(int64_t);
+  const long faults = trappedFaultsDuring([&] { core::growMapped(column, ahead); });
+  EXPECT_EQ(column.capacity(), 2 * kRows) << "grows as push_back() would";
+  EXPECT_TRUE(holdsCountingRows(column, kRows));
+  // Copied into 2048 pages, plus 64 of rows ahead: a few faults, not one per page.
+  if (faults < 0) GTEST_SKIP() << "perf events are not allowed here: the faults cannot be counted";
+  EXPECT_LT(faults, 64) << faults << " faults";
+  const int64_t* next = column.data() + kRows;
+  EXPECT_GE(residentPages(next, ahead * sizeof(int64_t)), 63u);
+  EXPECT_EQ(residentPages(next + ahead + kPage / sizeof(int64_t), 64 * kPage), 0u) << "the rest stays unmapped";
+}
+
+TEST(Prefault, AColumnWithFewerRowsThanAskedIsLeftToGrowByItself) {
+  std::vector<int64_t> column = countingColumn(10);
+  core::growMapped(column, 8192);
+  EXPECT_EQ(column.capacity(), 10u);
+  EXPECT_TRUE(holdsCountingRows(column, 10));
+}
+
+TEST(Prefault, ReservingPastTheCapacityMovesTheRowsIntoMappedPages) {
+  if (!kernelPopulatesForWriting()) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
+  freshMappingsForBigBlocks();
+  std::vector<int64_t> column = countingColumn(kRows);
+  const long faults = trappedFaultsDuring([&] { core::reserveMapped(column, kRows / 2); });
+  EXPECT_EQ(column.capacity(), kRows + kRows / 2) << "exactly what was asked";
+  EXPECT_TRUE(holdsCountingRows(column, kRows));
+  if (faults < 0) GTEST_SKIP() << "perf events are not allowed here: the faults cannot be counted";
+  EXPECT_LT(faults, 64) << faults << " faults";
+  EXPECT_GE(residentPages(column.data() + kRows, kRows / 2 * sizeof(int64_t)), kRows / 2 * sizeof(int64_t) / kPage - 1);
+}
+
+TEST(Prefault, ShrinkingMovesTheRowsIntoMappedPages) {
+  if (!kernelPopulatesForWriting()) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
+  freshMappingsForBigBlocks();
+  std::vector<int64_t> column = countingColumn(kRows);
+  column.reserve(2 * kRows);
+  const long faults = trappedFaultsDuring([&] { core::shrinkMapped(column); });
+  EXPECT_EQ(column.capacity(), kRows);
+  EXPECT_TRUE(holdsCountingRows(column, kRows));
+  if (faults < 0) GTEST_SKIP() << "perf events are not allowed here: the faults cannot be counted";
+  EXPECT_LT(faults, 64) << faults << " faults";
+}
+
+TEST(Prefault, AssigningFillsPagesMappedFirst) {
+  if (!kernelPopulatesForWriting()) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
+  freshMappingsForBigBlocks();
+  std::vector<uint32_t> column;
+  const long faults = trappedFaultsDuring([&] { core::assignMapped(column, kRows, UINT32_MAX); });
+  EXPECT_EQ(column.size(), kRows);
+  EXPECT_EQ(column.capacity(), kRows);
+  EXPECT_EQ(column.front(), UINT32_MAX);
+  EXPECT_EQ(column.back(), UINT32_MAX);
+  if (faults < 0) GTEST_SKIP() << "perf events are not allowed here: the faults cannot be counted";
+  EXPECT_LT(faults, 64) << faults << " faults";
+}
+
+TEST(Prefault, ATimeColumnShrinksIntoMappedPages) {
+  if (!kernelPopulatesForWriting()) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE (Linux 5.14)";
+  freshMappingsForBigBlocks();
+  core::TimeColumn column;
+  column.reserve(2 * kRows);
+  for (size_t i = 0; i < kRows; ++i) column.push_back(static_cast<int64_t>(i) * 1000);
+  const long faults = trappedFaultsDuring([&] { column.shrink_to_fit(); });
+  EXPECT_EQ(column.capacity(), kRows);
+  EXPECT_EQ(column[kRows - 1], static_cast<int64_t>(kRows - 1) * 1000);
+  if (faults < 0) GTEST_SKIP() << "perf events are not allowed here: the faults cannot be counted";
+  EXPECT_LT(faults, 64) << faults << " faults";
 }
 
 }  // namespace
