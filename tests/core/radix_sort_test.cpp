@@ -72,6 +72,21 @@ TEST(RadixSort, BigInputsSplitByTheTopDigitKeepTiesInInputOrder) {
   EXPECT_EQ(v, expected);
 }
 
+TEST(RadixSort, AScratchKeptAcrossSortsServesSmallerInputsAfterBiggerOnes) {
+  // The fair-share sweep sorts window after window with one scratch; the sort
+  // may hand its result back in the scratch's buffer, which is bigger then.
+  std::mt19937_64 rng(19);
+  std::vector<std::pair<uint64_t, int>> scratch;
+  for (const int n : {50000, 3000, 20000}) {
+    std::vector<std::pair<uint64_t, int>> v;
+    for (int i = 0; i < n; ++i) v.emplace_back(rng() % 5000 * 977, i);
+    auto expected = v;
+    std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    core::radixSortByKey(v, scratch, [](const auto& p) { return p.first; });
+    EXPECT_EQ(v, expected) << n << " elements";
+  }
+}
+
 TEST(RadixSort, SkewedBigInputsSplitTheCrowdedPartAgain) {
   // Latency-like durations: almost all small, a few up to 2^40, so one part of
   // the first split holds nearly everything and is split again.
