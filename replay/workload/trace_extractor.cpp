@@ -375,28 +375,25 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
       if (tr.kind == TriggerKind::Wake && tr.target < n && !gates[tr.target].empty())
         tr.targetBurst = firstPiece[tr.target][tr.targetBurst];
   }
-  // The pieces are laid out in place, from the last burst back: a burst's
-  // pieces start at or after its own slot, so no burst is overwritten before
-  // it is read.
+  // The pieces are laid out front to back in a new array, mapped first: laid
+  // out in place, the bursts were copied once to make room and then again.
   for (size_t id = 0; id < n; ++id) {
     if (gates[id].empty()) continue;
-    std::vector<Burst>& bursts = w.tasks[id].bursts;
-    const size_t burstCount = bursts.size();
-    core::reserveMapped(bursts, pieceStart[id].size() - burstCount);  // exactly: resize() alone would double it
-    bursts.resize(pieceStart[id].size());
-    size_t g = gates[id].size();  // gates of bursts after b
-    for (size_t b = burstCount; b-- > 0;) {
-      const Burst orig = bursts[b];
-      size_t first = g;
-      while (first > 0 && gates[id][first - 1].burst == b) --first;
-      const uint32_t at = firstPiece[id][b];
-      bursts[at] = orig;
+    const std::vector<Burst>& bursts = w.tasks[id].bursts;
+    std::vector<Burst> pieces;
+    core::reserveMapped(pieces, pieceStart[id].size());
+    size_t g = 0;  // gates of bursts before b
+    for (size_t b = 0; b < bursts.size(); ++b) {
+      const Burst& orig = bursts[b];
+      const size_t first = g;
+      while (g < gates[id].size() && gates[id][g].burst == b) ++g;
+      pieces.push_back(orig);
       if (first == g) continue;
-      bursts[at].work = gates[id][first].offset;
-      bursts[at].recordedEnd = gates[id][first].ts;
+      pieces.back().work = gates[id][first].offset;
+      pieces.back().recordedEnd = gates[id][first].ts;
       for (size_t k = first; k < g; ++k) {
         Gate& gate = gates[id][k];
-        gate.piece = at + static_cast<uint32_t>(k - first) + 1;
+        gate.piece = static_cast<uint32_t>(pieces.size());
         Burst piece;
         piece.wake = WakeKind::Task;
         piece.gate = true;
@@ -405,10 +402,10 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
         piece.recordedStart = gate.ts;
         piece.recordedEnd = k + 1 < g ? gates[id][k + 1].ts : orig.recordedEnd;
         piece.work = (k + 1 < g ? gates[id][k + 1].offset : orig.work) - gate.offset;
-        bursts[gate.piece] = piece;
+        pieces.push_back(piece);
       }
-      g = first;
     }
+    w.tasks[id].bursts.swap(pieces);
     w.dataflowGates += gates[id].size();
   }
   std::vector<size_t> gatesOfProducer(n, 0);
