@@ -161,6 +161,7 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     j.field("peak_rss_kb", static_cast<int64_t>(peakRssKb()));
     j.field("glibc_malloc_hugetlb", core::hugePageMallocSetting());
     j.field("malloc_one_arena", core::oneMallocArena());
+    j.field("malloc_freed_memory_kept", core::freedMemoryKept());
     j.endObject();
     out << j.str() << "\n";
     return kExitOk;

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   }
   core::rerunWithHugePageMalloc(argv);
   core::useOneMallocArena();
+  core::keepFreedMemory();
   std::ios::sync_with_stdio(false);
   return app::cli::run(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
 }

@@ -496,6 +496,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
     j.field("runs", static_cast<int64_t>(repeat));
     j.field("glibc_malloc_hugetlb", core::hugePageMallocSetting());
     j.field("malloc_one_arena", core::oneMallocArena());
+    j.field("malloc_freed_memory_kept", core::freedMemoryKept());
     j.field("events_imported", eventsIn);
     j.field("events_replayed", eventsOut);
     for (int s = 0; s < kStages; ++s) {
