@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <future>
+#include <numeric>
 #include <queue>
 #include <tuple>
 #include <unordered_map>
@@ -198,33 +199,43 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
 // CPU in the kMaxPreemptDelayNs before (so not wakeup preemption, whose delay
 // measureWakeupDelays() takes). On a busy CPU these are the tick's.
 std::vector<int64_t> measureTickPreemptions(const core::TraceModel& m) {
-  const auto& ws = m.wakeups;
-  std::vector<std::vector<int64_t>> wakeupsOn(m.cpuSlices.size());
-  {
-    std::vector<size_t> count(m.cpuSlices.size(), 0);
-    for (size_t i = 0; i < ws.size(); ++i)
-      if (!(ws.flags[i] & core::kWakeupNoEffect) && ws.targetCpu[i] < count.size()) ++count[ws.targetCpu[i]];
-    for (size_t cpu = 0; cpu < count.size(); ++cpu) core::reserveMapped(wakeupsOn[cpu], count[cpu]);
-  }
-  for (size_t i = 0; i < ws.size(); ++i)
-    if (!(ws.flags[i] & core::kWakeupNoEffect) && ws.targetCpu[i] < wakeupsOn.size())
-      wakeupsOn[ws.targetCpu[i]].push_back(ws.ts[i]);
-  std::vector<int64_t> out;
+  // The candidates, CPU by CPU in time order (the order of the result).
+  struct Candidate {
+    int64_t at;
+    uint32_t cpu;
+  };
+  std::vector<Candidate> candidates;
   for (size_t cpu = 0; cpu < m.cpuSlices.size(); ++cpu) {
     const auto& t = m.cpuSlices[cpu];
-    const auto& wakes = wakeupsOn[cpu];
-    size_t w = 0;
     for (size_t i = 0; i + 1 < t.size(); ++i) {
       if (t.kind[i] != core::SliceKind::Task || t.endReason[i] != core::SliceEnd::Preempted ||
           t.kind[i + 1] != core::SliceKind::Task || t.ts[i + 1] != t.end(i) ||
           (t.flags[i + 1] & (core::kSliceStartUnknown | core::kSliceStartInferred)))
         continue;
-      const int64_t at = t.ts[i + 1];
-      while (w < wakes.size() && wakes[w] <= at) ++w;  // slices and wakeups both in time order
-      if (w > 0 && at - wakes[w - 1] <= kMaxPreemptDelayNs) continue;
-      out.push_back(at);
+      candidates.push_back({t.ts[i + 1], static_cast<uint32_t>(cpu)});
     }
   }
+  // One pass over the wakeups (in time order) beside the candidates in time
+  // order, with each CPU's latest effective wakeup: copying every wakeup's
+  // time per CPU took 8 bytes a wakeup, 22 MB on a 2.7M-event trace.
+  std::vector<uint32_t> byTime(candidates.size());
+  std::iota(byTime.begin(), byTime.end(), 0u);
+  std::stable_sort(byTime.begin(), byTime.end(),
+                   [&](uint32_t a, uint32_t b) { return candidates[a].at < candidates[b].at; });
+  const auto& ws = m.wakeups;
+  std::vector<int64_t> lastWakeup(m.cpuSlices.size(), INT64_MIN);
+  std::vector<uint8_t> explained(candidates.size(), 0);
+  size_t w = 0;
+  for (const uint32_t k : byTime) {
+    const Candidate& c = candidates[k];
+    for (; w < ws.size() && ws.ts[w] <= c.at; ++w)
+      if (!(ws.flags[w] & core::kWakeupNoEffect) && ws.targetCpu[w] < lastWakeup.size())
+        lastWakeup[ws.targetCpu[w]] = ws.ts[w];
+    explained[k] = lastWakeup[c.cpu] != INT64_MIN && c.at - lastWakeup[c.cpu] <= kMaxPreemptDelayNs;
+  }
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < candidates.size(); ++k)
+    if (!explained[k]) out.push_back(candidates[k].at);
   return out;
 }
 

@@ -275,6 +275,45 @@ TEST(TraceExtractor, ExecBalancesBeforeTheVforkParentIsReleased) {
   EXPECT_EQ(w->unmodelled.execsNotRunning, 0u);
 }
 
+// The preemptions the tick delays are measured from: a task's slice that
+// ends preempted and hands its CPU straight to another task, with no
+// effective wakeup aimed at that CPU in the 250 us before. Worked by hand:
+// - CPU 0 at 100 us: the only wakeup so far (2 us) was aimed at CPU 1: a tick.
+// - CPU 0 at 200 us: 30 was woken onto CPU 0 at 190 us: wakeup preemption.
+// - CPU 1 at 250 us: 50 was woken onto CPU 1 at 2 us, 248 us before: wakeup preemption.
+// - CPU 1 at 500 us: the last wakeup aimed at CPU 1 is 498 us old: a tick.
+// - CPU 0 at 600 us: the last one aimed at CPU 0 is 410 us old: a tick.
+// - CPU 0 at 700 us: the waking of 30 at 650 us found it runnable already
+//   (preempted at 600 us): no effect, so it explains nothing: a tick.
+TEST(TraceExtractor, TickPreemptionsAreThoseNoWakeupOnTheirCpuExplains) {
+  testing_support::TraceBuilder b;
+  b.sw(1'000, 0, 0, "R", 10);
+  b.sw(1'000, 1, 0, "R", 40);
+  b.waking(2'000, 0, 10, 50, 1).wakeup(2'001, 0, 10, 50, 1);
+  b.sw(100'000, 0, 10, "R", 20);
+  b.waking(190'000, 1, 40, 30, 0).wakeup(190'001, 1, 40, 30, 0);
+  b.sw(200'000, 0, 20, "R", 30);
+  b.sw(250'000, 1, 40, "R", 50);
+  b.sw(500'000, 1, 50, "R", 40);
+  b.sw(600'000, 0, 30, "R", 10);
+  b.waking(650'000, 1, 40, 30, 0).wakeup(650'001, 1, 40, 30, 0);
+  b.sw(700'000, 0, 10, "R", 20);
+  b.other(800'000, 0, 0);
+  b.other(800'000, 1, 0);
+  const auto model = b.build();
+  auto w = replay::extractWorkload(*model);
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  std::vector<int64_t> ticks = w->tickPreemptions;
+  std::sort(ticks.begin(), ticks.end());
+  EXPECT_EQ(ticks, (std::vector<int64_t>{100'000, 500'000, 600'000, 700'000}));
+
+  replay::ExtractOptions notAsked;
+  notAsked.tickPreemptions = false;
+  auto without = replay::extractWorkload(*model, notAsked);
+  ASSERT_TRUE(without.has_value());
+  EXPECT_TRUE(without->tickPreemptions.empty());
+}
+
 TEST(TraceExtractor, PerCpuKthreadNames) {
   EXPECT_EQ(replay::perCpuKthreadCpu("ksoftirqd/3"), 3);
   EXPECT_EQ(replay::perCpuKthreadCpu("kworker/1:2H"), 1);
