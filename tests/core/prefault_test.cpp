@@ -91,7 +91,10 @@ long trappedFaultsDuring(Work work) {
   attr.config = PERF_COUNT_SW_PAGE_FAULTS;
   attr.disabled = 1;
   const int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
-  if (fd < 0) return -1;
+  if (fd < 0) {
+    work();  // the test's other checks still need it done
+    return -1;
+  }
   ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   work();
   ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
