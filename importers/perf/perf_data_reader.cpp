@@ -31,6 +31,11 @@ namespace importers::perf {
 
 namespace {
 
+// The id table's reach past the first id: room for other sessions' events
+// created in between, yet at most 32 KiB and 128 bytes per id however far
+// apart a corrupt header's ids are.
+constexpr uint64_t kDenseIdSlack = 4096;
+constexpr uint64_t kDenseIdsPerId = 16;
 constexpr size_t kMaxAttrs = 0xffff;  // perf writes one per event per recording; more is a corrupt header
 constexpr uint64_t kMaxAttrSize = 1 << 16;
 constexpr uint64_t kMaxIdsPerAttr = 1 << 22;
@@ -445,7 +450,9 @@ class Reader final : public core::EventSink {
   uint64_t m_dataEnd = 0;
   std::vector<Attr> m_attrs;
   bool m_uniformSampleType = true;
-  std::vector<uint32_t> m_denseIds;                   // id -> attr + 1, for small ids
+  std::vector<uint32_t> m_denseIds;                   // id - m_denseIdBase -> attr + 1, for ids near the first
+  uint64_t m_denseIdBase = 0;
+  uint64_t m_idCount = 0;
   std::unordered_map<uint64_t, uint32_t> m_sparseIds;  // the rest
   std::unordered_map<uint64_t, std::string> m_descNames;
   std::vector<TracepointFormat> m_formats;
@@ -591,9 +598,17 @@ core::Status Reader::addAttr(Attr a) {
   if (!m_attrs.empty() && a.sampleType != m_attrs.front().sampleType) m_uniformSampleType = false;
   const auto index = static_cast<uint32_t>(m_attrs.size());
   for (uint64_t id : a.ids) {
-    if (id < (1u << 20)) {
-      if (id >= m_denseIds.size()) m_denseIds.resize(std::max<size_t>(id + 1, m_denseIds.size() * 2), 0);
-      m_denseIds[id] = index + 1;
+    ++m_idCount;
+    if (m_denseIds.empty()) m_denseIdBase = id;
+    // The kernel numbers events from one global counter, so a recording's ids
+    // lie close together wherever the counter stood (past 2^20 on a machine up
+    // for long): a table from the first id holds them. One far from the rest
+    // (an id below the first wraps here), as a corrupt header has, goes to the
+    // map, so the table stays a few entries per id.
+    const uint64_t slot = id - m_denseIdBase;
+    if (slot < kDenseIdSlack + kDenseIdsPerId * m_idCount) {
+      if (slot >= m_denseIds.size()) m_denseIds.resize(std::max<size_t>(slot + 1, m_denseIds.size() * 2), 0);
+      m_denseIds[slot] = index + 1;
     } else {
       m_sparseIds[id] = index;
     }
@@ -898,7 +913,11 @@ void Reader::rebuildDecoders() {
 }
 
 int Reader::attrIndexForId(uint64_t id) const {
-  if (id < m_denseIds.size()) return static_cast<int>(m_denseIds[id]) - 1;
+  // An id in the table's range may still be in the map: added before enough
+  // ids had widened the range to take it.
+  if (const uint64_t slot = id - m_denseIdBase; slot < m_denseIds.size() && m_denseIds[slot] != 0)
+    return static_cast<int>(m_denseIds[slot]) - 1;
+  if (m_sparseIds.empty()) return -1;
   if (auto it = m_sparseIds.find(id); it != m_sparseIds.end()) return static_cast<int>(it->second);
   return -1;
 }

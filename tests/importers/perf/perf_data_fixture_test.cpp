@@ -122,6 +122,73 @@ TEST(PerfDataFixture, SameScheduleAsPerfScriptNsText) {
   }
 }
 
+// The file with every event id rewritten through `newId` (ids it does not
+// name stay): in the attrs' id lists, the EVENT_DESC feature, each sample's
+// IDENTIFIER and the sample_id_all trailer of kernel records. The fixture's
+// samples carry IDENTIFIER, whose place is fixed: right after the header, and
+// last in the trailer.
+std::vector<uint8_t> withEventIds(std::vector<uint8_t> bytes, const std::map<uint64_t, uint64_t>& newId) {
+  auto rewrite = [&](std::vector<uint8_t>& d, uint64_t off) {
+    if (auto it = newId.find(PerfDataFile::u64(d, off)); it != newId.end()) std::memcpy(d.data() + off, &it->second, 8);
+  };
+  constexpr uint64_t kIdentifier = 1u << 16;
+  const uint64_t attrSize = PerfDataFile::u64(bytes, 16), attrs = PerfDataFile::u64(bytes, 24);
+  const uint64_t attrCount = PerfDataFile::u64(bytes, 32) / attrSize;
+  bool trailers = false;
+  for (uint64_t i = 0; i < attrCount; ++i) {
+    const uint64_t attr = attrs + i * attrSize;
+    EXPECT_TRUE(PerfDataFile::u64(bytes, attr + 24) & kIdentifier) << "attr " << i;
+    trailers |= PerfDataFile::u64(bytes, attr + 40) >> 18 & 1;  // sample_id_all
+    const uint64_t ids = PerfDataFile::u64(bytes, attr + attrSize - 16), idBytes = PerfDataFile::u64(bytes, attr + attrSize - 8);
+    for (uint64_t at = ids; at < ids + idBytes; at += 8) rewrite(bytes, at);
+  }
+  PerfDataFile file(bytes);
+  for (auto& r : file.records) {
+    if (r.type == 9) rewrite(r.bytes, 8);
+    else if (r.type < 64 && trailers) rewrite(r.bytes, r.bytes.size() - 8);
+  }
+  constexpr int kEventDescFeature = 12;
+  if (auto desc = file.features.find(kEventDescFeature); desc != file.features.end()) {
+    auto& d = desc->second;
+    const uint32_t events = PerfDataFile::u32(d, 0), descAttrSize = PerfDataFile::u32(d, 4);
+    uint64_t pos = 8;
+    for (uint32_t e = 0; e < events; ++e) {
+      pos += descAttrSize;
+      const uint32_t idCount = PerfDataFile::u32(d, pos);
+      pos += 8 + PerfDataFile::u32(d, pos + 4);  // the count, then the name: u32 length and its bytes
+      for (uint32_t k = 0; k < idCount; ++k, pos += 8) rewrite(d, pos);
+    }
+  }
+  return file.assemble();
+}
+
+// perf's event ids come from one kernel-wide counter: wherever it stood, and
+// however far apart a corrupt header puts them, each sample finds its event.
+// The fixture's ids are 293..310, two per event in attr order. The reader keeps
+// ids within 4096 + 16 per id of the first in a table, the others in a map;
+// sched_wakeup's ids here lie past that reach when read, then inside the table
+// once the dummy event's ids, read last, widen it.
+TEST(PerfDataFixture, EventIdsAnywhereFindTheirEvents) {
+  const uint64_t first = 293;
+  const std::map<uint64_t, uint64_t> newId = {
+      {295, first + 4300}, {296, first + 4301},                    // sched_wakeup: beyond the reach when read
+      {297, 7}, {298, 8},                                          // sched_waking: below the first id
+      {299, (uint64_t{1} << 40) + 1}, {300, (uint64_t{1} << 40)},  // sched_wakeup_new: far above
+      {301, (1u << 20) + 1}, {302, 1u << 20},                      // sched_migrate_task
+      {309, first + 4350}, {310, first + 4351},                    // dummy: widens the table past sched_wakeup's
+  };
+  TempDir dir;
+  const std::string moved = dir.write("moved.data", withEventIds(readBytes(testData(kFile)), newId));
+  const Built original = build(testData(kFile), importers::perf::Threading::Never);
+  const Built renumbered = build(moved, importers::perf::Threading::Never);
+  ASSERT_TRUE(renumbered.status.isOk()) << renumbered.status.message();
+  expectSameModel(original, renumbered, false);
+  EXPECT_EQ(modelCounts(*renumbered.model), countScriptEvents(readText(testData(kFileScriptNs))));
+  if (const auto live = perfScript(moved, "--ns")) {
+    EXPECT_EQ(*live, readText(testData(kFileScriptNs))) << "perf itself prints the renumbered file as the original";
+  }
+}
+
 // perf record only promises order across FINISHED_ROUND records: shuffling the
 // records inside every round must not change the schedule.
 TEST(PerfDataFixture, RecordsAreSortedWithinRounds) {
