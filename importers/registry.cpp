@@ -41,7 +41,11 @@ core::Result<Importer*> pickImporter(const std::string& path) {
   } else {
     std::ifstream in(path, std::ios::binary);
     if (!in) return core::Error(path + ": cannot open for reading");
-    head.resize(kProbeBytes);
+    // No bigger than the file: a small one (every fuzzer input) would pay for
+    // zeroing and mapping 64 KiB it never reads. Size 0 may be a file whose
+    // size is unknown until read (tracefs' `trace`, /proc).
+    const auto size = fs::file_size(path, ec);
+    head.resize(ec || size == 0 ? kProbeBytes : static_cast<size_t>(std::min<std::uintmax_t>(size, kProbeBytes)));
     in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<size_t>(in.gcount()));
     if (head.empty()) return core::Error(path + ": empty file (byte offset 0)");

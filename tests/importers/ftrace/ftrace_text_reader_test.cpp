@@ -335,6 +335,17 @@ TEST_P(FtraceBadInput, ClearErrorOrLocatedDiagnostic) {
   EXPECT_NE(first.find(c.fragment), std::string::npos) << first;
 }
 
+// tracefs' `trace` and the files of /proc say they are 0 bytes long until
+// read: the format is still told from what they hold, not called empty.
+TEST(FtraceBadInput, AFileSizedOnlyWhenReadIsProbedByItsBytes) {
+  const std::string path = "/proc/self/status";
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) != 0 || ec) GTEST_SKIP() << path << " has a size here";
+  auto result = importers::importTrace(path);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_NE(result.error().message().find(path + ": unknown format (byte offset 0)"), std::string::npos) << result.error().message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Table, FtraceBadInput, testing::ValuesIn(kBadCases),
                          [](const testing::TestParamInfo<BadCase>& param) {
                            std::string n = param.param.file;
