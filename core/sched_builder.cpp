@@ -17,7 +17,6 @@ namespace core {
 
 namespace {
 constexpr uint32_t kNoRow = UINT32_MAX;
-constexpr int32_t kDenseTidLimit = 1 << 22;  // pid_max's ceiling on 64-bit kernels
 constexpr std::string_view kUnknownComm = "<...>";
 constexpr size_t kMaxSwitchInDelaySamples = 1 << 16;
 
@@ -477,24 +476,23 @@ Utid SchedBuilder::newThread(int32_t tid, int64_t ts) {
   t.autogroup.push_back(-1);
   t.autogroupNice.push_back(0);
   m_threads.emplace_back();
-  if (tid >= 0 && tid < kDenseTidLimit) {
-    if (static_cast<size_t>(tid) >= m_tidToUtid.size())
-      m_tidToUtid.resize(std::max<size_t>(static_cast<size_t>(tid) + 1, m_tidToUtid.size() * 2), kNoRow);
-    m_tidToUtid[static_cast<size_t>(tid)] = u.value;
+  if (m_tidToUtid.holds(tid)) {
+    m_tidToUtid.at(tid) = u.value;
   } else {
     m_bigTidToUtid[tid] = u.value;
   }
   return u;
 }
 
+uint32_t SchedBuilder::latestRowOf(int32_t tid) const {
+  if (m_tidToUtid.holds(tid)) return m_tidToUtid.get(tid);
+  auto it = m_bigTidToUtid.find(tid);
+  return it == m_bigTidToUtid.end() ? kNoRow : it->second;
+}
+
 Utid SchedBuilder::threadFor(int32_t tid, std::string_view comm, int64_t ts, bool* created) {
   if (tid == 0) return kIdleUtid;
-  uint32_t found = kNoRow;
-  if (tid > 0 && tid < kDenseTidLimit) {
-    if (static_cast<size_t>(tid) < m_tidToUtid.size()) found = m_tidToUtid[static_cast<size_t>(tid)];
-  } else if (auto it = m_bigTidToUtid.find(tid); it != m_bigTidToUtid.end()) {
-    found = it->second;
-  }
+  const uint32_t found = latestRowOf(tid);
   Utid u;
   if (found != kNoRow && !m_threads[found].dead) {
     u = Utid(found);
@@ -763,12 +761,7 @@ void SchedBuilder::onFork(EventContext ctx, int32_t parentTid, std::string_view 
   const int64_t ts = ctx.ts;
   const Utid parent = threadFor(parentTid, parentComm, ts);
   if (childTid <= 0) return;
-  uint32_t existing = kNoRow;
-  if (childTid < kDenseTidLimit) {
-    if (static_cast<size_t>(childTid) < m_tidToUtid.size()) existing = m_tidToUtid[static_cast<size_t>(childTid)];
-  } else if (auto it = m_bigTidToUtid.find(childTid); it != m_bigTidToUtid.end()) {
-    existing = it->second;
-  }
+  const uint32_t existing = latestRowOf(childTid);
   if (existing != kNoRow && !m_threads[existing].dead) {
     m_model->diagnostics.add(DiagCode::fork_of_existing_tid);
     killThread(Utid(existing), ts);

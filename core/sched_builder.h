@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/tid_table.h"
 #include "core/trace_model.h"
 
 namespace core {
@@ -162,6 +163,7 @@ class SchedBuilder {
   void noteClamped(DiagCode code, EventContext& ctx, int64_t to);
   Utid threadFor(int32_t tid, std::string_view comm, int64_t ts, bool* created = nullptr);
   Utid newThread(int32_t tid, int64_t ts);
+  uint32_t latestRowOf(int32_t tid) const;  // the newest thread row of `tid`, dead or alive; UINT32_MAX if none
   void noteComm(Utid u, std::string_view comm, int64_t ts);
   void notePrio(Utid u, int32_t prio);
   void setState(Utid u, int64_t ts, TaskState state, int cpu);
@@ -210,8 +212,8 @@ class SchedBuilder {
   std::shared_ptr<TraceModel> m_model;
   std::vector<ThreadRt> m_threads;
   std::vector<CpuRt> m_cpus;
-  std::vector<uint32_t> m_tidToUtid;  // dense for small tids
-  std::unordered_map<int32_t, uint32_t> m_bigTidToUtid;
+  TidTable<uint32_t, UINT32_MAX> m_tidToUtid;
+  std::unordered_map<int32_t, uint32_t> m_bigTidToUtid;  // tids the table cannot hold (corrupt input)
   std::vector<Utid> m_stateUtid;      // import-time column, dropped at finalize
   // Thread-state times in event order during import, plain so that finalize's
   // in-place partition by thread can move them; compacted into the model after it.

@@ -6,7 +6,6 @@
 // Perfetto readers, in time order (from their EventSink).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -15,6 +14,7 @@
 
 #include "core/decoded_event.h"
 #include "core/event_feed.h"
+#include "core/tid_table.h"
 
 namespace core {
 
@@ -43,20 +43,14 @@ class TaskIdentities {
   /// The event being delivered names `tid`. True the first time (then its
   /// identity, if known, goes out with announce()).
   bool see(int32_t tid) {
-    if (tid <= 0 || tid >= kMaxTid) return false;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    const uint64_t bit = uint64_t{1} << (tid & 63);
-    if (w >= m_seen.size()) m_seen.resize(std::max(w + 1, m_seen.size() * 2), 0);
-    if (m_seen[w] & bit) return false;
-    m_seen[w] |= bit;
+    if (tid <= 0 || !m_seen.holds(tid)) return false;
+    uint8_t& seen = m_seen.at(tid);
+    if (seen) return false;
+    seen = 1;
     if (m_known.count(tid)) m_pending.push_back(tid);
     return true;
   }
-  bool seen(int32_t tid) const {
-    if (tid <= 0 || tid >= kMaxTid) return false;
-    const auto w = static_cast<size_t>(tid) >> 6;
-    return w < m_seen.size() && (m_seen[w] >> (tid & 63) & 1);
-  }
+  bool seen(int32_t tid) const { return tid > 0 && m_seen.get(tid); }
 
   /// After the event that named them: the identities of the tids it named
   /// first, as TaskInfo events. After an exit nothing (it may have ended the
@@ -101,9 +95,8 @@ class TaskIdentities {
   }
 
  private:
-  static constexpr int32_t kMaxTid = 1 << 22;  // PID_MAX_LIMIT
   std::unordered_map<int32_t, Identity> m_known;
-  std::vector<uint64_t> m_seen;  // bit per tid
+  TidTable<uint8_t> m_seen;
   std::vector<int32_t> m_pending;
 };
 

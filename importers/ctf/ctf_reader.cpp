@@ -22,6 +22,7 @@
 #include "core/event_feed.h"
 #include "core/power_events.h"
 #include "core/task_state.h"
+#include "core/tid_table.h"
 #include "core/topology.h"
 #include "importers/ctf/ctf_crash_guard.h"
 #include "importers/ctf/ctf_packet_check.h"
@@ -1104,20 +1105,16 @@ class EventSink {
 
   // A thread's tgid is fixed for its life, so it is read once per tid (and
   // again after a fork reuses the tid).
-  bool tgidKnown(int32_t tid) const {
-    return tid > 0 && static_cast<size_t>(tid) < m_tgidOfTid.size() && m_tgidOfTid[static_cast<size_t>(tid)] != 0;
-  }
+  bool tgidKnown(int32_t tid) const { return tid > 0 && m_tgidOfTid.get(tid) != 0; }
   void forgetTgid(int32_t tid) {
-    if (tid > 0 && static_cast<size_t>(tid) < m_tgidOfTid.size()) m_tgidOfTid[static_cast<size_t>(tid)] = 0;
+    if (tgidKnown(tid)) m_tgidOfTid.at(tid) = 0;
   }
 
   /// perf convert stamps each event with the sampled task's tid and tgid;
   /// passes the tgid on once per tid (and again if it changes).
   void noteTgid(int32_t tid, int32_t tgid) {
-    if (tid <= 0 || tgid <= 0 || tid >= kTgidTableLimit) return;
-    if (static_cast<size_t>(tid) >= m_tgidOfTid.size())
-      m_tgidOfTid.resize(std::max<size_t>(static_cast<size_t>(tid) + 1, m_tgidOfTid.size() * 2), 0);
-    int32_t& known = m_tgidOfTid[static_cast<size_t>(tid)];
+    if (tid <= 0 || tgid <= 0 || !m_tgidOfTid.holds(tid)) return;
+    int32_t& known = m_tgidOfTid.at(tid);
     if (known == tgid) return;
     known = tgid;
     m_builder.onTaskInfo(tid, tgid, {});
@@ -1198,7 +1195,6 @@ class EventSink {
   }
 
   static constexpr size_t kClassCacheSize = 256;
-  static constexpr int32_t kTgidTableLimit = 1 << 22;  // pid_max's ceiling on 64-bit kernels
   static constexpr uint64_t kProgressMask = (1u << 16) - 1;
 
   FeedWriter m_builder;
@@ -1216,7 +1212,7 @@ class EventSink {
   TraceInfo* m_lastTraceInfo = nullptr;
   bool m_describedATrace = false;
   std::vector<IrqDepth> m_irqDepth;
-  std::vector<int32_t> m_tgidOfTid;
+  core::TidTable<int32_t> m_tgidOfTid;
   struct PendingLoss {
     int64_t count = 0;  ///< -1 once any part is of unknown size
     int64_t endTs = INT64_MIN;

@@ -17,7 +17,6 @@ namespace {
 constexpr size_t kBufferBytes = 8u << 20;  // also the longest line we accept
 constexpr uint64_t kGiveUpLines = 1000;    // non-comment lines without one event: not ftrace text
 constexpr int64_t kNoLoss = -2;
-constexpr int32_t kDenseTidLimit = 1 << 22;
 
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -618,11 +617,9 @@ void FtraceTextReader::handleEvent(const LineFields& f) {
     m_sorter.push(e);
   }
 
-  if (f.tgid > 0 && f.tid > 0 && f.tid < kDenseTidLimit) {
-    const auto tid = static_cast<size_t>(f.tid);
-    if (tid >= m_knownTgid.size()) m_knownTgid.resize(std::max(tid + 1, m_knownTgid.size() * 2), 0);
-    if (m_knownTgid[tid] != f.tgid) {
-      m_knownTgid[tid] = f.tgid;
+  if (f.tgid > 0 && f.tid > 0 && m_knownTgid.holds(f.tid)) {
+    if (int32_t& known = m_knownTgid.at(f.tid); known != f.tgid) {
+      known = f.tgid;
       core::DecodedEvent identity;
       identity.op = core::EventOp::TaskInfo;
       identity.ts = f.ts;

@@ -17,6 +17,7 @@
 #include "core/result.h"
 #include "core/sched_builder.h"
 #include "core/task_state.h"
+#include "core/tid_table.h"
 #include "importers/ftrace/ftrace_line_tokenizer.h"
 #include "importers/importer.h"
 
@@ -121,7 +122,7 @@ class FtraceTextReader {
   std::string m_nameScratch;
   std::vector<int64_t> m_pendingLoss;  // per CPU: events lost before its next event; -2 none, -1 unknown count
   bool m_anyPendingLoss = false;
-  std::vector<int32_t> m_knownTgid;    // per tid (dense), tgid already told to the builder
+  core::TidTable<int32_t> m_knownTgid;  // tgid already told to the builder
 };
 
 }  // namespace importers::ftrace

@@ -28,6 +28,7 @@
 #include "core/event_feed.h"
 #include "core/event_sorter.h"
 #include "core/power_events.h"
+#include "core/tid_table.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
 #include "importers/tracedat/cpu_stream.h"
@@ -85,10 +86,7 @@ class Merger final : public core::EventSink {
   void handOver(size_t s, EventBlock* block);
   void takePower(const DecodedEvent& e);
   void noteTid(int32_t tid, uint8_t bits) {
-    if (tid <= 0 || tid >= (1 << 22)) return;
-    const auto i = static_cast<size_t>(tid);
-    if (i >= m_tidSeen.size()) m_tidSeen.resize(std::max(i + 1, m_tidSeen.size() * 2), 0);
-    m_tidSeen[i] |= bits;
+    if (tid > 0 && m_tidSeen.holds(tid)) m_tidSeen.at(tid) |= bits;
   }
   void applyCmdlines();
   void reserveModel(DecodePipeline& pipeline, const std::vector<EventBlock*>& first);
@@ -107,7 +105,7 @@ class Merger final : public core::EventSink {
   std::vector<StreamState> m_streams;
   std::vector<size_t> m_streamOfCpu;
   std::vector<uint64_t> m_counts;  // by event id
-  std::vector<uint8_t> m_tidSeen;
+  core::TidTable<uint8_t> m_tidSeen;
   std::string m_firstError;
   uint64_t m_totalBytes = 0;
 };
@@ -215,8 +213,8 @@ void Merger::applyCmdlines() {
       }
       tid = tid * 10 + (c - '0');
     }
-    if (tid <= 0 || static_cast<size_t>(tid) >= m_tidSeen.size()) continue;
-    const uint8_t seen = m_tidSeen[static_cast<size_t>(tid)];
+    if (tid <= 0) continue;
+    const uint8_t seen = m_tidSeen.get(tid);
     if ((seen & kSeenAsWaker) && !(seen & (kSeenWithComm | kExited)))
       m_builder.onTaskInfo(tid, -1, line.substr(sp + 1, kCommLen - 1));
   }

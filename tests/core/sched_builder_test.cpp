@@ -134,6 +134,36 @@ TEST(SchedBuilder, TidReuseAfterExitMakesNewTask) {
   EXPECT_EQ(m->diagnostics.count(core::DiagCode::tid_reused_without_fork), 0u);
 }
 
+// Tids anywhere up to pid_max (4M where systemd sets it), and a corrupt one
+// beyond, each name their own task; one far up is reused after its exit like a small one.
+TEST(SchedBuilder, TidsFarApartAndBeyondPidMaxNameTheirOwnTasks) {
+  const int far = (1 << 22) - 1, beyond = 1 << 22, middle = 2'000'000;
+  TraceBuilder t;
+  t.sw(0, 0, 0, "R", 3).sw(10, 0, 3, "S", far).exit(20, 0, far).sw(21, 0, far, "X", middle).sw(30, 0, middle, "S", beyond);
+  t.waking(35, 0, beyond, 3, 0).sw(40, 0, beyond, "S", 3);
+  t.fork(45, 0, 3, 4096).fork(55, 0, 3, far);
+  auto m = t.build();
+  auto tasksOf = [&](int tid) {
+    int n = 0;
+    for (size_t u = 0; u < m->threads.size(); ++u) n += m->threads.tid[u] == tid;
+    return n;
+  };
+  EXPECT_EQ(tasksOf(3), 1);
+  EXPECT_EQ(tasksOf(middle), 1);
+  EXPECT_EQ(tasksOf(beyond), 1);
+  EXPECT_EQ(tasksOf(4096), 1);
+  EXPECT_EQ(tasksOf(far), 2);  // exited at 20, forked anew at 55
+  const auto& s = m->cpuSlices[0];
+  ASSERT_EQ(s.size(), 5u);
+  const int ran[] = {3, far, middle, beyond, 3};
+  for (size_t i = 0; i < s.size(); ++i) EXPECT_EQ(m->threads.tid[s.utid[i].value], ran[i]) << "slice " << i;
+  EXPECT_EQ(s.utid[0], s.utid[4]);
+  ASSERT_EQ(m->wakeups.size(), 1u);
+  EXPECT_EQ(m->wakeups.waker[0], s.utid[3]);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::tid_reused_without_fork), 0u);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::fork_of_existing_tid), 0u);
+}
+
 TEST(SchedBuilder, MismatchedPrevTidIsCountedAndRepaired) {
   TraceBuilder t;
   t.sw(10, 0, 0, "R", 2).sw(20, 0, 3, "S", 1).other(30, 0, 1);
