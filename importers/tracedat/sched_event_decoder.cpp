@@ -270,7 +270,7 @@ void PrevStateDecoder::configure(std::string_view fmt, std::string_view uname) {
   } else {
     m_encoding = core::PrevStateEncoding::Report414;
   }
-  for (size_t raw = 0; raw < m_table.size(); ++raw) m_table[raw] = decodeSlow(raw);
+  for (auto& known : m_decoded) known.store(0, std::memory_order_relaxed);
 }
 
 std::string PrevStateDecoder::letters(uint64_t raw) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -42,7 +43,11 @@ class PrevStateDecoder {
  public:
   void configure(std::string_view printFmt, std::string_view uname);
   core::TaskState decode(uint64_t raw) const {
-    return raw < m_table.size() ? m_table[raw] : decodeSlow(raw);
+    if (raw >= m_decoded.size()) return decodeSlow(raw);
+    if (const uint8_t known = m_decoded[raw].load(std::memory_order_relaxed)) return core::TaskState(known - 1);
+    const core::TaskState state = decodeSlow(raw);
+    m_decoded[raw].store(static_cast<uint8_t>(static_cast<uint8_t>(state) + 1), std::memory_order_relaxed);
+    return state;
   }
   /// What `trace-cmd report`/tracefs print for `raw` ("S", "D|K", "R+", ...);
   /// empty when the print fmt could not be evaluated.
@@ -58,7 +63,11 @@ class PrevStateDecoder {
   std::string m_delim = "|";
   std::vector<std::pair<uint64_t, std::string>> m_flags;
   core::PrevStateEncoding m_encoding = core::PrevStateEncoding::Report414;
-  std::array<core::TaskState, 8192> m_table{};
+  // The state of each small value, + 1, once decoded; 0 before. Filled as the
+  // values show up, by whichever decoder thread meets one first (both write
+  // the same): a trace shows a handful, and evaluating all 8192 up front cost
+  // more than the whole import of a small trace.
+  mutable std::array<std::atomic<uint8_t>, 8192> m_decoded{};
 };
 
 struct FieldRef {

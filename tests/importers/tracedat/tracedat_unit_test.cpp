@@ -356,6 +356,18 @@ TEST(PrevState, Linux618ReportBits) {
   EXPECT_EQ(d.decode(uint64_t{1} << 40), core::TaskState::RunnablePreempted);
 }
 
+// States are decoded as values show up and kept: a new format (the next
+// file) must not read them from the one before. 0x40 is "x" (dead) before
+// 4.14 and "P" (parked) in 6.18.
+TEST(PrevState, AnotherFormatForgetsTheStatesOfTheLast) {
+  PrevStateDecoder d;
+  d.configure(kFmt4xMask1024, "");
+  EXPECT_EQ(d.decode(0x40), core::TaskState::Dead);
+  EXPECT_EQ(d.decode(0x40), core::TaskState::Dead);
+  d.configure(kFmt618, "Linux vm 6.18.44 x86_64");
+  EXPECT_EQ(d.decode(0x40), core::TaskState::Parked);
+}
+
 TEST(PrevState, UnreadablePrintFmtFallsBackToTheKernelVersion) {
   PrevStateDecoder d;
   d.configure("\"prev_state=%lx\", REC->prev_state", "Linux juno 4.4.0 aarch64");
