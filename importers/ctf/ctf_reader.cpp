@@ -1084,7 +1084,10 @@ class EventSink {
 
   static int32_t prio(const ClassInfo& ci, const bt_field* payload, FieldSlot f) {
     if (!f.present()) return core::kPrioUnknown;
-    return readI32(payload, f, core::kPrioUnknown - ci.trace->prioOffset) + ci.trace->prioOffset;
+    // In 64 bits: a corrupt field near INT32_MAX must not overflow; a value
+    // outside the kernel's range is the builder's to ignore.
+    const int64_t p = int64_t{readI32(payload, f, core::kPrioUnknown - ci.trace->prioOffset)} + ci.trace->prioOffset;
+    return p > INT32_MAX ? core::kPrioUnknown : static_cast<int32_t>(p);
   }
 
   core::TaskState prevState(const ClassInfo& ci, const bt_field* payload, FieldSlot f) {
