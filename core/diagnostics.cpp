@@ -72,4 +72,13 @@ void Diagnostics::merge(const Diagnostics& other) {
   }
 }
 
+void Diagnostics::renameFile(const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (auto& r : m_records) {
+    if (r.file == from) r.file = to;
+    for (size_t at = r.message.find(from); at != std::string::npos; at = r.message.find(from, at + to.size()))
+      r.message.replace(at, from.size(), to);
+  }
+}
+
 }  // namespace core

@@ -90,6 +90,9 @@ class Diagnostics {
   const std::vector<DiagnosticRecord>& records() const { return m_records; }
   uint64_t total(Severity severity) const;
   void merge(const Diagnostics& other);
+  /// The records that name `from`, as their file or in their message, name
+  /// `to` instead (a decompressed copy read in place of the file the user gave).
+  void renameFile(const std::string& from, const std::string& to);
 
  private:
   std::array<uint64_t, kDiagCount> m_counts{};

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -8,6 +9,7 @@
 #include "core/autogroup_snapshot.h"
 #include "core/sched_settings.h"
 #include "core/topology_snapshot.h"
+#include "importers/compressed_input.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
 
@@ -34,6 +36,7 @@ core::Result<Importer*> pickImporter(const std::string& path) {
   ProbeInput input;
   input.path = path;
   std::vector<std::byte> head;
+  std::string compressedWith;
   if (fs::is_directory(status)) {
     input.isDirectory = true;
     for (const auto& e : fs::directory_iterator(path, ec)) input.directoryEntries.push_back(e.path().filename().string());
@@ -49,6 +52,18 @@ core::Result<Importer*> pickImporter(const std::string& path) {
     in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<size_t>(in.gcount()));
     if (head.empty()) return core::Error(path + ": empty file (byte offset 0)");
+    // A compressed trace is probed by what it decompresses to.
+    if (const Compression c = compressionOf(head); c != Compression::None) {
+      const std::string name(compressionName(c));
+      if (!canDecompress(c))
+        return core::Error(path + ": " + name + "-compressed (byte offset 0); SchedLab reads gzip and zstd, not " +
+                           name + ": decompress it first (" + name + " -dk FILE)");
+      auto inner = decompressedHead(path, c, kProbeBytes);
+      if (!inner) return inner.error();
+      if (inner->empty()) return core::Error(path + ": " + name + "-compressed and decompresses to nothing");
+      head = std::move(*inner);
+      compressedWith = name;
+    }
     input.head = head;
   }
   Importer* best = nullptr;
@@ -64,8 +79,11 @@ core::Result<Importer*> pickImporter(const std::string& path) {
     std::string names;
     for (const auto& imp : allImporters()) names += (names.empty() ? "" : ", ") + std::string(imp->name());
     return core::Error(path +
-                       (input.isDirectory ? ": folder is neither a CTF trace nor a perf record --threads folder"
-                                          : ": unknown format (byte offset 0)") +
+                       (input.isDirectory        ? ": folder is neither a CTF trace nor a perf record --threads folder"
+                        : compressedWith.empty() ? ": unknown format (byte offset 0)"
+                                                 : ": " + compressedWith +
+                                                       "-compressed, and what it decompresses to is of no known "
+                                                       "format (byte offset 0 of it)") +
                        "; supported: " + names);
   }
   return best;
@@ -178,6 +196,30 @@ void applyAutogroups(const std::vector<core::AutogroupEntry>& entries, core::Thr
       threads.autogroupNice[u] = e.nice;
     }
 }
+
+// What the first bytes of `path` say it is compressed with (None when they cannot be read).
+Compression compressionOfFile(const std::string& path) {
+  std::array<std::byte, 8> head{};
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  return compressionOf(std::span<const std::byte>(head.data(), static_cast<size_t>(in.gcount())));
+}
+
+// Whether `schedlab-cli record` left anything beside `trace`.
+bool anythingBeside(const std::string& trace) {
+  std::error_code ec;
+  for (const std::string& beside :
+       {core::topologySnapshotPath(trace), core::schedSettingsPath(trace), core::autogroupsPath(trace)})
+    if (std::filesystem::exists(beside, ec)) return true;
+  return false;
+}
+
+std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
 }  // namespace
 
 core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options) {
@@ -186,13 +228,48 @@ core::Result<ImportResult> importTrace(const std::string& path, const ImportOpti
   core::SchedBuilder builder;
   builder.addSourceFile(path);
   builder.setFormat(std::string(picked.value()->name()));
-  const std::optional<core::Topology> topology = options.topology ? options.topology : topologyBeside(path, builder);
-  const core::Status status = picked.value()->read(path, builder, options);
+
+  // A compressed trace: its importer reads a decompressed copy (pickImporter()
+  // has refused what cannot be decompressed), and the files saved beside it
+  // may carry the name it had before it was compressed.
+  std::optional<DecompressedCopy> copy;
+  std::string besideName = path;
+  ImportOptions readOptions = options;
+  if (const Compression c = compressionOfFile(path); c != Compression::None) {
+    ImportOptions decompressing = options;
+    if (options.progress) decompressing.progress = [&options](double f) { options.progress(0.5 * f); };
+    auto decompressed = decompressToTemp(path, c, decompressing);
+    if (!decompressed) return decompressed.error();
+    copy.emplace(std::move(*decompressed));
+    if (options.progress) readOptions.progress = [&options](double f) { options.progress(0.5 + 0.5 * f); };
+    builder.setMetadata("compression", std::string(compressionName(c)));
+    if (const std::string plain = withoutCompressionSuffix(path); plain != path && !anythingBeside(path))
+      besideName = plain;
+  }
+  const std::string& readPath = copy ? copy->path() : path;
+  core::Status status = picked.value()->read(readPath, builder, readOptions);
+  if (copy) {
+    // Line numbers and byte offsets in the importer's words count in the
+    // decompressed data, whether it named the copy or the file it stands for.
+    const std::string shown = path + " (decompressed)";
+    for (const std::string* named : {&path, &readPath}) {
+      builder.diagnostics().renameFile(*named, shown);
+      if (!status) status = core::Error(replaceAll(status.message(), *named, shown));
+    }
+    if (const auto& damage = copy->damage()) {
+      builder.diagnostics().record(
+          {core::DiagCode::truncated_input, path, std::nullopt, damage->offset, std::nullopt, std::nullopt, damage->why});
+      const std::string where = path + ": byte offset " + std::to_string(damage->offset) + ": " + damage->why;
+      status = core::Error(status ? where : where + "; and then: " + status.message());
+    }
+  }
   if (!status && (builder.empty() || options.stop.stop_requested())) return core::Error(status.message());
   if (!status) builder.setPartial(status.message());
-  if (topology) builder.setTopology(*topology);
-  schedSettingsBeside(path, builder);
-  const std::vector<core::AutogroupEntry> autogroups = autogroupsBeside(path, builder);
+  // Read after the trace, whose diagnostics were renamed above: this one names the snapshot.
+  if (const auto topology = options.topology ? options.topology : topologyBeside(besideName, builder))
+    builder.setTopology(*topology);
+  schedSettingsBeside(besideName, builder);
+  const std::vector<core::AutogroupEntry> autogroups = autogroupsBeside(besideName, builder);
   ImportResult result;
   result.model = builder.finalize();
   applyAutogroups(autogroups, result.model->threads);

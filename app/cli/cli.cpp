@@ -164,7 +164,8 @@ void printUsage(std::ostream& out) {
          "prefix with @ for absolute trace time (@285.77).\n"
          "Formats are detected from the file's content: ftrace text (trace, trace_pipe, trace-cmd report,\n"
          "atrace/systrace), trace.dat v6/v7, perf.data, perf script text, CTF folders (LTTng, perf),\n"
-         "Perfetto protobuf traces.\n"
+         "Perfetto protobuf traces; each also gzip- or zstd-compressed (trace.txt.gz), decompressed into a\n"
+         "copy in the temp folder (TMPDIR) while it is read.\n"
          "Run 'schedlab-cli COMMAND --help' for a command's details.\n";
 }
 

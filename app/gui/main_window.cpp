@@ -462,7 +462,9 @@ void MainWindow::showOpenDialog() {
   const QString dir = settings.value(QStringLiteral("files/lastDir")).toString();
   QFileDialog dialog(this, tr("Open traces"), dir);
   dialog.setFileMode(QFileDialog::ExistingFiles);
-  dialog.setNameFilters({tr("Scheduler traces (*.dat *.data *.txt *.trace *.html metadata)"), tr("All files (*)")});
+  dialog.setNameFilters({tr("Scheduler traces (*.dat *.data *.txt *.trace *.html *.perfetto-trace *.pftrace *.pb "
+                            "*.gz *.zst metadata)"),
+                         tr("All files (*)")});
   dialog.setOption(QFileDialog::DontUseNativeDialog, false);
   if (!dialog.exec()) return;
   QStringList files = dialog.selectedFiles();
