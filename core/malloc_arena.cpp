@@ -38,10 +38,14 @@ bool g_oneArena = false;
 bool g_freedMemoryKept = false;
 }  // namespace
 
-bool useOneMallocArena() {
-  if (std::getenv("MALLOC_ARENA_MAX")) return false;
+bool setByUser(const MallocOption& option) {
+  if (std::getenv(option.variable)) return true;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables && !glibcTunableIn(tunables, "glibc.malloc.arena_max").empty()) return false;
+  return tunables && !glibcTunableIn(tunables, option.tunable).empty();
+}
+
+bool useOneMallocArena() {
+  if (setByUser(kArenaMaxOption)) return false;
   g_oneArena = mallopt(M_ARENA_MAX, 1) == 1;  // a sanitizer's allocator ignores it and says 0
   return g_oneArena;
 }
@@ -49,11 +53,7 @@ bool useOneMallocArena() {
 bool oneMallocArena() { return g_oneArena; }
 
 bool keepFreedMemory() {
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("MALLOC_TRIM_THRESHOLD_")) return false;
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables && (!glibcTunableIn(tunables, "glibc.malloc.mmap_threshold").empty() ||
-                   !glibcTunableIn(tunables, "glibc.malloc.trim_threshold").empty()))
-    return false;
+  if (setByUser(kMmapThresholdOption) || setByUser(kTrimThresholdOption)) return false;
   // 32 MiB: glibc's ceiling for this threshold on 64-bit systems.
   constexpr int kMmapThreshold = 32 << 20;
   g_freedMemoryKept = mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 &&

@@ -2,6 +2,19 @@
 
 namespace core {
 
+/// A glibc malloc option the user can set: its environment variable, and its
+/// name in GLIBC_TUNABLES.
+struct MallocOption {
+  const char* variable;
+  const char* tunable;
+};
+inline constexpr MallocOption kArenaMaxOption{"MALLOC_ARENA_MAX", "glibc.malloc.arena_max"};
+inline constexpr MallocOption kMmapThresholdOption{"MALLOC_MMAP_THRESHOLD_", "glibc.malloc.mmap_threshold"};
+inline constexpr MallocOption kTrimThresholdOption{"MALLOC_TRIM_THRESHOLD_", "glibc.malloc.trim_threshold"};
+
+/// Whether the environment sets `option` itself, by either name.
+bool setByUser(const MallocOption& option);
+
 /// Has every thread of the program allocate from glibc's main arena
 /// (mallopt(M_ARENA_MAX, 1); why: core/malloc_arena.cpp). Leaves the limit
 /// as it is when the user set one (MALLOC_ARENA_MAX, or glibc.malloc.arena_max

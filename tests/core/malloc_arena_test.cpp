@@ -10,9 +10,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "core/huge_pages.h"
 
@@ -40,8 +43,7 @@ int arenasAfterAThreadAllocates(bool oneArena) {
 
 TEST(MallocArena, ThreadsAllocateFromTheMainArena) {
   if (!core::hugePagesPossible()) GTEST_SKIP() << "sanitizer build: its runtime's allocator has no arenas to limit";
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (std::getenv("MALLOC_ARENA_MAX") || (tunables && !core::glibcTunableIn(tunables, "glibc.malloc.arena_max").empty()))
+  if (core::setByUser(core::kArenaMaxOption))
     GTEST_SKIP() << "the environment sets glibc's arena limit itself";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(std::_Exit(arenasAfterAThreadAllocates(true)), testing::ExitedWithCode(1), "");
@@ -66,10 +68,7 @@ int freedBlockStaysInTheHeap(bool keep) {
 
 TEST(MallocArena, FreedMemoryStaysInTheHeapForTheNextAllocation) {
   if (!core::hugePagesPossible()) GTEST_SKIP() << "sanitizer build: its runtime's allocator ignores mallopt";
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") || std::getenv("MALLOC_TRIM_THRESHOLD_") ||
-      (tunables && (!core::glibcTunableIn(tunables, "glibc.malloc.mmap_threshold").empty() ||
-                    !core::glibcTunableIn(tunables, "glibc.malloc.trim_threshold").empty())))
+  if (core::setByUser(core::kMmapThresholdOption) || core::setByUser(core::kTrimThresholdOption))
     GTEST_SKIP() << "the environment sets glibc's thresholds itself";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(std::_Exit(freedBlockStaysInTheHeap(true)), testing::ExitedWithCode(1), "");
@@ -80,6 +79,33 @@ TEST(MallocArena, FreedMemoryStaysInTheHeapForTheNextAllocation) {
 TEST(MallocArena, TunableIsReadFromTheTunablesString) {
   EXPECT_EQ(core::glibcTunableIn("glibc.malloc.hugetlb=1:glibc.malloc.arena_max=4", "glibc.malloc.arena_max"), "4");
   EXPECT_EQ(core::glibcTunableIn("glibc.malloc.hugetlb=1", "glibc.malloc.arena_max"), "");
+}
+
+// What the user set stays: by its variable or by its tunable, and only that option.
+TEST(MallocArena, OptionsTheUserSetAreLeftAlone) {
+  const auto saved = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const char* names[] = {"GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"};
+  std::vector<std::optional<std::string>> before;
+  for (const char* n : names) before.push_back(saved(n)), ::unsetenv(n);
+
+  EXPECT_FALSE(core::setByUser(core::kArenaMaxOption));
+  ::setenv("MALLOC_ARENA_MAX", "4", 1);
+  EXPECT_TRUE(core::setByUser(core::kArenaMaxOption));
+  EXPECT_FALSE(core::useOneMallocArena());
+  ::unsetenv("MALLOC_ARENA_MAX");
+  ::setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0:glibc.malloc.trim_threshold=4096", 1);
+  EXPECT_TRUE(core::setByUser(core::kTrimThresholdOption));
+  EXPECT_FALSE(core::setByUser(core::kMmapThresholdOption));
+  EXPECT_FALSE(core::setByUser(core::kArenaMaxOption));
+  EXPECT_FALSE(core::keepFreedMemory());
+  EXPECT_FALSE(core::freedMemoryKept());
+
+  for (size_t i = 0; i < std::size(names); ++i)
+    if (before[i]) ::setenv(names[i], before[i]->c_str(), 1);
+    else ::unsetenv(names[i]);
 }
 
 }  // namespace
