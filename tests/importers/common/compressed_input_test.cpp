@@ -147,36 +147,27 @@ TEST(CompressedTraces, ACutOrCorruptStreamKeepsWhatCameBeforeAndSaysWhere) {
   const std::string packed = gzipMember(text);
 
   // Cut at two thirds: the stream ends where the file does.
-  const std::string cut = dir.file("cut.txt.gz");
-  writeFile(cut, packed.substr(0, packed.size() * 2 / 3));
-  auto r = importers::importTrace(cut);
-  ASSERT_TRUE(r) << r.error().message();
-  ASSERT_TRUE(r->error);
-  const std::string offset = "byte offset " + std::to_string(packed.size() * 2 / 3);
-  EXPECT_EQ(r->error->message().rfind(cut + ": " + offset + ": gzip data ends early (truncated)", 0), 0u)
-      << r->error->message();
-  EXPECT_GT(r->model->eventCount, 0u);
-  EXPECT_LT(r->model->eventCount, whole->model->eventCount);
-  // The stream's end, at its offset in the compressed file (the text's cut last line is another).
-  bool streamCut = false;
-  for (const auto& rec : r->model->diagnostics.records())
-    streamCut |= rec.code == core::DiagCode::truncated_input && rec.file == cut &&
-                 rec.byteOffset == packed.size() * 2 / 3;
-  EXPECT_TRUE(streamCut);
-  EXPECT_TRUE(r->model->partial);
-
-  // The same for a zstd frame.
-  const std::string frame = zstdFrame(text);
-  const std::string cutZstd = dir.file("cut.txt.zst");
-  writeFile(cutZstd, frame.substr(0, frame.size() * 2 / 3));
-  auto z = importers::importTrace(cutZstd);
-  ASSERT_TRUE(z) << z.error().message();
-  ASSERT_TRUE(z->error);
-  const std::string zstdCutAt = "byte offset " + std::to_string(frame.size() * 2 / 3);
-  EXPECT_EQ(z->error->message().rfind(cutZstd + ": " + zstdCutAt + ": zstd data ends early (truncated)", 0), 0u)
-      << z->error->message();
-  EXPECT_GT(z->model->eventCount, 0u);
-  EXPECT_LT(z->model->eventCount, whole->model->eventCount);
+  for (const auto& [name, stream, method] :
+       {std::tuple{"cut.txt.gz", packed, "gzip"}, std::tuple{"cut.txt.zst", zstdFrame(text), "zstd"}}) {
+    SCOPED_TRACE(method);
+    const std::string cut = dir.file(name);
+    const size_t cutAt = stream.size() * 2 / 3;
+    writeFile(cut, stream.substr(0, cutAt));
+    auto r = importers::importTrace(cut);
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_TRUE(r->error);
+    const std::string expected =
+        cut + ": byte offset " + std::to_string(cutAt) + ": " + method + " data ends early (truncated)";
+    EXPECT_EQ(r->error->message().rfind(expected, 0), 0u) << r->error->message();
+    EXPECT_GT(r->model->eventCount, 0u);
+    EXPECT_LT(r->model->eventCount, whole->model->eventCount);
+    // The stream's end, at its offset in the compressed file (the text's cut last line is another).
+    bool streamCut = false;
+    for (const auto& rec : r->model->diagnostics.records())
+      streamCut |= rec.code == core::DiagCode::truncated_input && rec.file == cut && rec.byteOffset == cutAt;
+    EXPECT_TRUE(streamCut);
+    EXPECT_TRUE(r->model->partial);
+  }
 
   // Bytes overwritten in the middle: decoding stops at or after them, never before.
   std::string corrupt = packed;
@@ -184,7 +175,7 @@ TEST(CompressedTraces, ACutOrCorruptStreamKeepsWhatCameBeforeAndSaysWhere) {
   for (size_t i = 0; i < 16; ++i) corrupt[at + i] = static_cast<char>(0xff);
   const std::string bad = dir.file("bad.txt.gz");
   writeFile(bad, corrupt);
-  r = importers::importTrace(bad);
+  auto r = importers::importTrace(bad);
   ASSERT_TRUE(r) << r.error().message();
   ASSERT_TRUE(r->error);
   const std::string& why = r->error->message();
