@@ -246,7 +246,7 @@ core::Result<ImportResult> importTrace(const std::string& path, const ImportOpti
     if (const std::string plain = withoutCompressionSuffix(path); plain != path && !anythingBeside(path))
       besideName = plain;
   }
-  const std::string& readPath = copy ? copy->path() : path;
+  const std::string readPath = copy ? copy->path() : path;
   core::Status status = picked.value()->read(readPath, builder, readOptions);
   if (copy) {
     // Line numbers and byte offsets in the importer's words count in the
@@ -262,6 +262,7 @@ core::Result<ImportResult> importTrace(const std::string& path, const ImportOpti
       const std::string where = path + ": byte offset " + std::to_string(damage->offset) + ": " + damage->why;
       status = core::Error(status ? where : where + "; and then: " + status.message());
     }
+    copy.reset();  // read: its room in the temp folder is given back before the model is finalized
   }
   if (!status && (builder.empty() || options.stop.stop_requested())) return core::Error(status.message());
   if (!status) builder.setPartial(status.message());

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -32,6 +33,9 @@ inline void importBytes(const uint8_t* data, size_t size, const char* tag, const
     const std::string& file;
     ~Remove() { std::remove(file.c_str()); }
   } remove{path};
+  // An input the fuzzer makes gzip or zstd is decompressed into a copy in the
+  // temp folder before its importer reads it: in memory too.
+  [[maybe_unused]] static const bool copiesInMemory = ::setenv("TMPDIR", scratchDir().c_str(), 1) == 0;
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return;
   if (size > 0) std::fwrite(data, 1, size, f);
