@@ -277,10 +277,11 @@ void inTwoParts(size_t begin, size_t split, size_t end, const Body& body) {
 // (written while the reader was runnable) leaves no wakeup. A preempted task
 // that is switched in again at time t goes on with whatever its producer had
 // written by t; the nearest producer the trace names is the task that woke the
-// burst it is in. So the burst is split there, and the rest waits, like a
-// wakeup dependency, until that producer reaches its recorded progress at t:
-// in the kernel a reader that got ahead of its writer finds the socket empty
-// and blocks. Where the replay's producer is not behind, the gate is passed at
+// burst it is in, or before any such burst the first one's (a pipeline's
+// reader that ran before its writer first woke it). So the burst is split
+// there, and the rest waits, like a wakeup dependency, until that producer
+// reaches its recorded progress at t: in the kernel a reader that got ahead
+// of its writer finds the socket empty and blocks. Where the replay's producer is not behind, the gate is passed at
 // once (no switch). The task that took the CPU at the switch-out is never the
 // producer waited for: a wakee preempting its waker is an order the scheduler
 // chose, which the replayed model decides for itself (waiting for it made
@@ -310,10 +311,14 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
       const Scan& sc = scans[utidOf[id]];
       const auto& bursts = w.tasks[id].bursts;
       if (bursts.empty()) continue;
-      // The producer: the waker of the latest burst a task woke (kept as the bursts are passed).
+      // The producer: the waker of the latest burst a task woke (kept as the
+      // bursts are passed); before the first such burst, its waker, unless a
+      // child: a child wakes its parent at its exit or vfork release, not with data.
       const auto wokenBy = [](const Burst& x) { return x.wake == WakeKind::Task ? x.waker : kNoTask; };
       size_t b = 0;
-      TaskId p = wokenBy(bursts[0]);
+      TaskId p = kNoTask;
+      for (size_t k = 0; k < bursts.size() && p == kNoTask; ++k)
+        if (const TaskId waker = wokenBy(bursts[k]); waker != kNoTask && w.tasks[waker].parent != id) p = waker;
       for (size_t r = 1; r < sc.runTs.size(); ++r) {
         while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r])
           if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask) p = waker;

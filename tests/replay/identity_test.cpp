@@ -154,13 +154,20 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
       {"hackbench-proc", {"switches_involuntary", "migrations", "wakeup_latency_p90_ns",
                           "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p90_ns", "sched_delay_p99_ns",
                           "sched_delay_ks"}},
-      {"nicemix", {"switches_involuntary", "migrations", "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p99_ns",
-                   "sched_delay_ks"}},
+      {"nicemix", {"switches_voluntary", "switches_involuntary", "migrations", "wakeup_latency_p50_ns",
+                   "wakeup_latency_p90_ns", "wakeup_latency_p99_ns", "wakeup_latency_ks", "sched_delay_p50_ns",
+                   "sched_delay_p99_ns", "sched_delay_ks"}},
       {"pipe-threads", {"switches_voluntary", "wakeup_latency_p50_ns", "wakeup_latency_p99_ns", "wakeup_latency_ks",
                         "sched_delay_p50_ns", "sched_delay_p99_ns", "sched_delay_ks"}},
       {"sysbench-mix", {"switches_voluntary", "switches_involuntary", "wakeup_latency_p50_ns", "wakeup_latency_p99_ns",
                         "wakeup_latency_ks", "sched_delay_p50_ns", "sched_delay_p99_ns", "sched_delay_ks"}},
   };
+  // nicemix's `awk | grep` blocks as recorded only when grep, which ran
+  // before awk first woke it, waits for awk's progress where it was switched
+  // in again (the first waker as its producer, docs/models.md §8.1): without
+  // that, 77 of 133 blocks are replayed, voluntary switches 0.83x, delay p50
+  // 7.6x. At seeds 2 and 6 a balance pulls grep to the other CPU and they
+  // fail still (README "Replay fidelity").
   // sysbench-mix's migrations are 8 recorded: 3-7 replayed over seeds 1-6,
   // out of their factor-2 bound at seeds 1, 3 and 5 (with exact ticks 3-5,
   // out at seeds 2 and 3), so one move decides; README "Replay fidelity".

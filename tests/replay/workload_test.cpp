@@ -111,6 +111,80 @@ TEST(TraceExtractor, ReplayThroughCfsFollowsTheDependencies) {
   EXPECT_EQ(r.validation.makespanRecordedNs, 2500);
 }
 
+// A pipeline's reader (20) runs before its writer (10) ever woke it, as awk |
+// grep did in the shared nicemix recording: 20 runs 1000..2000, a hog (30)
+// takes the CPU, 10 runs 3000..3500 and blocks (pipe full), and 20 goes on at
+// 3500 with what 10 wrote; 20 blocks at 4000, and 10, woken by an interrupt,
+// wakes it at 4600 (its work point 500 + 100). The reader's switch-in at 3500
+// is a dataflow gate on 10, the waker of the first burst a task woke: the
+// rest of 20's burst waits for 10's recorded progress at 3500.
+TEST(TraceExtractor, ReaderStartedBeforeItsWriterWroteIsGatedOnItsFirstWaker) {
+  testing_support::TraceBuilder b;
+  b.sw(1000, 0, 0, "R", 20);
+  b.sw(2000, 0, 20, "R", 30);
+  b.sw(3000, 0, 30, "R", 10);
+  b.sw(3500, 0, 10, "S", 20);
+  b.sw(4000, 0, 20, "S", 30);
+  b.waking(4200, 0, 0, 10, 0, core::kCtxHardIrq).wakeup(4201, 0, 0, 10, 0);
+  b.sw(4500, 0, 30, "R", 10);
+  b.waking(4600, 0, 10, 20, 0).wakeup(4601, 0, 10, 20, 0);
+  b.sw(4700, 0, 10, "S", 20);
+  b.sw(5000, 0, 20, "S", 30);
+  b.other(5500, 0, 30);
+  auto w = replay::extractWorkload(*b.build());
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  const replay::Task* reader = byTid(*w, 20);
+  const replay::Task* writer = byTid(*w, 10);
+  ASSERT_TRUE(reader && writer);
+  const auto writerId = static_cast<replay::TaskId>(writer - w->tasks.data());
+  EXPECT_EQ(w->dataflowGates, 1u);
+  ASSERT_EQ(reader->bursts.size(), 3u);
+  EXPECT_FALSE(reader->bursts[0].gate);
+  EXPECT_EQ(reader->bursts[0].work, 1000);
+  EXPECT_TRUE(reader->bursts[1].gate);
+  EXPECT_EQ(reader->bursts[1].waker, writerId);
+  EXPECT_EQ(reader->bursts[1].recordedStart, 3500);
+  EXPECT_EQ(reader->bursts[1].work, 500);
+  EXPECT_EQ(reader->bursts[2].waker, writerId);
+  // The writer opens the gate at the end of its first burst (500 ns of work),
+  // and wakes the reader's last burst 100 ns into its second.
+  ASSERT_EQ(writer->triggers.size(), 2u);
+  for (const replay::Trigger& tr : writer->triggers) {
+    const bool gate = tr.targetBurst == 1;
+    EXPECT_EQ(tr.burst, gate ? 0u : 1u);
+    EXPECT_EQ(tr.offset, gate ? 500 : 100);
+    EXPECT_EQ(tr.targetBurst, gate ? 1u : 2u);
+  }
+}
+
+// A child waking its parent is its exit, not data: 10 forks 40 at 1200, a hog
+// (30) preempts 10 at 1500, 40 runs, 10 goes on at 2300 and waits for 40 at
+// 2500, which wakes it as it exits at 2700. 10's switch-in at 2300 is no gate.
+TEST(TraceExtractor, ParentIsNotGatedOnItsChild) {
+  testing_support::TraceBuilder b;
+  b.sw(1000, 0, 0, "R", 10);
+  b.fork(1200, 0, 10, 40).wakeup(1201, 0, 10, 40, 0, true);
+  b.sw(1500, 0, 10, "R", 30);
+  b.sw(2000, 0, 30, "R", 40);
+  b.sw(2300, 0, 40, "R", 10);
+  b.sw(2500, 0, 10, "S", 40);
+  b.exit(2700, 0, 40);
+  b.waking(2710, 0, 40, 10, 0).wakeup(2711, 0, 40, 10, 0);
+  b.sw(2750, 0, 40, "X", 10);
+  b.sw(3000, 0, 10, "S", 30);
+  b.other(3500, 0, 30);
+  auto w = replay::extractWorkload(*b.build());
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  const replay::Task* parent = byTid(*w, 10);
+  const replay::Task* child = byTid(*w, 40);
+  ASSERT_TRUE(parent && child);
+  EXPECT_EQ(child->parent, static_cast<replay::TaskId>(parent - w->tasks.data()));
+  EXPECT_EQ(w->dataflowGates, 0u);
+  ASSERT_EQ(parent->bursts.size(), 2u);
+  EXPECT_EQ(parent->bursts[0].work, 700);
+  EXPECT_EQ(parent->bursts[1].waker, static_cast<replay::TaskId>(child - w->tasks.data()));
+}
+
 // Two tasks start together on two CPUs: A runs `aWork` and at 50 us of its work
 // wakes B's second burst; B's first burst is `bFirst` long. B ending it at 20 us
 // finds A 30 us short of its point and blocks; at 70 us it finds A 20 us past
