@@ -72,12 +72,18 @@ void Diagnostics::merge(const Diagnostics& other) {
   }
 }
 
+std::string withFileRenamed(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 void Diagnostics::renameFile(const std::string& from, const std::string& to) {
   if (from.empty()) return;
   for (auto& r : m_records) {
     if (r.file == from) r.file = to;
-    for (size_t at = r.message.find(from); at != std::string::npos; at = r.message.find(from, at + to.size()))
-      r.message.replace(at, from.size(), to);
+    r.message = withFileRenamed(std::move(r.message), from, to);
   }
 }
 

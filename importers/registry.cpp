@@ -214,12 +214,6 @@ bool anythingBeside(const std::string& trace) {
   return false;
 }
 
-std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
-  if (from.empty()) return text;
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
 }  // namespace
 
 core::Result<ImportResult> importTrace(const std::string& path, const ImportOptions& options) {
@@ -254,7 +248,7 @@ core::Result<ImportResult> importTrace(const std::string& path, const ImportOpti
     const std::string shown = path + " (decompressed)";
     for (const std::string* named : {&path, &readPath}) {
       builder.diagnostics().renameFile(*named, shown);
-      if (!status) status = core::Error(replaceAll(status.message(), *named, shown));
+      if (!status) status = core::Error(core::withFileRenamed(status.message(), *named, shown));
     }
     if (const auto& damage = copy->damage()) {
       builder.diagnostics().record(

@@ -150,7 +150,9 @@ TEST(Autogroup, ReplaysTheWaitsOfTwoRecordedSessions) {
   for (const auto& [tid, wait] : flat) {
     const auto [recorded, replayed] = wait;
     SCOPED_TRACE("tid " + std::to_string(tid));
-    if (recorded > 1'000'000'000) EXPECT_LT(replayed, 0.5 * static_cast<double>(recorded));
+    if (recorded > 1'000'000'000) {
+      EXPECT_LT(replayed, 0.5 * static_cast<double>(recorded));
+    }
   }
 }
 

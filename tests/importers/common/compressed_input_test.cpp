@@ -222,11 +222,15 @@ TEST(CompressedTraces, DamageAnywhereEndsAndIsNamedInsideTheFile) {
         EXPECT_EQ(copy.error().message().rfind(path + ": byte offset ", 0), 0u) << copy.error().message();
         continue;
       }
-      if (const auto& damage = copy->damage()) EXPECT_LE(damage->offset, damaged.size());
+      if (const auto& damage = copy->damage()) {
+        EXPECT_LE(damage->offset, damaged.size());
+      }
       // A cut stream keeps a prefix of the original. (A changed byte may
       // decompress to other bytes before a checksum at the end of its member
       // or frame tells: gzip -d and zstd -d write those too.)
-      if (round % 3 == 0) EXPECT_TRUE(original.starts_with(readFile(copy->path())));
+      if (round % 3 == 0) {
+        EXPECT_TRUE(original.starts_with(readFile(copy->path())));
+      }
     }
   }
 }
