@@ -64,10 +64,10 @@ inline constexpr size_t kDiagCount = static_cast<size_t>(DiagCode::Count);
 
 std::string_view diagName(DiagCode code);
 std::string_view diagDescription(DiagCode code);
+Severity diagSeverity(DiagCode code);
 
 /// `text` with every `from` in it replaced by `to` (a file's name in a message).
 std::string withFileRenamed(std::string text, const std::string& from, const std::string& to);
-Severity diagSeverity(DiagCode code);
 
 /// One located problem: which file, where in it, what. The first few of each
 /// code are kept with their location; the rest are only counted.

@@ -281,11 +281,12 @@ void inTwoParts(size_t begin, size_t split, size_t end, const Body& body) {
 // reader that ran before its writer first woke it). So the burst is split
 // there, and the rest waits, like a wakeup dependency, until that producer
 // reaches its recorded progress at t: in the kernel a reader that got ahead
-// of its writer finds the socket empty and blocks. Where the replay's producer is not behind, the gate is passed at
-// once (no switch). The task that took the CPU at the switch-out is never the
-// producer waited for: a wakee preempting its waker is an order the scheduler
-// chose, which the replayed model decides for itself (waiting for it made
-// nicemix's `awk | grep` block 80 times more than recorded). Every constraint,
+// of its writer finds the socket empty and blocks. Where the replay's
+// producer is not behind, the gate is passed at once (no switch). The task
+// that took the CPU at the switch-out is never the producer waited for: a
+// wakee preempting its waker is an order the scheduler chose, which the
+// replayed model decides for itself (waiting for it made nicemix's
+// `awk | grep` block 80 times more than recorded). Every constraint,
 // recorded or gate, is "task A at its progress of recorded time t waits for
 // task B's progress of the same t"; a cycle of such waits would need each t
 // earlier than the last, so gates cannot deadlock a replay, and the pieces of
