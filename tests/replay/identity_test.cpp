@@ -108,6 +108,13 @@ TEST(ReplayIdentity, BaselineConservesWorkAndMakespan) {
 
 namespace {
 
+// Every metric the identity bounds judge (core/analysis/fidelity.h).
+const std::vector<std::string> kJudgedMetrics = {
+    "makespan_ns",           "cpu_work_ns",           "switches_voluntary",    "switches_involuntary",
+    "migrations",            "wakeup_latency_p50_ns", "wakeup_latency_p90_ns", "wakeup_latency_p99_ns",
+    "wakeup_latency_ks",     "sched_delay_p50_ns",    "sched_delay_p90_ns",    "sched_delay_p99_ns",
+    "sched_delay_ks",        "task_cpu_share_pp"};
+
 // Replays the recording at `path` through its baseline (with `seed`) and
 // returns the metrics of `withinBounds` outside the identity bounds
 // (core/analysis/fidelity.h, from the issue); with `expectPass` each is a failure.
@@ -188,16 +195,19 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
                                                {"wakeup_latency_p50_ns"}, seed, false)
                         .empty();
   EXPECT_LE(p50Failures, 3) << "hackbench-proc's wakeup latency p50 out of bounds for " << p50Failures << " of 6 seeds";
+  // nicemix holds every bound at seeds 1, 3, 4 and 5; at 2 and 6 a balance
+  // pulls grep away from awk (README "Replay fidelity"). Before grep was gated
+  // on its first writer it held them at none.
+  int nicemixSeedsWithin = 0;
+  for (int seed = 1; seed <= 6; ++seed)
+    nicemixSeedsWithin +=
+        expectBaselineWithinBounds((shared / "nicemix" / "trace.dat").string(), kJudgedMetrics, seed, false).empty();
+  EXPECT_GE(nicemixSeedsWithin, 4) << "nicemix within every bound at " << nicemixSeedsWithin << " of 6 seeds";
 }
 
 // The same for the small recordings in tests/data/fidelity (README there),
 // which need nothing beside the checkout.
 TEST(ReplayIdentity, FixturesKeepTheirBounds) {
-  const std::vector<std::string> all = {
-      "makespan_ns",           "cpu_work_ns",           "switches_voluntary",    "switches_involuntary",
-      "migrations",            "wakeup_latency_p50_ns", "wakeup_latency_p90_ns", "wakeup_latency_p99_ns",
-      "wakeup_latency_ks",     "sched_delay_p50_ns",    "sched_delay_p90_ns",    "sched_delay_p99_ns",
-      "sched_delay_ks",        "task_cpu_share_pp"};
   // Out of bounds there, and why (README "Replay fidelity"): the tail latency
   // of the light loads is the busy host's other work. make-j2's and
   // interactive-batch's migrations (51 and 7 recorded) come within their
@@ -229,7 +239,7 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
   };
   for (const auto& [name, gaps] : documentedGaps) {
     std::vector<std::string> judged;
-    for (const std::string& key : all)
+    for (const std::string& key : kJudgedMetrics)
       if (std::find(gaps.begin(), gaps.end(), key) == gaps.end()) judged.push_back(key);
     expectBaselineWithinBounds((fs::path(SCHEDLAB_TEST_DATA) / "fidelity" / (name + ".perfetto-trace")).string(), judged);
   }
