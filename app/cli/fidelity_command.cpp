@@ -71,6 +71,27 @@ std::string cell(const core::analysis::FidelityMetric* m) {
   return buf;
 }
 
+// "| a | b |" rows under a "|---|---|" line after the first, each column as
+// wide as its widest cell.
+void printTable(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out << "|";
+    for (size_t c = 0; c < rows[r].size(); ++c)
+      out << " " << rows[r][c] << std::string(width[c] - rows[r][c].size(), ' ') << " |";
+    out << "\n";
+    if (r > 0) continue;
+    out << "|";
+    for (size_t c = 0; c < rows[r].size(); ++c) out << std::string(width[c] + 2, '-') << "|";
+    out << "\n";
+  }
+}
+
 std::vector<std::string> recordingsIn(const std::string& path, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -149,21 +170,15 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
   const bool json = args->flag("--json");
   core::JsonWriter j;
   if (json) j.beginArray();
-  char buf[256];
-  if (!json) {
-    std::snprintf(buf, sizeof buf, "| %-40s | %-12s |", "recording", "model");
-    out << buf;
-    for (const Column& c : kColumns) {
-      std::snprintf(buf, sizeof buf, " %-9s |", c.heading);
-      out << buf;
-    }
-    out << " verdict |";
-    if (seeds > 0) out << " failed, seeds 1-" << seeds << " |";
-    out << "\n|" << std::string(42, '-') << "|" << std::string(14, '-') << "|";
-    for (size_t i = 0; i < std::size(kColumns); ++i) out << std::string(11, '-') << "|";
-    out << "---------|";
-    if (seeds > 0) out << "---|";
-    out << "\n";
+  // The table is printed once every row is known, each column as wide as its
+  // widest cell: a cut name or release would name another file or kernel.
+  std::vector<std::vector<std::string>> table;
+  {
+    std::vector<std::string> header = {"recording", "model"};
+    for (const Column& c : kColumns) header.emplace_back(c.heading);
+    header.emplace_back("verdict");
+    if (seeds > 0) header.push_back("failed, seeds 1-" + std::to_string(seeds));
+    table.push_back(std::move(header));
   }
   std::vector<size_t> failedPerSeed(static_cast<size_t>(replays), 0);
   int status = kExitOk;
@@ -205,26 +220,22 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     if (json || fidelities.size() != static_cast<size_t>(replays)) continue;
     const auto& f = fidelities.front();
     fs::path shown = path;
-    const std::string label = (shown.parent_path().filename() / shown.filename()).string();
-    std::snprintf(buf, sizeof buf, "| %-40.40s | %-12.12s |", label.c_str(), (o.model + release).c_str());
-    out << buf;
-    for (const Column& c : kColumns) {
-      std::snprintf(buf, sizeof buf, " %-9s |", cell(f.metric(c.key)).c_str());
-      out << buf;
-    }
-    std::snprintf(buf, sizeof buf, " %s %zu  |", f.overall() == core::analysis::Verdict::Pass ? "pass" : "fail",
-                  f.failed());
-    out << buf;
+    std::vector<std::string> row = {(shown.parent_path().filename() / shown.filename()).string(), o.model + release};
+    for (const Column& c : kColumns) row.push_back(cell(f.metric(c.key)));
+    row.push_back(std::string(f.overall() == core::analysis::Verdict::Pass ? "pass " : "fail ") +
+                  std::to_string(f.failed()));
     if (seeds > 0) {
-      for (const auto& each : fidelities) out << " " << each.failed();
-      out << " |";
+      std::string perSeed;
+      for (const auto& each : fidelities) perSeed += (perSeed.empty() ? "" : " ") + std::to_string(each.failed());
+      row.push_back(std::move(perSeed));
     }
-    out << "\n";
+    table.push_back(std::move(row));
   }
   if (json) {
     j.endArray();
     out << j.str() << "\n";
   } else {
+    printTable(out, table);
     out << "\nRatios replay/recorded; KS and share: the measure itself; x: outside the bound "
            "(makespan ±10%, switches ±15% / ±30%, migrations x2, p50 ±30% or ±2 us, p99 x2, KS <= 0.25, "
            "share <= 2 pp); verdict: failed metrics.\n";

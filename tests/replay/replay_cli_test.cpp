@@ -254,6 +254,33 @@ TEST(ReplayCli, HelpListsModelsAndAModelsParameters) {
   EXPECT_NE(r.out.find("idle_wakeup_ns"), std::string::npos);
 }
 
+// The table cuts no cell: a recording's name and the model's release stand in
+// full (cut at 40 and 12 characters, "interactive-batch.perfetto-trac" and
+// "eevdf 6.18.4" named another file and another kernel), and its columns line up.
+TEST(FidelityCli, TableCutsNoCellAndItsColumnsLineUp) {
+  const std::string dir = (fs::path(SCHEDLAB_TEST_DATA) / "fidelity").string();
+  std::ostringstream out, err;
+  ASSERT_EQ(app::cli::run({"fidelity", dir + "/interactive-batch.perfetto-trace", dir + "/make-j2.perfetto-trace",
+                           "--seeds", "2"},
+                          out, err),
+            0)
+      << err.str();
+  std::vector<std::string> lines;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line) && !line.empty();) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u) << out.str();  // header, rule, two recordings
+  EXPECT_NE(lines[2].find("| fidelity/interactive-batch.perfetto-trace |"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("| eevdf 6.18.44 |"), std::string::npos) << lines[2];
+  const auto bars = [](const std::string& line) {
+    std::vector<size_t> at;
+    for (size_t i = 0; i < line.size(); ++i)
+      if (line[i] == '|') at.push_back(i);
+    return at;
+  };
+  EXPECT_EQ(bars(lines[0]).size(), 16u);  // 15 cells: recording, model, 11 metrics, verdict, seeds
+  for (const std::string& line : lines) EXPECT_EQ(bars(line), bars(lines[0])) << line;
+}
+
 // `fidelity --seeds N` replays each recording once per seed: its per-seed
 // column and sums must be what N separate runs with --param seed=K report.
 TEST(FidelityCli, SeedsColumnIsEachSeedsOwnVerdict) {
