@@ -58,34 +58,34 @@ void scatterByKey(size_t rows, size_t keyCount, KeyFn key, std::vector<uint32_t>
 // The same stable partition done in place, for the biggest table (thread
 // states): scatterByKey's second copy of the table was the peak RSS of a whole
 // import (+44 MB at 3.9M events, over the 1/3-of-KernelShark memory target).
-// The key column is overwritten with each row's destination; then the final
-// positions are filled from the end, at most `chunk` rows per sweep: the rows
-// bound for [a, r) go to a small buffer, the others slide down in order. About
+// The final positions are filled from the end, at most `chunk` rows per sweep:
+// the rows bound for [a, r) go to a small buffer, the others slide down in
+// order. The rows left before a sweep are, for each key, its first rows in
+// order, so the j-th of key k is bound for begins[k] + j: the destinations need
+// no column of their own and the keys stay as narrow as they came. About
 // rows/chunk/2 sequential sweeps, no second copy of the table.
-template <typename Key, typename KeyOf, typename SetKey, typename... Columns>
-void partitionInPlace(std::vector<Key>& keys, size_t keyCount, KeyOf keyOf, SetKey setKey,
-                      std::vector<uint32_t>& begins, Columns&... columns) {
+template <typename Key, typename... Columns>
+void partitionInPlace(std::vector<Key>& keys, size_t keyCount, std::vector<uint32_t>& begins, Columns&... columns) {
   const size_t rows = keys.size();
   begins.assign(keyCount + 1, 0);
-  for (size_t i = 0; i < rows; ++i) ++begins[keyOf(keys[i]) + 1];
+  for (const Key k : keys) ++begins[static_cast<size_t>(k) + 1];
   std::partial_sum(begins.begin(), begins.end(), begins.begin());
-  {
-    std::vector<uint32_t> next(begins.begin(), begins.end() - 1);
-    for (auto& k : keys) setKey(k, next[keyOf(k)]++);
-  }
+  std::vector<uint32_t> next(keyCount);
   const size_t chunk = std::max<size_t>(rows / 8, 1 << 16);
   // Default-initialised buffers: pages are only touched as rows land in them.
   auto buffers = std::make_tuple(std::unique_ptr<typename Columns::value_type[]>(
       new typename Columns::value_type[std::min(chunk, rows)])...);
   for (size_t r = rows; r > 0;) {
     const size_t a = r > chunk ? r - chunk : 0;
+    std::copy(begins.begin(), begins.end() - 1, next.begin());
     size_t w = 0;
     for (size_t i = 0; i < r; ++i) {
-      const size_t dst = keyOf(keys[i]);
+      const Key k = keys[i];
+      const size_t dst = next[k]++;
       if (dst >= a) {
         std::apply([&](auto&... buf) { ((buf[dst - a] = columns[i]), ...); }, buffers);
       } else {
-        keys[w] = keys[i];
+        keys[w] = k;
         ((columns[w] = columns[i]), ...);
         ++w;
       }
@@ -110,7 +110,8 @@ struct SchedBuilder::ThreadRt {
   int32_t untracedOutCpu = -1;
   uint32_t untracedOutSlice = 0;
   uint32_t untracedOutRow = kNoRow;
-  int64_t lastStateTs = INT64_MIN;
+  int64_t lastStateTs = INT64_MIN;  // the time of its last thread-state row
+  uint32_t stateRows = 0;
   int64_t lastMoveTs = INT64_MIN;  // its last sched_migrate_task
   // The latest event of its own that shows it was not yet running where it
   // runs next: its wakeup (or other state change), or a move after it, which
@@ -159,10 +160,10 @@ void SchedBuilder::reserve(uint64_t expectedEvents) {
   // space only: untouched pages are never faulted in.
   const auto n = static_cast<size_t>(std::min<uint64_t>(expectedEvents, uint64_t{1} << 32));
   auto& s = m_model->threadStates;
-  m_stateTs.reserve(n * 11 / 10);
+  m_stateDt.reserve(n * 11 / 10);
   s.state.reserve(n * 11 / 10);
   s.cpu.reserve(n * 11 / 10);
-  m_stateUtid.reserve(n * 11 / 10);
+  m_stateUtid.narrow.reserve(n * 11 / 10);
   auto& w = m_model->wakeups;
   w.ts.reserve(n / 3);
   w.wakee.reserve(n / 3);
@@ -296,7 +297,7 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
   const TaskState before = u != kIdleUtid ? m_threads[u.value].state : TaskState::Running;
   const bool unwoken = before != TaskState::Unknown && before != TaskState::Running && !isRunnable(before);
   char buf[160];
-  uint32_t displacedRow = kNoRow;
+  StateRowRef displacedRow;
   if (displaced != kIdleUtid) {
     std::snprintf(buf, sizeof buf, "tid %d was running, but an event at %lld shows tid %d current",
                   m_model->threads.tid[displaced.value], static_cast<long long>(ts), m_model->threads.tid[u.value]);
@@ -311,17 +312,17 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
                                m_cpus[static_cast<size_t>(d.cpu)].current == displaced;
     if (d.state == TaskState::Running && !runsElsewhere) {
       setState(displaced, ts, TaskState::Unknown, cpu);
-      displacedRow = static_cast<uint32_t>(m_stateTs.size() - 1);
+      displacedRow = lastStateRow(displaced);
       ThreadRt& out = m_threads[displaced.value];
       out.untracedOutCpu = cpu;
       out.untracedOutSlice = static_cast<uint32_t>(m_model->cpuSlices[static_cast<size_t>(cpu)].size() - 1);
-      out.untracedOutRow = displacedRow;
+      out.untracedOutRow = static_cast<uint32_t>(m_stateDt.size() - 1);
     }
   } else {
     closeSlice(c, cpu, ts, TaskState::RunnablePreempted, SliceEnd::Mismatch);
   }
   const auto prevSlice = static_cast<uint32_t>(m_model->cpuSlices[static_cast<size_t>(cpu)].size() - 1);
-  uint32_t row = kNoRow;
+  StateRowRef row;
   if (u != kIdleUtid) {
     ThreadRt& rt = m_threads[u.value];
     // Its CPU comes from the trace (a move's dest_cpu) and may lie past every CPU seen.
@@ -334,8 +335,8 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
       }
     }
     setState(u, ts, TaskState::Running, cpu);
-    row = static_cast<uint32_t>(m_stateTs.size() - 1);
-    m_inferredRunningRow = row;  // a switch-out at this instant must not overwrite it: finalize() widens it
+    row = lastStateRow(u);
+    m_inferredRunningRow = m_stateDt.size() - 1;  // a switch-out at this instant must not overwrite it: finalize() widens it
     m_threads[u.value].pendingWaking = kNoRow;
   }
   if (m_model->diagnostics.count(DiagCode::switch_in_inferred) < Diagnostics::kRecordsKeptPerCode) {
@@ -426,8 +427,8 @@ void SchedBuilder::placeInferredSwitchIns() {
     t.dur.set(r.prevSlice, at - t.ts[r.prevSlice]);
     t.dur.set(i, t.dur[i] + r.firstSeen - at);
     t.ts.set(i, at);
-    for (const uint32_t row : {r.stateRow, r.displacedRow})
-      if (row != kNoRow && m_stateTs[row] == r.firstSeen) m_stateTs[row] = at;
+    for (const StateRowRef& row : {r.running, r.displaced})
+      if (row.ordinal != kNoRow) m_stateRowMoves.push_back({row, r.firstSeen, at});
     auto& startTs = m_model->threads.startTs[t.utid[i].value];
     startTs = std::min(startTs, at);
   }
@@ -535,17 +536,25 @@ void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
   if (rt.state == state && (state != TaskState::Running || rt.cpu == cpu)) return;
   if (ts < rt.lastStateTs) ts = rt.lastStateTs;
   auto& s = m_model->threadStates;
-  if (rt.lastStateTs == ts && !m_stateTs.empty() && m_stateUtid.back() == u &&
-      m_stateTs.size() - 1 != m_inferredRunningRow) {
+  if (rt.lastStateTs == ts && !m_stateDt.empty() && m_stateUtid.back() == u.value &&
+      m_stateDt.size() - 1 != m_inferredRunningRow) {
     // Two changes at the same instant: the later one wins, no zero-length row.
     s.state.back() = state;
     s.cpu.back() = static_cast<CpuId>(cpu < 0 ? 0 : cpu);
   } else {
-    if (m_stateTs.size() >= m_prefaultMark) prefaultNextRows();
-    m_stateTs.push_back(ts);
+    if (m_stateDt.size() >= m_prefaultMark) prefaultNextRows();
+    // Unsigned: the first row's distance from INT64_MIN overflows int64_t.
+    const uint64_t dt = static_cast<uint64_t>(ts) - static_cast<uint64_t>(rt.lastStateTs);
+    if (rt.stateRows == 0 || dt >= static_cast<uint32_t>(kFarDt)) {
+      m_stateDt.push_back(kFarDt);
+      m_stateTsFar.push_back({u, ts});
+    } else {
+      m_stateDt.push_back(static_cast<int32_t>(static_cast<uint32_t>(dt)));
+    }
     s.state.push_back(state);
     s.cpu.push_back(static_cast<CpuId>(cpu < 0 ? 0 : cpu));
     m_stateUtid.push_back(u);
+    ++rt.stateRows;
   }
   rt.state = state;
   rt.lastStateTs = ts;
@@ -558,8 +567,11 @@ void SchedBuilder::prefaultNextRows() {
   // share of the switches, so each CPU gets its share of the rows.
   constexpr size_t kRows = 8192;
   auto& s = m_model->threadStates;
-  growMapped(m_stateTs, 2 * kRows), growMapped(s.state, 2 * kRows), growMapped(s.cpu, 2 * kRows);
-  growMapped(m_stateUtid, 2 * kRows);
+  growMapped(m_stateDt, 2 * kRows), growMapped(s.state, 2 * kRows), growMapped(s.cpu, 2 * kRows);
+  if (m_stateUtid.isWide)
+    growMapped(m_stateUtid.wide, 2 * kRows);
+  else
+    growMapped(m_stateUtid.narrow, 2 * kRows);
   auto& w = m_model->wakeups;
   growMapped(w.ts, kRows), growMapped(w.wakee, kRows), growMapped(w.waker, kRows);
   growMapped(w.targetCpu, kRows), growMapped(w.wakerCpu, kRows), growMapped(w.flags, kRows);
@@ -569,7 +581,25 @@ void SchedBuilder::prefaultNextRows() {
     growMapped(t.prio, perCpu), growMapped(t.endState, perCpu), growMapped(t.endReason, perCpu);
     growMapped(t.kind, perCpu), growMapped(t.flags, perCpu);
   }
-  m_prefaultMark = m_stateTs.size() + kRows;
+  m_prefaultMark = m_stateDt.size() + kRows;
+}
+
+void SchedBuilder::RowThreads::push_back(Utid u) {
+  if (!isWide && u.value > UINT16_MAX) {
+    wide.reserve(narrow.capacity());
+    wide.assign(narrow.begin(), narrow.end());
+    narrow = {};
+    isWide = true;
+  }
+  if (isWide)
+    wide.push_back(u.value);
+  else
+    narrow.push_back(static_cast<uint16_t>(u.value));
+}
+
+SchedBuilder::StateRowRef SchedBuilder::lastStateRow(Utid u) const {
+  const uint32_t rows = m_threads[u.value].stateRows;
+  return {u, rows ? rows - 1 : kNoRow};
 }
 
 void SchedBuilder::openSlice(CpuRt& c, int /*cpu*/, Utid u, int64_t ts, uint8_t flags, bool forcedIdle) {
@@ -1109,18 +1139,25 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
   // Thread states: partition by utid (stable, so each thread's rows stay in time order).
   {
     auto& s = m.threadStates;
-    partitionInPlace(
-        m_stateUtid, m.threads.size(), [](Utid u) { return static_cast<size_t>(u.value); },
-        [](Utid& u, uint32_t row) { u.value = row; }, s.rowsBegin, m_stateTs, s.state, s.cpu);
-    m_stateUtid.clear();
-    m_stateUtid.shrink_to_fit();
-    // Compacted only now: rows partitioned by thread are still neighbours in time.
-    s.ts.clear();
-    s.ts.reserve(m_stateTs.size());
-    s.ts.prefaultRows(m_stateTs.size());
-    for (const int64_t ts : m_stateTs) s.ts.push_back(ts);
-    m_stateTs.clear();
-    m_stateTs.shrink_to_fit();
+    if (m_stateUtid.isWide)
+      partitionInPlace(m_stateUtid.wide, m.threads.size(), s.rowsBegin, m_stateDt, s.state, s.cpu);
+    else
+      partitionInPlace(m_stateUtid.narrow, m.threads.size(), s.rowsBegin, m_stateDt, s.state, s.cpu);
+    m_stateUtid = {};
+    // Each thread's far times, in its rows' order.
+    std::stable_sort(m_stateTsFar.begin(), m_stateTsFar.end(),
+                     [](const FarTime& a, const FarTime& b) { return a.thread.value < b.thread.value; });
+    auto far = m_stateTsFar.begin();
+    int64_t ts = 0;  // each thread's first row is far: nothing carries over between threads
+    s.ts.adopt(std::move(m_stateDt), [&](int32_t dt) {
+      return ts = dt == kFarDt ? (far++)->ts : ts + static_cast<uint32_t>(dt);
+    });
+    m_stateTsFar = {};
+    for (const StateRowMove& move : m_stateRowMoves) {
+      const size_t row = s.rowsBegin[move.row.thread.value] + move.row.ordinal;
+      if (s.ts[row] == move.from) s.ts.set(row, move.to);
+    }
+    m_stateRowMoves = {};
   }
   // Wakeups: per-wakee index.
   {
@@ -1194,7 +1231,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     shrink(t.ts), shrink(t.dur), shrink(t.utid), shrink(t.prio), shrink(t.endState), shrink(t.endReason),
         shrink(t.kind), shrink(t.flags);
   }
-  shrink(m.threadStates.state), shrink(m.threadStates.cpu);
+  shrink(m.threadStates.ts), shrink(m.threadStates.state), shrink(m.threadStates.cpu);
   shrink(m.wakeups.ts), shrink(m.wakeups.wakee), shrink(m.wakeups.waker), shrink(m.wakeups.targetCpu),
       shrink(m.wakeups.wakerCpu), shrink(m.wakeups.flags);
   shrink(m.migrations.ts), shrink(m.migrations.utid), shrink(m.migrations.origCpu), shrink(m.migrations.destCpu);

@@ -184,11 +184,17 @@ class SchedBuilder {
   }
   // A switch-in the trace lacks, found at `firstSeen` (the task's first event
   // on that CPU); finalize() moves it back into (lowerBound, firstSeen].
+  // A thread-state row as finalize() finds it once rows are grouped by thread:
+  // the thread's ordinal-th row.
+  struct StateRowRef {
+    Utid thread;
+    uint32_t ordinal = UINT32_MAX;  // none
+  };
   struct InferredSwitchIn {
     int32_t cpu;
     uint32_t prevSlice;  // the slice that ended there; the inferred one follows it
-    uint32_t stateRow;   // the task's Running row
-    uint32_t displacedRow;  // the replaced task's row that ends its run there (task to task)
+    StateRowRef running;    // the task's Running row
+    StateRowRef displaced;  // the replaced task's row that ends its run there (task to task)
     int64_t lowerBound;  // the latest event that shows it was not yet running there
     int64_t firstSeen;
     BoundKind kind;
@@ -214,11 +220,39 @@ class SchedBuilder {
   std::vector<CpuRt> m_cpus;
   TidTable<uint32_t, UINT32_MAX> m_tidToUtid;
   std::unordered_map<int32_t, uint32_t> m_bigTidToUtid;  // tids the table cannot hold (corrupt input)
-  std::vector<Utid> m_stateUtid;      // import-time column, dropped at finalize
-  // Thread-state times in event order during import, plain so that finalize's
-  // in-place partition by thread can move them; compacted into the model after it.
-  std::vector<int64_t> m_stateTs;
-  // core/prefault.h: when m_stateTs reaches this size, the tables' next pages are mapped.
+  // Thread-state rows during import, in event order; finalize() groups them by
+  // thread into the model. Each row's thread, in 16 bits until a trace has more
+  // threads than that holds (import memory, issue 17: 4 B a row at 3M rows).
+  struct RowThreads {
+    std::vector<uint16_t> narrow;
+    std::vector<uint32_t> wide;  // used instead of narrow from the 65536th thread on
+    bool isWide = false;
+    void push_back(Utid u);
+    uint32_t back() const { return isWide ? wide.back() : narrow.back(); }
+    size_t size() const { return isWide ? wide.size() : narrow.size(); }
+  };
+  RowThreads m_stateUtid;
+  // Each row's time as its distance from the same thread's previous row, which
+  // grouping by thread (stable) keeps: 4 B a row instead of 8. A thread's first
+  // row, and one after more than 4.29 s, has kFarDt and its time in
+  // m_stateTsFar, in event order.
+  // Unsigned distances in signed slots: the model's time column takes the storage over.
+  static constexpr int32_t kFarDt = -1;
+  std::vector<int32_t> m_stateDt;
+  struct FarTime {
+    Utid thread;
+    int64_t ts;
+  };
+  std::vector<FarTime> m_stateTsFar;
+  // Inferred switch-ins moved back (placeInferredSwitchIns()) move their state
+  // rows too; done once the rows are grouped and their times whole.
+  struct StateRowMove {
+    StateRowRef row;
+    int64_t from, to;
+  };
+  std::vector<StateRowMove> m_stateRowMoves;
+  StateRowRef lastStateRow(Utid u) const;
+  // core/prefault.h: when m_stateDt reaches this size, the tables' next pages are mapped.
   size_t m_prefaultMark = 0;
   void prefaultNextRows();
   std::vector<uint32_t> m_counterTrackOfRow;

@@ -112,6 +112,39 @@ class TimeColumn {
     m_wide[static_cast<uint32_t>(m_low[i])] = v;
   }
 
+  /// The column built over `rows`'s own storage, which holds each row in some
+  /// other 32-bit form: valueOf(raw) gives the time of the next row, rows in
+  /// order. A large column gets no second copy (import memory, issue 17).
+  template <class ValueOf>
+  void adopt(std::vector<int32_t>&& rows, ValueOf valueOf) {
+    clear();
+    m_low = std::move(rows);
+    const size_t n = m_low.size();
+    m_base.reserve((n + kBlockRows - 1) >> kBlockShift);
+    int64_t values[kBlockRows];
+    for (size_t first = 0; first < n; first += kBlockRows) {
+      const size_t count = std::min(kBlockRows, n - first);
+      int32_t* low = m_low.data() + first;
+      for (size_t r = 0; r < count; ++r) values[r] = valueOf(low[r]);
+      // Wide on the same terms as push_back().
+      bool fits = values[0] != kWide;
+      for (size_t r = 0; r < count && fits; ++r) {
+        const int64_t d = minus(values[r], values[0]);
+        fits = d >= kMinLow && d <= kMaxLow;
+      }
+      if (fits) {
+        m_base.push_back(values[0]);
+        for (size_t r = 0; r < count; ++r) low[r] = static_cast<int32_t>(minus(values[r], values[0]));
+      } else {
+        m_base.push_back(kWide);
+        for (size_t r = 0; r < count; ++r) {
+          low[r] = static_cast<int32_t>(m_wide.size());
+          m_wide.push_back(values[r]);
+        }
+      }
+    }
+  }
+
   void reserve(size_t n) {
     m_low.reserve(n);
     m_base.reserve((n + kBlockRows - 1) >> kBlockShift);

@@ -101,6 +101,43 @@ TEST(SchedBuilder, ThreadStatesOfARarelyRunningTaskStayIn32Bits) {
   EXPECT_EQ(s.ts[1499], 1'000 * kMs + 499 * 60 * kMs + kMs);
 }
 
+// During import a state row keeps its time as the distance from its thread's
+// previous row, in 32 bits, and its thread in 16 bits until there are more
+// threads than that holds (core/sched_builder.h). Task 1 sleeps 3.5 s (past
+// int32, within uint32) and then 5 s (past uint32); 70000 tasks in between
+// outgrow 16-bit threads while task 1 still has rows to come.
+TEST(SchedBuilder, StateTimesSurviveLongSleepsAndMoreTasksThanSixteenBitsCount) {
+  TraceBuilder b;
+  constexpr int64_t kS = 1'000'000'000;
+  constexpr int kTasks = 70'000;
+  const int64_t task1Runs[] = {1'000, 1'000 + 3 * kS + kS / 2, 1'000 + 8 * kS + kS / 2};
+  b.sw(task1Runs[0], 0, 0, "R", 1).sw(task1Runs[0] + 50, 0, 1, "S", 0);
+  for (int i = 0; i < kTasks; ++i) {
+    const int64_t t = 10'000 + int64_t{i} * 100;
+    b.sw(t, 0, 0, "R", 2 + i).sw(t + 50, 0, 2 + i, "S", 0);
+  }
+  for (const int64_t t : {task1Runs[1], task1Runs[2]}) b.sw(t, 0, 0, "R", 1).sw(t + 50, 0, 1, "S", 0);
+  auto m = b.build();
+
+  const auto [first, last] = m->stateRowsOf(utidOfTid(*m, 1));
+  ASSERT_EQ(last - first, 6u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(m->threadStates.ts[first + 2 * k], task1Runs[k]) << "run " << k;
+    EXPECT_EQ(m->threadStates.state[first + 2 * k], TaskState::Running);
+    EXPECT_EQ(m->threadStates.ts[first + 2 * k + 1], task1Runs[k] + 50);
+    EXPECT_EQ(m->threadStates.state[first + 2 * k + 1], TaskState::Sleeping);
+  }
+  for (const int tid : {2, 2 + kTasks / 2, 1 + kTasks}) {
+    const auto [f, l] = m->stateRowsOf(utidOfTid(*m, tid));
+    ASSERT_EQ(l - f, 2u) << "tid " << tid;
+    const int64_t t = 10'000 + int64_t{tid - 2} * 100;
+    EXPECT_EQ(m->threadStates.ts[f], t) << "tid " << tid;
+    EXPECT_EQ(m->threadStates.ts[f + 1], t + 50) << "tid " << tid;
+    EXPECT_EQ(m->threadOfStateRow(f), utidOfTid(*m, tid));
+  }
+  EXPECT_EQ(m->threadStates.size(), 6u + 2u * kTasks);
+}
+
 TEST(SchedBuilder, WakeupFromIrqHasNoWaker) {
   TraceBuilder t;
   t.sw(10, 0, 3, "S", 0).waking(20, 0, 0, 3, 0).sw(30, 0, 0, "R", 3);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace {
@@ -90,6 +91,31 @@ TEST(TimeColumn, TimesAtBothEndsOfInt64AreKeptExactly) {
   EXPECT_EQ(values(c), wild);
   c.set(2, INT64_MIN + 2);
   EXPECT_EQ(c[2], INT64_MIN + 2);
+}
+
+// adopt() builds the column over storage of another 32-bit form (the importer's
+// per-thread distances); it must keep every value and widen the same blocks as
+// push_back(). 200 rows: a block of close values, one with a 3 s jump (wide),
+// one starting at INT64_MIN (wide), and a short last block.
+TEST(TimeColumn, AdoptedStorageReadsBackAndWidensAsPushBackDoes) {
+  std::vector<int64_t> expected;
+  for (int r = 0; r < 64; ++r) expected.push_back(5'000 + r * 1'000);
+  for (int r = 0; r < 64; ++r) expected.push_back(1'000'000 + (r == 40 ? 3'000'000'000 : r));
+  expected.push_back(INT64_MIN);
+  for (int r = 1; r < 64; ++r) expected.push_back(INT64_MIN + r);
+  for (int r = 0; r < 8; ++r) expected.push_back(INT64_MAX - r);
+  std::vector<int32_t> storage(expected.size());
+  std::iota(storage.begin(), storage.end(), 0);  // each slot names its row
+  TimeColumn adopted;
+  adopted.adopt(std::move(storage), [&](int32_t row) { return expected[static_cast<size_t>(row)]; });
+  TimeColumn pushed;
+  for (int64_t v : expected) pushed.push_back(v);
+  EXPECT_EQ(values(adopted), expected);
+  EXPECT_EQ(adopted.wideRows(), 128u);  // the jump's block and INT64_MIN's
+  EXPECT_EQ(adopted.wideRows(), pushed.wideRows());
+  adopted.set(3, 42);
+  EXPECT_EQ(adopted[3], 42);
+  EXPECT_EQ(adopted[4], expected[4]);
 }
 
 }  // namespace
