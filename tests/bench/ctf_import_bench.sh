@@ -14,7 +14,7 @@
 #   CTF_DIR       default /tmp/bench-ctf/ctf
 #   SCHEDLAB_CLI  default: build-ctf, build-release, then the first build*/ of this checkout
 #   RUNS          default 5
-# Exit status: 0 when the wall-time ratio is <= 1.3, 1 when not, 2 on setup errors.
+# Exit status: 0 when the wall-time ratio is within the goal, 1 when not, 2 on setup errors.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
