@@ -182,14 +182,14 @@ class SchedBuilder {
   static BoundKind boundKind(int64_t localEventTs, int64_t wakeupTs) {
     return localEventTs >= wakeupTs ? kBoundLocalEvent : kBoundWakeup;
   }
-  // A switch-in the trace lacks, found at `firstSeen` (the task's first event
-  // on that CPU); finalize() moves it back into (lowerBound, firstSeen].
   // A thread-state row as finalize() finds it once rows are grouped by thread:
   // the thread's ordinal-th row.
   struct StateRowRef {
     Utid thread;
     uint32_t ordinal = UINT32_MAX;  // none
   };
+  // A switch-in the trace lacks, found at `firstSeen` (the task's first event
+  // on that CPU); finalize() moves it back into (lowerBound, firstSeen].
   struct InferredSwitchIn {
     int32_t cpu;
     uint32_t prevSlice;  // the slice that ended there; the inferred one follows it
@@ -235,8 +235,8 @@ class SchedBuilder {
   // Each row's time as its distance from the same thread's previous row, which
   // grouping by thread (stable) keeps: 4 B a row instead of 8. A thread's first
   // row, and one after more than 4.29 s, has kFarDt and its time in
-  // m_stateTsFar, in event order.
-  // Unsigned distances in signed slots: the model's time column takes the storage over.
+  // m_stateTsFar, in event order. The distances are unsigned in int32_t slots:
+  // the model's time column takes their storage over (TimeColumn::adopt()).
   static constexpr int32_t kFarDt = -1;
   std::vector<int32_t> m_stateDt;
   struct FarTime {
