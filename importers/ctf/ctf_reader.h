@@ -1,6 +1,7 @@
-// Reads CTF traces through the babeltrace2 library (src.ctf.fs -> flt.utils.muxer
-// -> our own simple sink) and feeds every event to the SchedBuilder in timestamp
-// order, the builder running on a second thread. Called by the CTF importer
+// Reads CTF traces through the babeltrace2 library (src.ctf.fs -> our own sink,
+// which merges the streams in time order as flt.utils.muxer would) and feeds
+// every event to the SchedBuilder in timestamp order, the builder running on a
+// second thread. Called by the CTF importer
 // (ctf_importer.cpp) once it knows the trace folders.
 #pragma once
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CTF import speed against babeltrace2's own decoding floor: the same trace read
 # by `babeltrace2 DIR -c sink.utils.dummy` (src.ctf.fs -> muxer -> a sink that
-# drops every message) and imported by `schedlab-cli info DIR` (the same graph,
-# plus building the model on a second thread). Goal (issue 17): at most 1.15x the floor.
+# drops every message) and imported by `schedlab-cli info DIR` (the same source,
+# its streams merged by SchedLab's sink instead of the muxer, plus building the
+# model on a second thread). Goal (issue 17): at most 1.15x the floor.
 # Runs alternate (floor, import, floor, import...) so both see the same machine
 # load; prints the medians of wall time and of CPU time (user + sys: steadier
 # on a shared machine, and what the import costs when no core is free) and the

@@ -62,7 +62,7 @@ max_len_of() {
 }
 
 # The executions a fuzzer must reach in SECONDS: 20,000 per 45 s, except
-# ctf: every input builds babeltrace2 graphs (source, muxer; ~4-8 ms of CPU for
+# ctf: every input builds babeltrace2 graphs (source and sink; ~4-8 ms of CPU for
 # a one-packet stream under ASan), so 45 s hold 3,600-5,400 (2026-12-02, on a
 # host 1.7x slower than the month before). On 2026-12-05's new host, whose page
 # faults cost more, `make test` saw 1,600 while the importer still found (and

@@ -11,6 +11,11 @@ with power_cpu_frequency and power_cpu_idle (tracecompass-test-traces/bug446190
 declares them but records none), its expected counters and residencies worked
 out by hand in ctf_synthetic_test.cpp too.
 
+Also writes tests/data/ctf/synthetic-ties/: two CPUs with an event each at
+one instant, after CPU 1's stream was the one read last: the order the
+babeltrace2 command prints them in, and what that order makes of the task,
+are checked in ctf_synthetic_test.cpp (CtfSyntheticTies).
+
 Also writes tests/data/ctf/lttng-session/: the same kernel trace as the
 `kernel/` folder of an LTTng 2.13 session, beside the session's user-space
 trace in `ust/uid/1000/64-bit/` (three app:tick events), each with its own
@@ -337,6 +342,22 @@ POWER_CPU1 = [
         (12000, sched_switch("daemon", 200, 20, 1, "swapper/1", 0, 20)),  # S
     ]),
 ]
+# The ties trace (CtfSyntheticTies): at 5000 task a (300) sleeps on CPU 0 and
+# c (302) wakes it from CPU 1; CPU 1's stream was read last before then (4000).
+TIES_UUID = bytes(range(0x90, 0xA0))
+TIES_CPU0 = [
+    (0, 0, [
+        (1000, sched_switch("swapper/0", 0, 20, 0, "a", 300, 20)),
+        (5000, sched_switch("a", 300, 20, 1, "b", 301, 20)),             # S
+    ]),
+]
+TIES_CPU1 = [
+    (0, 0, [
+        (2000, sched_switch("swapper/1", 0, 20, 0, "c", 302, 20)),
+        (4000, waking("b", 301, 20, 0)),
+        (5000, waking("a", 300, 20, 0)),
+    ]),
+]
 # The session's user-space trace: app (tid 100) ticks on CPU 0 while it runs.
 UST_CPU0 = [
     (0, 0, [(2200, (0, i32(1))), (3000, (0, i32(2))), (4000, (0, i32(3)))]),
@@ -355,6 +376,8 @@ def write_trace(folder, meta, streams, uuid):
 write_trace(OUT, metadata(UUID, KERNEL_ENV, KERNEL_EVENTS), {"chan_0": (0, CPU0), "chan_1": (1, CPU1)}, UUID)
 write_trace(POWER_OUT, metadata(POWER_UUID, KERNEL_ENV, KERNEL_EVENTS + POWER_EVENTS),
             {"chan_0": (0, POWER_CPU0), "chan_1": (1, POWER_CPU1)}, POWER_UUID)
+write_trace(os.path.join(HERE, "synthetic-ties"), metadata(TIES_UUID, KERNEL_ENV, KERNEL_EVENTS),
+            {"chan_0": (0, TIES_CPU0), "chan_1": (1, TIES_CPU1)}, TIES_UUID)
 write_trace(os.path.join(SESSION_OUT, "kernel"), metadata(SESSION_KERNEL_UUID, KERNEL_ENV + SESSION_ENV, KERNEL_EVENTS),
             {"channel0_0": (0, CPU0), "channel0_1": (1, CPU1)}, SESSION_KERNEL_UUID)
 write_trace(os.path.join(SESSION_OUT, "ust", "uid", "1000", "64-bit"), metadata(SESSION_UST_UUID, UST_ENV, UST_EVENTS),

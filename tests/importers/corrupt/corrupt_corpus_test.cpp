@@ -26,8 +26,8 @@ struct CorruptCase {
   /// "byte offset N" or "line N", right after the file's name in the message; null
   /// where the fragment says it ("empty file (byte offset 0)") or nothing can:
   /// babeltrace2 only logs where TSDL metadata goes wrong (its error causes
-  /// say "Cannot create trace"), and its muxer reports time going backwards
-  /// without the stream, so those CTF cases name the file or trace folder only.
+  /// say "Cannot create trace"), and nothing says where in a stream file time
+  /// goes back, so those CTF cases name the file or trace folder only.
   const char* where;
   const char* fragment;  ///< what the message must say about the damage
 };
@@ -90,7 +90,11 @@ const CorruptCase kCases[] = {
     {"ctf/corrupt/empty-metadata", Outcome::Error, nullptr, "folder is neither a CTF trace nor a perf record --threads folder"},
     {"ctf/corrupt/truncated-stream", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet of 704 bytes cut short"},
     {"ctf/corrupt/truncated-metadata", Outcome::Error, nullptr, "metadata: invalid CTF metadata"},
-    {"ctf/corrupt/flipped-bits", Outcome::Partial, nullptr, "(after 3 events)"},
+    // The times are babeltrace2's own muxer's ("ts=1700000000000001030,
+    // last-returned-ts=4294073385365415932"), which the reader used to run.
+    {"ctf/corrupt/flipped-bits", Outcome::Partial, nullptr,
+     "chan_0: time goes back from 4294073385365415932 ns to 1700000000000001030 ns; the streams cannot be merged "
+     "in time order (after 3 events)"},
     {"ctf/corrupt/huge-content-size", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (content_size 18446744073709551608 bits does not fit packet_size 5632"},
     {"ctf/corrupt/huge-packet-size", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet of 137438953472 bytes cut short by the end of the file"},
     {"ctf/corrupt/packet-size-below-header", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet_size 64 bits is smaller than its own header"},

@@ -7,8 +7,11 @@
 // the generator.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/analysis/stats.h"
 #include "importers/importer.h"
@@ -184,3 +187,50 @@ TEST(CtfSyntheticPower, PowerEventsBecomeCountersAndResidencies) {
   EXPECT_EQ(c1.idleUnknownNs, 500);
   EXPECT_EQ(c1.idleResidencyNs, (std::map<int64_t, int64_t>{{core::kIdleStateRunning, 4000}, {1, 6500}}));
 }
+
+namespace {
+
+// tests/data/ctf/synthetic-ties (make_synthetic_lttng.py): at 5000 task a (300)
+// sleeps on CPU 0 and c (302) wakes it from CPU 1, whose stream was read last
+// (4000). The importer merges the streams itself; at one instant the first
+// stream's event goes first, as babeltrace2's muxer orders them (the first
+// test holds the babeltrace2 command to it): a sleeps, then is woken. The other
+// order would make the waking one of a running task (no effect), a left asleep.
+TEST(CtfSyntheticTies, TheBabeltraceCommandPrintsTheFirstStreamsEventFirst) {
+  if (!ctftest::babeltraceInstalled()) GTEST_SKIP() << "babeltrace2 CLI (make setup) not installed: no reference";
+  std::vector<std::string> lines;
+  FILE* pipe = ::popen(("babeltrace2 '" + ctftest::dataPath("ctf/synthetic-ties") + "' 2>/dev/null").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), pipe)) lines.emplace_back(buf.data());
+  ASSERT_EQ(::pclose(pipe), 0);
+  auto lineOf = [&](const char* text) {
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].find(text) != std::string::npos) return i;
+    ADD_FAILURE() << "babeltrace2 printed no event with " << text;
+    return lines.size();
+  };
+  EXPECT_LT(lineOf("prev_tid = 300"), lineOf("tid = 300, prio"));
+}
+
+TEST(CtfSyntheticTies, TheImporterTakesThemInTheSameOrder) {
+  const std::string dir = ctftest::dataPath("ctf/synthetic-ties");
+  auto result = importers::importTrace(dir);
+  ASSERT_TRUE(result.has_value()) << result.error().message();
+  const core::TraceModel& m = *result->model;
+  core::Utid a;
+  for (uint32_t u = 0; u < m.threads.size(); ++u)
+    if (m.threads.tid[u] == 300) a = core::Utid(u);
+  const auto [b, e] = m.stateRowsOf(a);
+  std::vector<std::pair<int64_t, core::TaskState>> states;
+  for (uint32_t r = b; r < e; ++r) states.emplace_back(m.threadStates.ts[r] - kOffset, m.threadStates.state[r]);
+  const std::vector<std::pair<int64_t, core::TaskState>> expected = {
+      {1000, core::TaskState::Running}, {5000, core::TaskState::Sleeping}, {5000, core::TaskState::Runnable}};
+  EXPECT_EQ(states, expected);
+  EXPECT_EQ(m.diagnostics.count(core::DiagCode::wakeup_of_running_task), 0u);
+  const auto wakeups = m.wakeupsOf(a);
+  ASSERT_EQ(wakeups.size(), 1u);
+  EXPECT_FALSE(m.wakeups.flags[wakeups[0]] & core::kWakeupNoEffect);
+}
+
+}  // namespace
