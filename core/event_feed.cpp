@@ -1,6 +1,7 @@
 #include "core/event_feed.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +17,12 @@ namespace core {
 // fourth field counts the tasks running or runnable right now (this one
 // included).
 bool EventFeed::spareCpu() {
-  const unsigned cpus = std::thread::hardware_concurrency();
+  // The CPUs this process may run on: under `taskset -c 0` a worker would
+  // only take turns with the decoder on the one core.
+  unsigned cpus = std::thread::hardware_concurrency();
+  cpu_set_t allowed;
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    cpus = std::min(cpus, static_cast<unsigned>(CPU_COUNT(&allowed)));
   if (cpus < 2) return false;
   char buf[128] = {};
   const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);

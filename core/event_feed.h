@@ -38,8 +38,8 @@ class EventFeed {
   EventFeed(const EventFeed&) = delete;
   EventFeed& operator=(const EventFeed&) = delete;
 
-  /// Whether a CPU is idle now (fewer running tasks than CPUs in
-  /// /proc/loadavg): a worker thread would get a core of its own.
+  /// Whether a CPU is idle now (fewer running tasks in /proc/loadavg than the
+  /// CPUs this process may run on): a worker thread would get a core of its own.
   static bool spareCpu();
 
   /// From now on everything is queued for drain(); call before the producer starts.

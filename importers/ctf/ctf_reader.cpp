@@ -466,7 +466,7 @@ std::optional<KernelVersion> parseKernelRelease(std::string_view release) {
 
 // ---------------------------------------------------------------------------
 // The builder as the sink sees it: the same calls, turned into DecodedEvents
-// for the builder thread (core::EventFeed, threaded).
+// for the builder (core::EventFeed: on its own thread, or at once).
 
 class FeedWriter {
  public:
@@ -1663,7 +1663,7 @@ std::string findUnopenableStream(const Plugins& plugins, const std::vector<std::
 namespace {
 
 core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBuilder& builder,
-                        const ImportOptions& options) {
+                        const ImportOptions& options, Threading threading) {
   // libbabeltrace2 is not thread-safe (plugin and class objects are shared,
   // their reference counts are not atomic): one CTF import at a time.
   static std::mutex babeltraceMutex;
@@ -1697,12 +1697,15 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
     }
   if (streamBytes / 32 > (1u << 20)) builder.reserve(streamBytes / 32);
 
-  // The model is built on a second thread while this one decodes: the builder
-  // costs about a third of babeltrace2's decoding, and this way it overlaps it.
+  // The model is built on a second thread while this one decodes, when a core
+  // is free for it: the builder costs about a third of babeltrace2's decoding,
+  // and this way it overlaps it.
   core::EventFeed feed(builder, core::EventFeed::Position::ByteOffset);
-  feed.setThreaded();
+  const bool threaded = decodeOnAWorker(threading, streamBytes);
+  if (threaded) feed.setThreaded();
   std::string builderError;
-  std::thread builderThread([&] {
+  std::thread builderThread;
+  if (threaded) builderThread = std::thread([&] {
     try {
       (void)feed.drain();
     } catch (const std::exception& e) {
@@ -1846,10 +1849,10 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
 }  // namespace
 
 core::Status readCtfTraces(const std::vector<std::string>& traceDirs, core::SchedBuilder& builder,
-                           const ImportOptions& options) {
+                           const ImportOptions& options, Threading threading) {
   if (traceDirs.empty()) return core::Error("no CTF trace to read");
   try {
-    return readTraces(traceDirs, builder, options);
+    return readTraces(traceDirs, builder, options, threading);
   } catch (const std::exception& e) {
     // Out of memory, or no thread to build on: the importer contract is no throw.
     return core::Error(traceDirs.front() + ": " + e.what());

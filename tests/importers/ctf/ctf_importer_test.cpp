@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "importers/ctf/ctf_packet_check.h"
+#include "importers/ctf/ctf_reader.h"
 #include "importers/importer.h"
 #include "importers/registered.h"
 #include "importers/ctf/ctf_test_support.h"
@@ -115,6 +116,49 @@ TEST(CtfImporter, CountsMatchPerfScriptAndBabeltrace) {
   const auto reference = ctftest::babeltraceCounts(dataPath(kPerfSleep + "/ctf"));
   ASSERT_TRUE(reference.has_value());
   EXPECT_EQ(countsOf(m), *reference);
+}
+
+// The model is built on a second thread when a core is free for it
+// (Threading::Auto), else on the decoding one: both ways must give the same
+// model, for one trace and for a session of two (kernel and user space).
+TEST(CtfImporter, BuilderOnAThreadOrNotGivesTheSameModel) {
+  std::vector<std::vector<std::string>> traces = {
+      {dataPath("ctf/perf-sleep/ctf")},
+      {dataPath("ctf/synthetic-lttng")},
+      {dataPath("ctf/synthetic-power")},
+      {dataPath("ctf/lttng-session/kernel"), dataPath("ctf/lttng-session/ust/uid/1000/64-bit")}};
+  if (fs::is_directory(ctftest::sharedPath("recorded/hackbench-proc/ctf")))
+    traces.push_back({ctftest::sharedPath("recorded/hackbench-proc/ctf")});
+  for (const auto& dirs : traces) {
+    SCOPED_TRACE(dirs.front());
+    std::shared_ptr<core::TraceModel> models[2];
+    const importers::Threading ways[2] = {importers::Threading::Never, importers::Threading::Always};
+    for (int k = 0; k < 2; ++k) {
+      core::SchedBuilder builder;
+      const core::Status status = importers::ctf::readCtfTraces(dirs, builder, {}, ways[k]);
+      ASSERT_TRUE(status.isOk()) << status.message();
+      models[k] = builder.finalize();
+    }
+    const core::TraceModel& a = *models[0];
+    const core::TraceModel& b = *models[1];
+    EXPECT_GT(a.eventCount, 0u);
+    EXPECT_EQ(a.eventCount, b.eventCount);
+    EXPECT_EQ(a.eventCounts, b.eventCounts);
+    EXPECT_EQ(a.threads.tid, b.threads.tid);
+    ASSERT_EQ(a.cpuSlices.size(), b.cpuSlices.size());
+    for (size_t c = 0; c < a.cpuSlices.size(); ++c) {
+      EXPECT_EQ(a.cpuSlices[c].ts, b.cpuSlices[c].ts);
+      EXPECT_EQ(a.cpuSlices[c].dur, b.cpuSlices[c].dur);
+      EXPECT_EQ(a.cpuSlices[c].utid, b.cpuSlices[c].utid);
+    }
+    EXPECT_EQ(a.threadStates.ts, b.threadStates.ts);
+    EXPECT_EQ(a.threadStates.state, b.threadStates.state);
+    EXPECT_EQ(a.wakeups.ts, b.wakeups.ts);
+    EXPECT_EQ(a.wakeups.flags, b.wakeups.flags);
+    EXPECT_EQ(a.counters.value, b.counters.value);
+    EXPECT_EQ(a.metadata, b.metadata);
+    EXPECT_EQ(a.lostEvents(), b.lostEvents());
+  }
 }
 
 TEST(CtfImporter, ProgressAndCancel) {
