@@ -365,7 +365,7 @@ TEST_F(Recording, OverrunsArriveAsDataLossWithTheKernelsCounts) {
   ScratchDir dir("record-overrun");
   recorder::RecordOptions o;
   o.output = dir.file("overrun.dat");
-  o.command = {"hackbench", "-g", "2", "-l", "60"};
+  o.command = {"hackbench", "-g", "2", "-l", "300"};
   o.bufferKb = recorder::kMinBufferKb;
   o.drainInterval = std::chrono::hours(1);  // read once, at the end: the 16 KB buffers overrun
   auto r = record(o);
