@@ -68,7 +68,10 @@ T* sortPart(T* a, T* b, size_t n, int bits, KeyOf& keyOf, std::vector<size_t>& c
     return from;
   }
   // Most significant digit first: scatter into parts, then sort each part.
-  const int digitBits = std::min(bits, kMaxDigitBits);
+  // Only as many parts as it takes to bring them down to the cache's size:
+  // more and smaller parts each pay their own LSD passes and counts.
+  const int digitBits =
+      std::min({bits, kMaxDigitBits, std::max(1, static_cast<int>(std::bit_width(n / kInCacheElements)))});
   const int shift = bits - digitBits;
   const size_t radix = size_t{1} << digitBits;
   const uint64_t mask = radix - 1;

@@ -182,6 +182,14 @@ class IdealSweep {
 
   const std::vector<SweepTask>& tasks() const { return m_tasks; }
 
+  /// Starts loading the work of task u's next burst. The demands are laid out
+  /// task by task and read in time order: each burst's read was a cache miss,
+  /// a third of change()'s time.
+  void prefetchDemand(uint32_t u) const {
+    const size_t next = m_tasks[u].nextDemand;
+    if (next < m_demands.size()) __builtin_prefetch(&m_demands[next]);
+  }
+
   /// A task's state changes at t (or is first set, at the range start).
   void change(uint32_t u, bool wanting, bool running, int cpu, double t) {
     serveUntil(t);
@@ -655,8 +663,12 @@ std::vector<FairShare> computeFairShare(const TraceModel& m, TimeRange range) {
                             return x.ts < y.ts;
                           })->ts;
     radixSortByKey(changes, sortScratch, [first](const Change& c) { return static_cast<uint64_t>(c.ts - first); });
-    for (const Change& c : changes)
+    constexpr size_t kPrefetchAhead = 8;
+    for (size_t i = 0; i < changes.size(); ++i) {
+      if (i + kPrefetchAhead < changes.size()) sweep.prefetchDemand(changes[i + kPrefetchAhead].utid);
+      const Change& c = changes[i];
       sweep.change(c.utid, wantsCpu(c.state), c.state == TaskState::Running, c.cpu, at(c.ts));
+    }
   }
   sweep.finish(at(end));
 
