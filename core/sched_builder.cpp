@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <future>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -10,7 +9,6 @@
 #include <utility>
 
 #include "core/atrace_marker.h"
-#include "core/event_feed.h"
 #include "core/power_events.h"
 #include "core/prefault.h"
 #include "core/kernel_runtime_check.h"
@@ -1137,33 +1135,6 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
   checkKernelRuntime(m);
   for (size_t u = 1; u < m.threads.size(); ++u)
     if (!m_threads[u].dead) m.threads.endTs[u] = end;
-  if (m.topology.empty())
-    m.topology = Topology::flat(std::max(1, m.cpuCount()), "default");
-  else
-    m.topology.extendTo(m.cpuCount());
-  if (m.cpuCount() < m.topology.cpuLimit()) m.cpuSlices.resize(static_cast<size_t>(m.topology.cpuLimit()));
-
-  // The wakeups' index and the other tables' trimming touch nothing the thread
-  // states' grouping below does, and that grouping is most of finalize() (33
-  // of 40 ms at 2.9M events): on a big trace they go beside it, on a second
-  // core when one is free (the decoders are done by now).
-  const auto indexAndTrim = [&m] {
-    auto& w = m.wakeups;
-    w.byWakee = partitionRows(
-        w.ts.size(), m.threads.size(), [&](size_t i) { return w.wakee[i].value; }, w.byWakeeBegin);
-    for (auto& t : m.cpuSlices) {
-      shrink(t.ts), shrink(t.dur), shrink(t.utid), shrink(t.prio), shrink(t.endState), shrink(t.endReason),
-          shrink(t.kind), shrink(t.flags);
-    }
-    shrink(w.ts), shrink(w.wakee), shrink(w.waker), shrink(w.targetCpu), shrink(w.wakerCpu), shrink(w.flags);
-    shrink(m.migrations.ts), shrink(m.migrations.utid), shrink(m.migrations.origCpu), shrink(m.migrations.destCpu);
-  };
-  constexpr size_t kBesideFromWakeups = size_t{1} << 18;
-  std::future<void> beside;
-  if (m.wakeups.ts.size() >= kBesideFromWakeups && EventFeed::spareCpu())
-    beside = std::async(std::launch::async, indexAndTrim);
-  else
-    indexAndTrim();
 
   // Thread states: partition by utid (stable, so each thread's rows stay in time order).
   {
@@ -1187,6 +1158,12 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
       if (s.ts[row] == move.from) s.ts.set(row, move.to);
     }
     m_stateRowMoves = {};
+  }
+  // Wakeups: per-wakee index.
+  {
+    auto& w = m.wakeups;
+    w.byWakee = partitionRows(
+        w.ts.size(), m.threads.size(), [&](size_t i) { return w.wakee[i].value; }, w.byWakeeBegin);
   }
   // User slices: what is still open runs to the end; then by thread (stable: each thread's rows stay in time order).
   {
@@ -1244,8 +1221,20 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     }
   std::sort(m.eventCounts.begin(), m.eventCounts.end());
 
+  if (m.topology.empty())
+    m.topology = Topology::flat(std::max(1, m.cpuCount()), "default");
+  else
+    m.topology.extendTo(m.cpuCount());
+  if (m.cpuCount() < m.topology.cpuLimit()) m.cpuSlices.resize(static_cast<size_t>(m.topology.cpuLimit()));
+
+  for (auto& t : m.cpuSlices) {
+    shrink(t.ts), shrink(t.dur), shrink(t.utid), shrink(t.prio), shrink(t.endState), shrink(t.endReason),
+        shrink(t.kind), shrink(t.flags);
+  }
   shrink(m.threadStates.ts), shrink(m.threadStates.state), shrink(m.threadStates.cpu);
-  if (beside.valid()) beside.get();  // rethrows what it threw
+  shrink(m.wakeups.ts), shrink(m.wakeups.wakee), shrink(m.wakeups.waker), shrink(m.wakeups.targetCpu),
+      shrink(m.wakeups.wakerCpu), shrink(m.wakeups.flags);
+  shrink(m.migrations.ts), shrink(m.migrations.utid), shrink(m.migrations.origCpu), shrink(m.migrations.destCpu);
   m_threads.clear();
   m_cpus.clear();
   auto out = std::move(m_model);

@@ -138,38 +138,6 @@ TEST(SchedBuilder, StateTimesSurviveLongSleepsAndMoreTasksThanSixteenBitsCount) 
   EXPECT_EQ(m->threadStates.size(), 6u + 2u * kTasks);
 }
 
-// Past 2^18 wakeups finalize() builds the wakee index and trims the tables on
-// another thread while it groups the thread states (when a CPU is free).
-TEST(SchedBuilder, WakeeIndexOfABigTraceListsEachTasksWakeupsInTimeOrder) {
-  TraceBuilder b;
-  constexpr int kWakeups = 300'000;
-  for (int i = 0; i < kWakeups; ++i) {
-    const int64_t t = 1'000 + int64_t{i} * 1'000;
-    const int cpu = i % 2;
-    const int tid = 10 + i % 3;
-    b.waking(t, cpu, 0, tid, cpu).sw(t + 10, cpu, 0, "R", tid).sw(t + 50, cpu, tid, "S", 0);
-  }
-  auto m = b.build();
-  ASSERT_EQ(m->wakeups.size(), static_cast<size_t>(kWakeups));
-  for (int k = 0; k < 3; ++k) {
-    SCOPED_TRACE(k);
-    const core::Utid u = utidOfTid(*m, 10 + k);
-    const auto rows = m->wakeupsOf(u);
-    ASSERT_EQ(rows.size(), static_cast<size_t>(kWakeups / 3));
-    for (size_t j = 0; j < rows.size(); j += 997) {
-      EXPECT_EQ(m->wakeups.wakee[rows[j]], u);
-      EXPECT_EQ(m->wakeups.ts[rows[j]], 1'000 + (3 * int64_t(j) + k) * 1'000) << j;
-    }
-  }
-  // Each CPU: a task slice per wakeup it served, and the idle between them.
-  for (int cpu = 0; cpu < 2; ++cpu) {
-    const auto& s = m->cpuSlices[static_cast<size_t>(cpu)];
-    size_t tasks = 0;
-    for (size_t i = 0; i < s.size(); ++i) tasks += s.kind[i] == core::SliceKind::Task;
-    EXPECT_EQ(tasks, static_cast<size_t>(kWakeups / 2)) << "cpu " << cpu;
-  }
-}
-
 TEST(SchedBuilder, WakeupFromIrqHasNoWaker) {
   TraceBuilder t;
   t.sw(10, 0, 3, "S", 0).waking(20, 0, 0, 3, 0).sw(30, 0, 0, "R", 3);
