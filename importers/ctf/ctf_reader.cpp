@@ -649,7 +649,10 @@ class EventSink {
     size_t next = 0;
     bool ended = false;
     const bt_stream* stream = nullptr;  // the stream it carries (from its beginning on)
-    bool clocked = false;               // whose class has a default clock
+    struct {  // which of its messages have a default clock snapshot (its class says)
+      bool events = false, packetBeginnings = false, packetEnds = false, discardedEvents = false,
+           discardedPackets = false;
+    } clocks;
   };
   static constexpr int64_t kNoTime = INT64_MIN;
   static constexpr uint64_t kMessagesPerConsume = 4096;
@@ -698,40 +701,36 @@ class EventSink {
   }
 
   // The time a message of `u` is ordered by. Every stream begins with a
-  // stream-beginning message (babeltrace2's message sequence rules), which
-  // says whether its events have times: an event costs two calls here.
+  // stream-beginning message (babeltrace2's message sequence rules), and each
+  // port of src.ctf.fs carries one stream: which of its messages have times
+  // is read once there, so an event costs two calls here.
   static int64_t orderTime(Upstream& u, const bt_message* msg) {
     const bt_clock_snapshot* snapshot = nullptr;
     switch (bt_message_get_type(msg)) {
       case BT_MESSAGE_TYPE_EVENT:
-        if (u.clocked) snapshot = bt_message_event_borrow_default_clock_snapshot_const(msg);
+        if (u.clocks.events) snapshot = bt_message_event_borrow_default_clock_snapshot_const(msg);
         break;
-      case BT_MESSAGE_TYPE_STREAM_BEGINNING:
+      case BT_MESSAGE_TYPE_STREAM_BEGINNING: {
         u.stream = bt_message_stream_beginning_borrow_stream_const(msg);
-        u.clocked = bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(u.stream)) != nullptr;
-        break;
-      case BT_MESSAGE_TYPE_PACKET_BEGINNING: {
-        const bt_packet* packet = bt_message_packet_beginning_borrow_packet_const(msg);
-        if (bt_stream_class_packets_have_beginning_default_clock_snapshot(
-                bt_stream_borrow_class_const(bt_packet_borrow_stream_const(packet))))
-          snapshot = bt_message_packet_beginning_borrow_default_clock_snapshot_const(msg);
-        break;
-      }
-      case BT_MESSAGE_TYPE_PACKET_END: {
-        const bt_packet* packet = bt_message_packet_end_borrow_packet_const(msg);
-        if (bt_stream_class_packets_have_end_default_clock_snapshot(
-                bt_stream_borrow_class_const(bt_packet_borrow_stream_const(packet))))
-          snapshot = bt_message_packet_end_borrow_default_clock_snapshot_const(msg);
+        const bt_stream_class* sc = bt_stream_borrow_class_const(u.stream);
+        u.clocks.events = bt_stream_class_borrow_default_clock_class_const(sc) != nullptr;
+        u.clocks.packetBeginnings = bt_stream_class_packets_have_beginning_default_clock_snapshot(sc);
+        u.clocks.packetEnds = bt_stream_class_packets_have_end_default_clock_snapshot(sc);
+        u.clocks.discardedEvents = bt_stream_class_discarded_events_have_default_clock_snapshots(sc);
+        u.clocks.discardedPackets = bt_stream_class_discarded_packets_have_default_clock_snapshots(sc);
         break;
       }
+      case BT_MESSAGE_TYPE_PACKET_BEGINNING:
+        if (u.clocks.packetBeginnings) snapshot = bt_message_packet_beginning_borrow_default_clock_snapshot_const(msg);
+        break;
+      case BT_MESSAGE_TYPE_PACKET_END:
+        if (u.clocks.packetEnds) snapshot = bt_message_packet_end_borrow_default_clock_snapshot_const(msg);
+        break;
       case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
-        if (bt_stream_class_discarded_events_have_default_clock_snapshots(
-                bt_stream_borrow_class_const(bt_message_discarded_events_borrow_stream_const(msg))))
-          snapshot = bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(msg);
+        if (u.clocks.discardedEvents) snapshot = bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(msg);
         break;
       case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
-        if (bt_stream_class_discarded_packets_have_default_clock_snapshots(
-                bt_stream_borrow_class_const(bt_message_discarded_packets_borrow_stream_const(msg))))
+        if (u.clocks.discardedPackets)
           snapshot = bt_message_discarded_packets_borrow_beginning_default_clock_snapshot_const(msg);
         break;
       default: break;

@@ -70,8 +70,10 @@ std::optional<std::string> unsafeForStdRegex(std::string_view p) {
     if (c == '\\') {
       if (numberAt(i + 1) > kMaxNumber) return "a back-reference above 999";
       i += escapeLength(i) - 1;
-    } else if (c == '[') {  // a class, to its first ']': in ECMAScript "[]" is an empty class, as
-      // libstdc++ reads it (read as a literal ']', "[]...\5555" hid a back-reference: replay_text fuzzer)
+    } else if (c == '[') {
+      // A class, to its first ']': in ECMAScript "[]" is an empty class, as
+      // libstdc++ reads it (read as a literal ']', "[]...\5555" hid a
+      // back-reference: replay_text fuzzer).
       size_t j = i + 1;
       if (j < p.size() && p[j] == '^') ++j;
       while (j < p.size() && p[j] != ']') j += p[j] == '\\' ? escapeLength(j) : 1;
