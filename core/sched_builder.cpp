@@ -63,7 +63,10 @@ void scatterByKey(size_t rows, size_t keyCount, KeyFn key, std::vector<uint32_t>
 // order. The rows left before a sweep are, for each key, its first rows in
 // order, so the j-th of key k is bound for begins[k] + j: the destinations need
 // no column of their own and the keys stay as narrow as they came. About
-// rows/chunk/2 sequential sweeps, no second copy of the table.
+// rows/chunk/2 sequential sweeps, no second copy of the table. The sweeps are
+// bound by memory bandwidth, so their number is the cost: a quarter of the
+// table per sweep (2.5 passes) takes 23 ms on 2.9M rows where an eighth (4.5
+// passes) took 32 ms, for 2.5 MB more peak RSS.
 template <typename Key, typename... Columns>
 void partitionInPlace(std::vector<Key>& keys, size_t keyCount, std::vector<uint32_t>& begins, Columns&... columns) {
   const size_t rows = keys.size();
@@ -71,7 +74,7 @@ void partitionInPlace(std::vector<Key>& keys, size_t keyCount, std::vector<uint3
   for (const Key k : keys) ++begins[static_cast<size_t>(k) + 1];
   std::partial_sum(begins.begin(), begins.end(), begins.begin());
   std::vector<uint32_t> next(keyCount);
-  const size_t chunk = std::max<size_t>(rows / 8, 1 << 16);
+  const size_t chunk = std::max<size_t>(rows / 4, 1 << 16);
   // Default-initialised buffers: pages are only touched as rows land in them.
   auto buffers = std::make_tuple(std::unique_ptr<typename Columns::value_type[]>(
       new typename Columns::value_type[std::min(chunk, rows)])...);
