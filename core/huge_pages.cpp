@@ -12,7 +12,7 @@
 // more than the 512 small pages it replaces. On this project's machine, a
 // few seconds after the last run freed its memory: 300 MB touched once took
 // 2.5-3.4 s on huge pages against 0.12-0.17 s on small ones, and `info` on a
-// 3.3M-event trace.dat 1.30 s against 0.52 s (README "Huge pages"). Warm, they
+// 3.3M-event trace.dat 1.30 s against 0.52 s (docs/performance.md, "Huge pages"). Warm, they
 // saved at most a few percent. The worst case of small pages is bounded; that
 // of huge pages is not something a user can see coming.
 // Two things ask for them:

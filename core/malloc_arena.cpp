@@ -8,7 +8,7 @@
 // memory is not free: the kernel zeroes every page (a fifth of the `replay`
 // command's CPU time on this project's machine, about 1 ms per MB). The
 // threads allocate rarely and in large blocks, so sharing one arena's lock
-// costs nothing measurable; the README ("Huge pages") gives the figures.
+// costs nothing measurable; docs/performance.md ("One malloc arena") gives the figures.
 
 // Freed memory kept in the heap, for the command-line program.
 //

@@ -3,7 +3,7 @@
 // Why: building the replayed model (replay::BuilderSink feeding a
 // core::SchedBuilder) was a fifth of the simulation's time, on the thread the
 // whole `replay` command waits for, while the second core had time to spare
-// (README "Cost" of a replay). The engine records each event into a chunk;
+// (docs/performance.md, "The cost of a replay"). The engine records each event into a chunk;
 // full chunks go to the consumer thread, which calls the inner sink in the
 // same order, so the output is the one a direct call gives. The inner sink is
 // touched only by that thread until finish() returns.
