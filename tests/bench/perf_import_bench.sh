@@ -10,7 +10,7 @@
 #   PERF_DATA     default /tmp/bench-perf/perf.data
 #   SCHEDLAB_CLI  default: the first build*/app/cli/schedlab-cli of this checkout
 #   RUNS          default 5
-# Exit status: 0 when the ratio is >= 10, 1 when it is not, 2 on setup errors.
+# Exit status: 0 when the ratio is >= 25, 1 when it is not, 2 on setup errors.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
