@@ -113,6 +113,14 @@ struct SchedBuilder::ThreadRt {
   int32_t untracedOutCpu = -1;
   uint32_t untracedOutSlice = 0;
   uint32_t untracedOutRow = kNoRow;
+  // Blocked after its sched_process_exit (S or D inside do_exit(), e.g. a
+  // thread waiting for the rest of its group): alive until a switch out as X
+  // or Z. If it never runs again, that block was its death (endExitBlock()):
+  // the slice that ended there, its state row and the time.
+  int32_t exitBlockCpu = -1;
+  uint32_t exitBlockSlice = 0;
+  uint32_t exitBlockRow = kNoRow;
+  int64_t exitBlockTs = 0;
   int64_t lastStateTs = INT64_MIN;  // the time of its last thread-state row
   uint32_t stateRows = 0;
   int64_t lastMoveTs = INT64_MIN;  // its last sched_migrate_task
@@ -536,6 +544,7 @@ void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
   if (u == kIdleUtid) return;
   ThreadRt& rt = m_threads[u.value];
   if (rt.untracedOutCpu >= 0 && state != TaskState::Unknown) resolveUntracedSwitchOut(rt, state);
+  rt.exitBlockCpu = -1;  // it lives on after blocking in do_exit()
   if (rt.state == state && (state != TaskState::Running || rt.cpu == cpu)) return;
   if (ts < rt.lastStateTs) ts = rt.lastStateTs;
   auto& s = m_model->threadStates;
@@ -638,6 +647,19 @@ void SchedBuilder::killThread(Utid u, int64_t ts) {
   m_model->threads.flags[u.value] |= kThreadExited;
 }
 
+// A task that blocked after its exit and never ran again died at that block.
+void SchedBuilder::endExitBlock(Utid u) {
+  ThreadRt& rt = m_threads[u.value];
+  auto& slices = m_model->cpuSlices[static_cast<size_t>(std::exchange(rt.exitBlockCpu, -1))];
+  slices.endState[rt.exitBlockSlice] = TaskState::Dead;
+  slices.endReason[rt.exitBlockSlice] = SliceEnd::Exited;
+  m_model->threadStates.state[rt.exitBlockRow] = TaskState::Dead;
+  rt.state = TaskState::Dead;
+  rt.dead = true;
+  m_model->threads.endTs[u.value] = rt.exitBlockTs;
+  m_model->threads.flags[u.value] |= kThreadExited;
+}
+
 void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
   if (!accept(ctx)) return;
   const int64_t ts = ctx.ts;
@@ -649,9 +671,11 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
   notePrio(next, a.nextPrio);
 
   TaskState endState = a.prevState;
-  // An exiting task can still be preempted inside do_exit() (prev_state R+) and
-  // run again before its final switch; only a switch out not runnable ends it.
-  if (prev != kIdleUtid && m_threads[prev.value].exiting && !isRunnable(endState)) endState = TaskState::Dead;
+  // An exiting task can still be preempted (R+) or block (S, D) inside
+  // do_exit() and run again: only X or Z, the states exit_notify() sets, end
+  // it, or a state the trace does not tell.
+  const bool exiting = prev != kIdleUtid && m_threads[prev.value].exiting;
+  if (exiting && endState == TaskState::Unknown) endState = TaskState::Dead;
   if (endState == TaskState::Unknown) {
     recordDiagnostic(DiagCode::unknown_prev_state, "prev_state of tid " + std::to_string(a.prevTid) + " not known",
                      cpu, ts);
@@ -681,10 +705,18 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
     openSlice(c, cpu, prev, since, kSliceStartUnknown, false);
   }
   closeSlice(c, cpu, ts, endState, reason);
-  if (endState == TaskState::Dead)
+  if (endState == TaskState::Dead) {
     killThread(prev, ts);
-  else
+  } else {
     setState(prev, ts, endState, cpu);
+    if (exiting && !isRunnable(endState)) {
+      ThreadRt& rt = m_threads[prev.value];
+      rt.exitBlockCpu = cpu;
+      rt.exitBlockSlice = static_cast<uint32_t>(m_model->cpuSlices[static_cast<size_t>(cpu)].size() - 1);
+      rt.exitBlockRow = static_cast<uint32_t>(m_stateDt.size() - 1);
+      rt.exitBlockTs = ts;
+    }
+  }
 
   if (next != kIdleUtid) {
     const TaskState before = m_threads[next.value].state;
@@ -795,7 +827,9 @@ void SchedBuilder::onFork(EventContext ctx, int32_t parentTid, std::string_view 
   const Utid parent = threadFor(parentTid, parentComm, ts);
   if (childTid <= 0) return;
   const uint32_t existing = latestRowOf(childTid);
-  if (existing != kNoRow && !m_threads[existing].dead) {
+  if (existing != kNoRow && m_threads[existing].exitBlockCpu >= 0) {
+    endExitBlock(Utid(existing));
+  } else if (existing != kNoRow && !m_threads[existing].dead) {
     m_model->diagnostics.add(DiagCode::fork_of_existing_tid);
     killThread(Utid(existing), ts);
   }
@@ -1134,6 +1168,8 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
     }
   }
   if (open) m.diagnostics.add(DiagCode::slice_open_at_end, open);
+  for (size_t u = 1; u < m_threads.size(); ++u)
+    if (m_threads[u].exitBlockCpu >= 0) endExitBlock(Utid(static_cast<uint32_t>(u)));
   placeInferredSwitchIns();
   checkKernelRuntime(m);
   for (size_t u = 1; u < m.threads.size(); ++u)

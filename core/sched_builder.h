@@ -171,6 +171,7 @@ class SchedBuilder {
   void closeSlice(CpuRt& c, int cpu, int64_t ts, TaskState endState, SliceEnd reason);
   void wake(EventContext ctx, const WakeArgs& args, bool isWaking, bool isNew);
   void killThread(Utid u, int64_t ts);
+  void endExitBlock(Utid u);
   void inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts);
   void resolveUntracedSwitchOut(ThreadRt& rt, TaskState next);
   void placeInferredSwitchIns();

@@ -509,3 +509,63 @@ TEST(SchedBuilder, WildlyEarlyTimestampIsClampedWithoutOverflow) {
   EXPECT_EQ(m->diagnostics.count(core::DiagCode::out_of_order_timestamp), 1u);
   EXPECT_EQ(m->lastTs, 200);
 }
+
+// A thread blocks inside do_exit() after its sched_process_exit (perf script of
+// `hackbench -T` on 6.18, tid 8382: exit, switch out D, woken, switched in,
+// wakes its joiner, switch out X). It is one task until the X, not a second
+// one with the same tid.
+TEST(SchedBuilder, TaskBlockedAfterItsExitLivesUntilItsFinalSwitch) {
+  TraceBuilder t;
+  t.sw(0, 0, 0, "R", 1).fork(10, 0, 1, 5).wakeup(11, 0, 1, 5, 0, true).sw(20, 0, 1, "S", 5);
+  t.exit(30, 0, 5).sw(31, 0, 5, "D", 0);
+  t.waking(40, 1, 0, 5, 0).sw(41, 0, 0, "R", 5).waking(45, 0, 5, 1, 0).sw(50, 0, 5, "X", 1);
+  auto m = t.build();
+  int tasksWithTid5 = 0;
+  for (size_t u = 0; u < m->threads.size(); ++u) tasksWithTid5 += m->threads.tid[u] == 5;
+  EXPECT_EQ(tasksWithTid5, 1);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::tid_reused_without_fork), 0u);
+  const auto child = utidOfTid(*m, 5);
+  EXPECT_EQ(m->threads.endTs[child.value], 50);
+  EXPECT_TRUE(m->threads.flags[child.value] & core::kThreadExited);
+  const auto& s = m->cpuSlices[0];
+  std::vector<std::pair<SliceEnd, TaskState>> ends;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s.utid[i] == child) ends.emplace_back(s.endReason[i], s.endState[i]);
+  const std::vector<std::pair<SliceEnd, TaskState>> expected = {{SliceEnd::Blocked, TaskState::Blocked},
+                                                               {SliceEnd::Exited, TaskState::Dead}};
+  EXPECT_EQ(ends, expected);
+  ASSERT_EQ(m->wakeups.size(), 3u);
+  EXPECT_EQ(m->wakeups.waker[2], child);  // the joiner, woken after the exit
+}
+
+// One that blocks after its exit and is never seen again died there, and a
+// fork that names its tid later is a new task.
+TEST(SchedBuilder, TaskBlockedAfterItsExitThatNeverRunsAgainDiedThere) {
+  TraceBuilder t;
+  t.sw(0, 0, 0, "R", 1).fork(10, 0, 1, 5).wakeup(11, 0, 1, 5, 0, true).sw(20, 0, 1, "S", 5);
+  t.fork(15, 1, 2, 6).wakeup(16, 1, 2, 6, 1, true);
+  t.exit(30, 0, 5).sw(31, 0, 5, "D", 0).exit(32, 1, 6).sw(33, 1, 6, "S", 0);
+  t.waking(40, 0, 0, 1, 0).sw(41, 0, 0, "R", 1).fork(50, 0, 1, 6).wakeup(51, 0, 1, 6, 0, true).sw(60, 0, 1, "S", 6);
+  t.other(70, 1, 0);
+  auto m = t.build();
+  const auto first5 = utidOfTid(*m, 5);
+  EXPECT_EQ(m->threads.endTs[first5.value], 31);
+  EXPECT_TRUE(m->threads.flags[first5.value] & core::kThreadExited);
+  int tasksWithTid6 = 0;
+  for (size_t u = 0; u < m->threads.size(); ++u) tasksWithTid6 += m->threads.tid[u] == 6;
+  EXPECT_EQ(tasksWithTid6, 2);
+  const auto first6 = utidOfTid(*m, 6);
+  EXPECT_EQ(m->threads.endTs[first6.value], 33);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::fork_of_existing_tid), 0u);
+  for (const auto& [slices, u, at] : {std::tuple{&m->cpuSlices[0], first5, 31}, std::tuple{&m->cpuSlices[1], first6, 33}}) {
+    bool exitedThere = false;
+    for (size_t i = 0; i < slices->size(); ++i)
+      exitedThere |= slices->utid[i] == u && slices->ts[i] + slices->dur[i] == at &&
+                     slices->endReason[i] == SliceEnd::Exited && slices->endState[i] == TaskState::Dead;
+    EXPECT_TRUE(exitedThere) << "tid " << m->threads.tid[u.value];
+  }
+  const auto [from, to] = m->stateRowsOf(first5);
+  ASSERT_LT(from, to);
+  EXPECT_EQ(m->threadStates.state[to - 1], TaskState::Dead);
+  EXPECT_EQ(m->threadStates.ts[to - 1], 31);
+}
