@@ -651,6 +651,7 @@ void MainWindow::startReplay(int recordingId, const ReplayRequest& request) {
   const int64_t origin = rec->render ? rec->render->origin : recording->firstTs;
   auto backend = m_backend;
   auto* job = new Job(tr("Replaying %1 with %2").arg(rec->title, QString::fromStdString(request.model)), this);
+  const int order = m_runs->reserveOrder();
   job->start<std::shared_ptr<BuiltRun>>(
       [recording, backend, request, origin](Job& j) {
         auto out = std::make_shared<BuiltRun>();
@@ -669,7 +670,7 @@ void MainWindow::startReplay(int recordingId, const ReplayRequest& request) {
         out->render = render::RunRenderData::create(out->model, origin);
         return out;
       },
-      [this, recordingId, request](std::shared_ptr<BuiltRun>& built) {
+      [this, recordingId, request, order](std::shared_ptr<BuiltRun>& built) {
         if (built->cancelled) {
           statusBar()->showMessage(tr("Replay cancelled"), 5000);
           return;
@@ -691,6 +692,7 @@ void MainWindow::startReplay(int recordingId, const ReplayRequest& request) {
                     (changed.isEmpty() ? QString() : QStringLiteral(" (") + changed.join(QStringLiteral(", ")) + QLatin1Char(')'));
         run.shortTitle = render::runShortTitle(*built->model);
         run.replayRequest = request;
+        run.order = order;
         const int id = m_runs->add(std::move(run));
         emit runOpened(id);
       });

@@ -36,21 +36,26 @@ const Run* RunSet::run(int id) const {
   return it == m_runs.end() ? nullptr : &*it;
 }
 
-std::vector<int> RunSet::recordings() const {
-  std::vector<const Run*> recs;
-  for (const Run& r : m_runs)
-    if (!r.isReplay()) recs.push_back(&r);
-  std::stable_sort(recs.begin(), recs.end(), [](const Run* a, const Run* b) { return a->order < b->order; });
+namespace {
+// The ids of the runs that pass `keep`, in the order they were asked for.
+template <typename Keep>
+std::vector<int> idsInOrder(const std::vector<Run>& runs, Keep keep) {
+  std::vector<const Run*> kept;
+  for (const Run& r : runs)
+    if (keep(r)) kept.push_back(&r);
+  std::stable_sort(kept.begin(), kept.end(), [](const Run* a, const Run* b) { return a->order < b->order; });
   std::vector<int> out;
-  for (const Run* r : recs) out.push_back(r->id);
+  for (const Run* r : kept) out.push_back(r->id);
   return out;
+}
+}  // namespace
+
+std::vector<int> RunSet::recordings() const {
+  return idsInOrder(m_runs, [](const Run& r) { return !r.isReplay(); });
 }
 
 std::vector<int> RunSet::replaysOf(int id) const {
-  std::vector<int> out;
-  for (const Run& r : m_runs)
-    if (r.parentId == id) out.push_back(r.id);
-  return out;
+  return idsInOrder(m_runs, [id](const Run& r) { return r.parentId == id; });
 }
 
 std::vector<int> RunSet::ids() const {

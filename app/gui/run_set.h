@@ -21,7 +21,7 @@ struct Run {
   int parentId = -1;  ///< the recording a replay was made from; -1 for recordings
   QString title;
   QString shortTitle;  ///< for column headers and legends: "hackbench", "cfs"
-  int order = -1;      ///< position among recordings: the order they were asked for, not finished in
+  int order = -1;      ///< position among recordings, and among a recording's replays: the order they were asked for, not finished in
   QString path;       ///< file or folder it was imported from (empty for replays)
   QString warning;    ///< why the model is partial, if it is
   std::shared_ptr<const core::TraceModel> model;
@@ -43,7 +43,7 @@ class RunSet : public QObject {
 
   /// Adds a run; replays are listed after their recording. Returns its id.
   int add(Run run);
-  /// A ticket for a run that is still loading: runs are listed in ticket order.
+  /// A ticket for a run that is still loading or replaying: runs are listed in ticket order.
   int reserveOrder() { return m_nextOrder++; }
   /// Removes a run and its replays.
   void remove(int id);

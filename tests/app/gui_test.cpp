@@ -82,6 +82,7 @@ class FakeBackend : public ReplayBackend {
                                                       const ReplayRequest& req, std::stop_token,
                                                       const std::function<void(double)>& progress) const override {
     if (req.model == "fake-fail") return core::Error("policy refused the workload (test)");
+    if (req.model == "fake-slow") QThread::msleep(400);  // finishes after a replay asked for later
     if (progress) progress(0.5);
     auto m = apptest::smtModel();
     core::ReplayInfo info;
@@ -294,6 +295,33 @@ TEST(GuiWindow, OpenZoomSelectSearchClickReplayClose) {
   ASSERT_TRUE(waitIdle(w));
   EXPECT_EQ(w.timeline()->panes().size(), 0u);
   EXPECT_EQ(w.runs()->count(), 0);
+}
+
+TEST(GuiWindow, ReplaysAreListedInTheOrderAskedForNotFinishedIn) {
+  // `schedlab --replay cfs --replay bfs` lists cfs first, as `schedlab-cli report` does,
+  // even when bfs finishes first.
+  ensureApp();
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  const int rec = w.addModel(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  ASSERT_TRUE(waitIdle(w));
+  ReplayRequest slow;
+  slow.model = "fake-slow";
+  ReplayRequest fast;
+  fast.model = "fake-coresched";
+  w.startReplay(rec, slow);
+  w.startReplay(rec, fast);
+  ASSERT_TRUE(waitIdle(w));
+  const auto replays = w.runs()->replaysOf(rec);
+  ASSERT_EQ(replays.size(), 2u);
+  EXPECT_EQ(w.runs()->run(replays[0])->replayRequest->model, "fake-slow");
+  EXPECT_EQ(w.runs()->run(replays[1])->replayRequest->model, "fake-coresched");
+  EXPECT_EQ(w.runs()->ids(), (std::vector<int>{rec, replays[0], replays[1]}));
+  const auto panes = w.timeline()->panes();
+  ASSERT_EQ(panes.size(), 3u);
+  EXPECT_EQ(panes[1]->run().id, replays[0]);
 }
 
 TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
