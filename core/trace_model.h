@@ -330,6 +330,8 @@ class TraceModel {
 
   int cpuCount() const { return static_cast<int>(cpuSlices.size()); }
   size_t threadCount() const { return threads.size(); }
+  /// Threads other than the idle task (utid 0), which no task table lists: what "tasks" counts everywhere.
+  size_t taskCount() const { return threads.size() == 0 ? 0 : threads.size() - 1; }
   std::string_view comm(Utid u) const { return strings.get(threads.comm[u.value]); }
   std::span<const uint32_t> wakeupsOf(Utid u) const;
   /// State rows of one thread: [first, last).

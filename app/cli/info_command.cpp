@@ -188,7 +188,7 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     j.endObject();
     j.field("lost_events", m.lostEvents());
     j.field("lost_ranges", static_cast<uint64_t>(m.dataLoss.size()));
-    j.field("tasks", static_cast<uint64_t>(m.threads.size() - 1));
+    j.field("tasks", static_cast<uint64_t>(m.taskCount()));
     j.field("processes", static_cast<uint64_t>(m.processes.size()));
     if (const AutogroupCounts ag = autogroupCounts(m); ag.tasks > 0) {
       j.key("autogroups").beginObject();
@@ -242,7 +242,7 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
   std::snprintf(buf, sizeof buf, "Span:        %s (%.6f .. %.6f s)\n", formatDuration(m.span()).c_str(),
                 static_cast<double>(m.firstTs) / 1e9, static_cast<double>(m.lastTs) / 1e9);
   out << buf;
-  out << "Tasks:       " << m.threads.size() - 1 << " (" << m.processes.size() << " processes with known tgid)\n";
+  out << "Tasks:       " << m.taskCount() << " (" << m.processes.size() << " processes with known tgid)\n";
   if (const AutogroupCounts ag = autogroupCounts(m); ag.tasks > 0)
     out << "Autogroups:  " << ag.tasks << " tasks as saved beside the trace: " << ag.inRoot << " in the root group, "
         << ag.tasks - ag.inRoot << " in " << ag.groups << " session groups\n";

@@ -145,7 +145,7 @@ QString runToolTip(const Run& run) {
                .arg(render::formatDuration(m.span()))
                .arg(m.eventCount)
                .arg(m.sliceCount())
-               .arg(m.threadCount() - 1);
+               .arg(m.taskCount());
   if (m.dataLoss.size() > 0) lines << QStringLiteral("data loss: %L1 ranges, %L2 events").arg(m.dataLoss.size()).arg(m.lostEvents());
   if (!run.warning.isEmpty()) lines << QStringLiteral("<span style='color:#9a5b00'>partial: %1</span>").arg(run.warning.toHtmlEscaped());
   return lines.join(QStringLiteral("<br>"));

@@ -241,8 +241,9 @@ class Builder {
                                     : (m.sourceFiles.empty() ? r.label : QString::fromStdString(m.sourceFiles.front()));
       runs.rows.push_back({tagCell(r), source, QString::fromStdString(m.format),
                            QString::fromStdString(m.topology.describe()), dur(m.span()), count(m.eventCount),
-                           count(m.threadCount())});
+                           count(m.taskCount())});
     }
+    runs.note = QStringLiteral("Tasks: the threads seen in the whole run, the idle task not counted (as in every task table).");
     m_doc.table(std::move(runs));
 
     // Trace spans in the trace's own clock, and what the analysis covers.

@@ -268,6 +268,26 @@ TEST_F(ReportTest, DemoWithReplaysListsEveryParameterAndTheValidation) {
   EXPECT_TRUE(text.contains(QStringLiteral("sched-pipe")));
 }
 
+TEST_F(ReportTest, RunsTableCountsTheTasksTheKeyNumbersAndTaskTablesCount) {
+  // The idle task (utid 0) is in the model's thread table but in no task table.
+  if (!std::filesystem::exists(demoPath())) GTEST_SKIP() << "no bundled demo at " << demoPath();
+  ReportSpec spec;
+  spec.runs.push_back({load(demoPath()), {}});
+  const QString html = file(QStringLiteral("demo.html"));
+  ASSERT_TRUE(app::report::writeReport(spec, html, ReportFormat::Html).isOk());
+  const QString h = QString::fromUtf8(readFile(html.toStdString()).c_str());
+  const auto tasks = core::analysis::computeStats(*spec.runs[0].model).tasks.size();
+  const QRegularExpression runsRow(QStringLiteral("<th class=\"num\">Tasks</th></tr></thead><tbody><tr>.*?"
+                                                  "<td class=\"num\">([0-9,]+)</td></tr>"));
+  const auto inRuns = runsRow.match(h);
+  ASSERT_TRUE(inRuns.hasMatch());
+  EXPECT_EQ(inRuns.captured(1).toStdString(), std::to_string(tasks));
+  const auto inKeyNumbers = QRegularExpression(QStringLiteral("<td>Tasks</td><td class=\"num\">([0-9,]+)</td>")).match(h);
+  ASSERT_TRUE(inKeyNumbers.hasMatch());
+  EXPECT_EQ(inKeyNumbers.captured(1).toStdString(), std::to_string(tasks));
+  EXPECT_TRUE(h.contains(QStringLiteral("the idle task not counted")));
+}
+
 TEST_F(ReportTest, HtmlJsonAndCsvCarryTheSameRuns) {
   ReportSpec spec = twoRuns();
   const QString html = file(QStringLiteral("r.html")), json = file(QStringLiteral("r.json")),
