@@ -41,7 +41,9 @@ QColor changeColor(double delta) { return delta > 0 ? QColor(0xff, 0xdf, 0xc0) :
 
 QString significanceHelp() {
   return QObject::tr(
-      "<b>Significant changes</b> are highlighted (orange: B is higher, blue: B is lower). A change is "
+      "<b>Significant changes</b> are highlighted (orange: B is higher, blue: B is lower; a significant KS "
+      "distance, which has no direction, is bold only). Differences of shares are in percentage points (pp). "
+      "A change is "
       "significant when it is at least 20% of A (or A is zero) <i>and</i> above the metric's noise floor:"
       "<ul><li>times (runtime, wait, busy, GPS lag): 1 ms or 1% of the analysed range, whichever is larger;</li>"
       "<li>latencies (mean, p99): 20 \u00b5s, with at least 20 wakeups in each run;</li>"
@@ -55,12 +57,14 @@ QString significanceHelp() {
       "are summed. Every figure covers the selected range (or the whole runs).");
 }
 
-QString formatMetric(MetricKind kind, double value, bool signedValue) {
-  const QString sign = signedValue && value > 0 ? QStringLiteral("+") : QString();
+QString formatMetric(MetricKind kind, double value, bool difference) {
+  const QString sign = difference && value > 0 ? QStringLiteral("+") : QString();
   switch (kind) {
     case MetricKind::Time:
     case MetricKind::Latency: return sign + render::formatDuration(static_cast<int64_t>(std::llround(value)));
-    case MetricKind::Share: return sign + QString::number(value * 100.0, 'f', 1) + QStringLiteral(" %");
+    // Two shares differ by percentage points; "%" would read as a change relative to A.
+    case MetricKind::Share:
+      return sign + QString::number(value * 100.0, 'f', 1) + (difference ? QStringLiteral(" pp") : QStringLiteral(" %"));
     case MetricKind::Count: return sign + QStringLiteral("%L1").arg(static_cast<qlonglong>(std::llround(value)));
     case MetricKind::Index: return sign + QString::number(value, 'f', 3);
   }
@@ -157,7 +161,13 @@ QVariant DiffTaskModel::data(const QModelIndex& index, int role) const {
       case Qt::DisplayRole: return have ? QString::number(t.wakeupLatencyKs, 'f', 2) : QStringLiteral("\u2014");
       case SortRole: return have ? t.wakeupLatencyKs : -1.0;
       case SignificantRole: return sig;
-      case Qt::BackgroundRole: return sig ? QVariant(QColor(0xff, 0xdf, 0xc0)) : QVariant();
+      // A distance has no direction, so it takes neither change colour: bold only.
+      case Qt::FontRole: {
+        if (!sig) return {};
+        QFont f;
+        f.setBold(true);
+        return f;
+      }
       case Qt::ToolTipRole:
         return have ? tr("Kolmogorov\u2013Smirnov distance of the wakeup-latency distributions: %1 (%L2 vs %L3 wakeups)%4")
                           .arg(t.wakeupLatencyKs, 0, 'f', 3)
@@ -355,7 +365,8 @@ QVariant DiffSummaryModel::data(const QModelIndex& index, int role) const {
         .arg(r.samplesB)
         .arg(r.significant ? tr("; significant at the 1% level") : QString());
   if ((role == Qt::BackgroundRole || role == Qt::FontRole) && r.significant && (col == DeltaColumn || col == RelativeColumn || (r.ks && col == MetricColumn))) {
-    if (role == Qt::BackgroundRole) return r.ks ? QColor(0xff, 0xdf, 0xc0) : changeColor(r.b - r.a);
+    // A distance has no direction, so it takes neither change colour: bold only.
+    if (role == Qt::BackgroundRole) return r.ks ? QVariant() : QVariant(changeColor(r.b - r.a));
     QFont f;
     f.setBold(true);
     return f;

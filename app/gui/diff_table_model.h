@@ -107,7 +107,8 @@ class DiffFilterProxy : public QSortFilterProxyModel {
   QString m_text;
 };
 
-/// "1.2 ms", "34.5 %", "1,234", "0.912" for a value of that kind.
-QString formatMetric(MetricKind kind, double value, bool signedValue = false);
+/// "1.2 ms", "34.5 %", "1,234", "0.912" for a value of that kind; a difference
+/// of two values is signed ("+1.2 ms"), and shares differ in points ("+3.1 pp").
+QString formatMetric(MetricKind kind, double value, bool difference = false);
 
 }  // namespace app::gui

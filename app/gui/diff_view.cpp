@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "app/gui/diff_table_model.h"
 #include "app/render/colors.h"
@@ -179,7 +180,7 @@ void DiffView::setDiff(std::shared_ptr<const core::analysis::RunDiff> diff, cons
     const int sig = m_taskModel->significantRows();
     m_status->setText(tr("<b>%1</b> \u00b7 <span style='color:%2'>\u25a0</span> A: %3 \u00b7 "
                          "<span style='color:%4'>\u25a0</span> B: %5 \u00b7 %L6 task groups, <b>%L7</b> changed significantly "
-                         "<span style='color:#666'>(orange: B higher, blue: B lower; hover for the rule)</span>")
+                         "<span style='color:#666'>(orange: B higher, blue: B lower, bold KS: distributions differ; hover for the rule)</span>")
                          .arg(rangeText.toHtmlEscaped(), render::runColor(0).name(),
                               QString::fromStdString(diff->a.label).toHtmlEscaped(), render::runColor(1).name(),
                               QString::fromStdString(diff->b.label).toHtmlEscaped())
@@ -187,6 +188,11 @@ void DiffView::setDiff(std::shared_ptr<const core::analysis::RunDiff> diff, cons
                          .arg(sig));
   }
   m_summaryView->resizeColumnsToContents();
+  // Where no task's process differs from its comm (no tgid in either trace), the Process column
+  // only repeats the Task column and takes the room of the changes; the report leaves it out too.
+  const bool processesKnown = diff && std::any_of(diff->tasks.begin(), diff->tasks.end(),
+                                                  [](const auto& t) { return t.process != t.comm; });
+  m_taskView->setColumnHidden(DiffTaskModel::ProcessColumn, !processesKnown);
   if (diff) {
     // Numbers never elide (bold significant cells are wider); the view measures visible rows only.
     for (int c = DiffTaskModel::TasksColumn; c < m_proxy->columnCount(); ++c) {

@@ -730,6 +730,40 @@ TEST(GuiModels, DiffModelsPassTheTester) {
     EXPECT_TRUE(labels.contains(QString::fromLatin1(want))) << want;
   const int ks = static_cast<int>(labels.indexOf(QStringLiteral("wakeup latency KS distance")));
   EXPECT_EQ(summary.index(ks, DiffSummaryModel::DeltaColumn).data().toString(), QString::number(diff->wakeupLatencyKs, 'f', 3));
+  // A distance has no direction: a significant one is bold, never shaded as "B higher" (or lower).
+  {
+    // A run against itself, its latency distributions then moved apart by hand.
+    auto apart = core::analysis::diffRuns(*a, sa, "smt", *a, sa, "smt again");
+    apart.wakeupLatencyKs = 0.9;
+    apart.a.stats.wakeupLatency.count = apart.b.stats.wakeupLatency.count = 100;
+    auto task = std::find_if(apart.tasks.begin(), apart.tasks.end(), [](const auto& t) { return t.a && t.b; });
+    ASSERT_NE(task, apart.tasks.end());
+    task->wakeupLatencyKs = 0.9;
+    task->a->wakeupLatency.count = task->b->wakeupLatency.count = 100;
+    DiffSummaryModel apartSummary;
+    DiffTaskModel apartTasks;
+    apartSummary.setDiff(std::make_shared<const core::analysis::RunDiff>(apart));
+    apartTasks.setDiff(std::make_shared<const core::analysis::RunDiff>(apart));
+    ASSERT_TRUE(apartSummary.index(ks, DiffSummaryModel::DeltaColumn).data(DiffTaskModel::SignificantRole).toBool());
+    for (int c = 0; c < DiffSummaryModel::ColumnCount; ++c)
+      EXPECT_FALSE(apartSummary.index(ks, c).data(Qt::BackgroundRole).isValid()) << c;
+    EXPECT_TRUE(apartSummary.index(ks, DiffSummaryModel::DeltaColumn).data(Qt::FontRole).value<QFont>().bold());
+    const int row = static_cast<int>(task - apart.tasks.begin());
+    const QModelIndex cell = apartTasks.index(row, DiffTaskModel::ksColumn());
+    ASSERT_TRUE(cell.data(DiffTaskModel::SignificantRole).toBool());
+    EXPECT_FALSE(cell.data(Qt::BackgroundRole).isValid());
+    EXPECT_TRUE(cell.data(Qt::FontRole).value<QFont>().bold());
+  }
+  // Shares are percentages; their differences are percentage points.
+  const int fraction = static_cast<int>(labels.indexOf(QStringLiteral("involuntary fraction")));
+  EXPECT_TRUE(summary.index(fraction, DiffSummaryModel::AColumn).data().toString().endsWith(QStringLiteral(" %")));
+  EXPECT_TRUE(summary.index(fraction, DiffSummaryModel::DeltaColumn).data().toString().endsWith(QStringLiteral(" pp")));
+  EXPECT_EQ(formatMetric(MetricKind::Share, -0.022, true), QStringLiteral("-2.2 pp"));
+  // Neither synthetic trace knows a tgid: the tab leaves out a Process column that would repeat the comm.
+  DiffView view;
+  view.setDiff(diff, QStringLiteral("Whole trace"), QString());
+  for (const auto& t : diff->tasks) ASSERT_EQ(t.process, t.comm);
+  EXPECT_TRUE(view.taskView()->isColumnHidden(DiffTaskModel::ProcessColumn));
   tasks.setDiff(nullptr);
   summary.setDiff(nullptr);
   EXPECT_EQ(tasks.rowCount(), 0);
