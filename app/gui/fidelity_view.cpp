@@ -20,6 +20,16 @@ const core::analysis::Fidelity* fidelityOf(const Run* r) {
   return r && r->model && r->model->replay ? r->model->replay->fidelity.get() : nullptr;
 }
 
+// Rounded before it is printed, so a difference of two printed values is
+// worked out from what the user reads, and -0.004 prints as 0.00, not -0.00.
+double roundedTo(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double r = std::round(v * scale) / scale;
+  return r == 0 ? 0.0 : r;
+}
+
+QString fixed(double v, int decimals) { return QString::number(roundedTo(v, decimals), 'f', decimals); }
+
 QString valueText(const FidelityMetric& m, double v) {
   switch (m.unit) {
     case FidelityMetric::Unit::Ns:
@@ -29,7 +39,7 @@ QString valueText(const FidelityMetric& m, double v) {
       return QString::number(v, 'f', 0) + QStringLiteral(" ns");
     case FidelityMetric::Unit::Count: return QString::number(v, 'f', 0);
     case FidelityMetric::Unit::Distance: return QString::number(v, 'f', 3);
-    case FidelityMetric::Unit::Pp: return QString::number(v, 'f', 2) + QStringLiteral(" pp");
+    case FidelityMetric::Unit::Pp: return fixed(v, 2) + QStringLiteral(" pp");
   }
   return {};
 }
@@ -72,7 +82,11 @@ FidelityView::FidelityView(const RunSet& runs, QWidget* parent)
   m_unmodelled->setTextFormat(Qt::PlainText);
   layout->addWidget(m_unmodelled);
   m_metrics->setColumnCount(6);
-  m_metrics->setHorizontalHeaderLabels({tr("Metric"), tr("Recorded"), tr("Replay"), tr("Ratio"), tr("Bound"), tr("Verdict")});
+  m_metrics->setHorizontalHeaderLabels(
+      {tr("Metric"), tr("Recorded"), tr("Replay"), tr("Ratio / distance"), tr("Bound"), tr("Verdict")});
+  m_metrics->horizontalHeaderItem(3)->setToolTip(
+      tr("Replay \u00f7 recorded; for a metric that compares the two runs (a KS distance, the largest CPU-share "
+         "difference), that comparison"));
   m_tasks->setColumnCount(9);
   m_tasks->setHorizontalHeaderLabels({tr("TID"), tr("Comm"), tr("CPU % rec"), tr("CPU % rep"), tr("\u0394 pp"),
                                       tr("Wait ms rec"), tr("Wait ms rep"), tr("Vol rec/rep"), tr("Invol rec/rep")});
@@ -82,8 +96,6 @@ FidelityView::FidelityView(const RunSet& runs, QWidget* parent)
     t->setSelectionBehavior(QAbstractItemView::SelectRows);
     t->setWordWrap(false);
   }
-  m_metrics->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-  m_tasks->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
   layout->addWidget(m_metrics, 3);
   layout->addWidget(m_tasks, 2);
   connect(m_choice, &QComboBox::currentIndexChanged, this, [this] { showSelected(); });
@@ -133,6 +145,7 @@ QString FidelityView::verdictOf(const QString& metricKey) const {
 QString FidelityView::unmodelledText() const { return m_unmodelled->text(); }
 
 void FidelityView::showSelected() {
+  m_metrics->clearSpans();
   m_metrics->setRowCount(0);
   m_tasks->setRowCount(0);
   m_unmodelled->clear();
@@ -171,27 +184,42 @@ void FidelityView::showSelected() {
   for (const auto& m : f->metrics) {
     auto* name = cell(QString::fromStdString(m.label), Qt::AlignLeft | Qt::AlignVCenter);
     name->setData(Qt::UserRole, QString::fromStdString(m.key));
+    if (m.key == "makespan_ns")
+      name->setToolTip(tr("From the first burst's start to the end of the last burst that completed, in each run: "
+                          "not the span in the pane header, which runs from the first to the last traced event."));
     m_metrics->setItem(row, 0, name);
-    m_metrics->setItem(row, 1, cell(m.recorded ? valueText(m, *m.recorded) : QString()));
-    m_metrics->setItem(row, 2, cell(m.replayed ? valueText(m, *m.replayed) : valueText(m, m.measure)));
-    m_metrics->setItem(row, 3, cell(m.ratio ? QString::number(*m.ratio, 'f', 3) : QStringLiteral("\u2013")));
+    if (m.recorded && m.replayed) {
+      m_metrics->setItem(row, 1, cell(valueText(m, *m.recorded)));
+      m_metrics->setItem(row, 2, cell(valueText(m, *m.replayed)));
+      m_metrics->setItem(row, 3, cell(m.ratio ? QString::number(*m.ratio, 'f', 3) : QStringLiteral("\u2013")));
+    } else {
+      // A metric of the two runs together (a distance, a difference) has no value per run.
+      m_metrics->setSpan(row, 1, 1, 2);
+      auto* between = cell(tr("between the two \u2192"), Qt::AlignCenter);
+      between->setForeground(QColor(0x77, 0x77, 0x77));
+      m_metrics->setItem(row, 1, between);
+      m_metrics->setItem(row, 3, cell(valueText(m, m.measure)));
+    }
     m_metrics->setItem(row, 4, cell(QString::fromStdString(m.bound), Qt::AlignLeft | Qt::AlignVCenter));
     auto* verdict = cell(QString::fromStdString(std::string(core::analysis::toString(m.verdict))), Qt::AlignCenter);
     verdict->setBackground(verdictColour(m.verdict));
     m_metrics->setItem(row, 5, verdict);
     ++row;
   }
+  // The names take the width they need; the bounds (short text, left-aligned) take what is left.
   m_metrics->resizeColumnsToContents();
-  m_metrics->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  m_metrics->horizontalHeader()->setSectionResizeMode(4, QHeaderView::Stretch);
   const int shown = static_cast<int>(std::min<size_t>(f->tasks.size(), 200));
   m_tasks->setRowCount(shown);
   for (int i = 0; i < shown; ++i) {
     const auto& t = f->tasks[static_cast<size_t>(i)];
     m_tasks->setItem(i, 0, cell(QString::number(t.tid)));
     m_tasks->setItem(i, 1, cell(QString::fromStdString(t.comm), Qt::AlignLeft | Qt::AlignVCenter));
-    m_tasks->setItem(i, 2, cell(QString::number(100 * t.shareRecorded, 'f', 2)));
-    m_tasks->setItem(i, 3, cell(QString::number(100 * t.shareReplayed, 'f', 2)));
-    auto* diff = cell(QString::number(t.shareDiffPp(), 'f', 2));
+    m_tasks->setItem(i, 2, cell(fixed(100 * t.shareRecorded, 2)));
+    m_tasks->setItem(i, 3, cell(fixed(100 * t.shareReplayed, 2)));
+    // The difference of the two shares as shown; the verdict judged the exact one.
+    auto* diff = cell(fixed(roundedTo(100 * t.shareReplayed, 2) - roundedTo(100 * t.shareRecorded, 2), 2));
+    diff->setToolTip(tr("%1 pp exactly").arg(t.shareDiffPp(), 0, 'f', 4));
     diff->setBackground(verdictColour(t.verdict));
     m_tasks->setItem(i, 4, diff);
     m_tasks->setItem(i, 5, cell(QString::number(static_cast<double>(t.waitRecordedNs) / 1e6, 'f', 3)));

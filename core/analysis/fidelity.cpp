@@ -119,7 +119,7 @@ Fidelity computeFidelity(const RunStats& rec, const RunStats& rep, const ReplayO
   Fidelity f;
   auto& out = f.metrics;
   if (o.makespanRecordedNs > 0) {
-    FidelityMetric m = countRow("makespan_ns", "makespan", Unit::Ns, static_cast<double>(o.makespanRecordedNs),
+    FidelityMetric m = countRow("makespan_ns", "makespan (first burst to last completed burst)", Unit::Ns, static_cast<double>(o.makespanRecordedNs),
                                 static_cast<double>(o.makespanReplayNs));
     judgeRelative(m, b.makespanRel);
     out.push_back(std::move(m));

@@ -1115,6 +1115,60 @@ TEST(GuiFidelity, TabSaysNothingOfCountsItDoesNotHave) {
             "Not modelled exactly: wakeups by the task itself: 3; lost-event ranges: 1.");
 }
 
+// A distance is of the two runs together: it reads as one, in the Ratio /
+// distance column; a task's share difference is the difference of the shares
+// as printed, and never "-0.00".
+TEST(GuiFidelity, DistancesAndDifferencesReadAsThey) {
+  ensureApp();
+  RunSet runs;
+  app::gui::FidelityView view(runs);
+  app::gui::Run recording;
+  recording.model = apptest::smtModel();
+  recording.title = QStringLiteral("recording");
+  const int recordingId = runs.add(recording);
+  auto fidelity = std::make_shared<core::analysis::Fidelity>();
+  core::analysis::FidelityMetric ks;
+  ks.key = "wakeup_latency_ks";
+  ks.label = "wakeup latency KS distance";
+  ks.unit = core::analysis::FidelityMetric::Unit::Distance;
+  ks.measure = 0.25;
+  ks.bound = "\u2264 0.25";
+  fidelity->metrics.push_back(ks);
+  core::analysis::TaskFidelity rounded;  // 7.344 % and 7.405 %: printed 7.34 and 7.41
+  rounded.tid = 1;
+  rounded.shareRecorded = 0.07344;
+  rounded.shareReplayed = 0.07405;
+  core::analysis::TaskFidelity tiny;  // 0.0001 pp less
+  tiny.tid = 2;
+  tiny.shareRecorded = 0.500001;
+  tiny.shareReplayed = 0.5;
+  fidelity->tasks = {rounded, tiny};
+  auto replayed = apptest::smtModel();
+  core::ReplayInfo info;
+  info.model = "eevdf";
+  info.fidelity = fidelity;
+  replayed->replay = info;
+  app::gui::Run replay;
+  replay.parentId = recordingId;
+  replay.model = replayed;
+  replay.title = QStringLiteral("replay");
+  view.showRun(runs.add(replay));
+  const auto tables = view.findChildren<QTableWidget*>();
+  ASSERT_EQ(tables.size(), 2);
+  QTableWidget* metrics = tables[0];
+  QTableWidget* tasks = tables[1];
+  ASSERT_EQ(metrics->rowCount(), 1);
+  EXPECT_EQ(metrics->horizontalHeaderItem(3)->text(), QStringLiteral("Ratio / distance"));
+  EXPECT_EQ(metrics->item(0, 3)->text(), QStringLiteral("0.250"));
+  EXPECT_TRUE(metrics->item(0, 2) == nullptr || metrics->item(0, 2)->text().isEmpty()) << "no value of the replay alone";
+  EXPECT_EQ(metrics->columnSpan(0, 1), 2);
+  ASSERT_EQ(tasks->rowCount(), 2);
+  EXPECT_EQ(tasks->item(0, 2)->text(), QStringLiteral("7.34"));
+  EXPECT_EQ(tasks->item(0, 3)->text(), QStringLiteral("7.41"));
+  EXPECT_EQ(tasks->item(0, 4)->text(), QStringLiteral("0.07"));
+  EXPECT_EQ(tasks->item(1, 4)->text(), QStringLiteral("0.00"));
+}
+
 // What the workload could not represent shows in the Fidelity tab too, not
 // only in reports: here the scheduler settings saved beside the recording
 // (core/sched_settings.h) say autogroup was on, which a replay asked to run
