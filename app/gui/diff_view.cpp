@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "app/gui/diff_table_model.h"
+#include "app/gui/sort_header_view.h"
 #include "app/render/colors.h"
 
 namespace app::gui {
@@ -90,6 +91,7 @@ DiffView::DiffView(QWidget* parent) : QWidget(parent) {
   m_proxy = new DiffFilterProxy(this);
   m_proxy->setSourceModel(m_taskModel);
   m_taskView = new QTableView(this);
+  SortHeaderView::install(m_taskView);
   m_taskView->setModel(m_proxy);
   m_taskView->setSortingEnabled(true);
   // Unsorted is the core diff's order: the largest runtime change (either way) first.

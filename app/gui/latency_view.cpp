@@ -19,6 +19,7 @@
 #include <map>
 
 #include "app/gui/latency_scatter.h"
+#include "app/gui/sort_header_view.h"
 #include "app/gui/stats_view.h"
 #include "app/render/colors.h"
 #include "app/render/time_axis.h"
@@ -184,6 +185,7 @@ LatencyView::LatencyView(QWidget* parent) : QWidget(parent) {
   m_proxy = new QSortFilterProxyModel(this);
   m_proxy->setSourceModel(m_model);
   m_proxy->setSortRole(TaskLatencyModel::kSortRole);
+  SortHeaderView::install(m_table);
   m_table->setModel(m_proxy);
   m_table->setSortingEnabled(true);
   m_table->sortByColumn(TaskLatencyModel::P99, Qt::DescendingOrder);

@@ -49,6 +49,7 @@
 #endif
 #include "app/gui/replay_dialog.h"
 #include "app/gui/runs_model.h"
+#include "app/gui/sort_header_view.h"
 #include "app/gui/why_controller.h"
 #include "app/gui/stats_view.h"
 #include "app/gui/sweep_view.h"
@@ -214,6 +215,7 @@ void MainWindow::buildUi() {
   m_taskProxy = new TaskFilterProxy(this);
   m_taskProxy->setSourceModel(m_taskModel);
   m_taskView = new QTableView(this);
+  SortHeaderView::install(m_taskView);
   m_taskView->setModel(m_taskProxy);
   m_taskView->setSortingEnabled(true);
   m_taskView->sortByColumn(TaskTableModel::FixedColumns + TaskTableModel::Runtime, Qt::DescendingOrder);
@@ -841,6 +843,13 @@ void MainWindow::refreshTables() {
   }
   m_taskModel->setRuns(std::move(cols));
   m_taskView->horizontalHeader()->resizeSection(TaskTableModel::TaskColumn, 150);
+  m_taskView->setColumnHidden(TaskTableModel::TgidColumn, !m_taskModel->anyTgidKnown());
+  // A run's headers take three lines ("hackbench-proc", "dat", "Switches vol/inv") beside the sort
+  // arrow; a column narrower than its header clips the run's name on both sides.
+  for (int c = TaskTableModel::FixedColumns; c < m_taskModel->columnCount(); ++c) {
+    m_taskView->resizeColumnToContents(c);
+    m_taskView->setColumnWidth(c, std::max(98, m_taskView->columnWidth(c)));
+  }
   m_statsView->setRuns(entries, rangeText());
   std::vector<DiffView::RunChoice> choices;
   for (int id : m_runs->ids())

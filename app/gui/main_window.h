@@ -80,6 +80,7 @@ class MainWindow : public QMainWindow {
   TimelineViewState* viewState() const { return m_view; }
   TimelineArea* timeline() const { return m_area; }
   TaskTableModel* taskModel() const { return m_taskModel; }
+  QTableView* taskView() const { return m_taskView; }
   StatsView* statsView() const { return m_statsView; }
   FidelityView* fidelityView() const { return m_fidelityView; }
   DetailsView* detailsView() const { return m_details; }

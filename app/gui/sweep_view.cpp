@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "app/gui/main_window.h"
+#include "app/gui/sort_header_view.h"
 #include "app/report/report_document.h"
 #include "app/report/sweep_report.h"
 
@@ -122,6 +123,7 @@ SweepView::SweepView(MainWindow& window, QWidget* parent)
       m_proxy(new QSortFilterProxyModel(this)) {
   m_proxy->setSourceModel(m_model);
   m_proxy->setSortRole(SweepTableModel::kSortRole);
+  SortHeaderView::install(m_table);
   m_table->setModel(m_proxy);
   m_table->setSortingEnabled(true);
   m_table->sortByColumn(-1, Qt::AscendingOrder);  // the manifest's order until a header is clicked

@@ -1,6 +1,7 @@
 #include "app/gui/task_table_model.h"
 
 #include <QColor>
+#include <algorithm>
 #include <map>
 
 #include "app/render/colors.h"
@@ -44,6 +45,10 @@ const core::analysis::TaskStats* TaskTableModel::taskIn(int row, int runIndex) c
   const int i = m_rows[static_cast<size_t>(row)].statIndex[static_cast<size_t>(runIndex)];
   if (i < 0) return nullptr;
   return &m_runs[static_cast<size_t>(runIndex)].stats->tasks[static_cast<size_t>(i)];
+}
+
+bool TaskTableModel::anyTgidKnown() const {
+  return std::any_of(m_rows.begin(), m_rows.end(), [](const Row& r) { return r.tgid >= 0; });
 }
 
 int TaskTableModel::rowCount(const QModelIndex& parent) const {

@@ -38,6 +38,8 @@ class TaskTableModel : public QAbstractTableModel {
   const RunColumns& runAt(int i) const { return m_runs[static_cast<size_t>(i)]; }
   /// The task's stats in run i, or null when it did not exist there.
   const core::analysis::TaskStats* taskIn(int row, int runIndex) const;
+  /// Whether any task of any run has a known tgid (many traces record none: the TGID column is then hidden).
+  bool anyTgidKnown() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

@@ -23,6 +23,9 @@
 #include <QTemporaryDir>
 #include <QMimeData>
 #include <QProcess>
+#include <QProxyStyle>
+#include <QStyleOptionHeader>
+#include <QHeaderView>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -322,6 +325,57 @@ TEST(GuiWindow, ReplaysAreListedInTheOrderAskedForNotFinishedIn) {
   const auto panes = w.timeline()->panes();
   ASSERT_EQ(panes.size(), 3u);
   EXPECT_EQ(panes[1]->run().id, replays[0]);
+}
+
+// Records the sort arrow the header asks the style for.
+class SortArrowRecorder : public QProxyStyle {
+ public:
+  void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
+                     const QWidget* widget) const override {
+    if (element == PE_IndicatorHeaderArrow)
+      if (const auto* h = qstyleoption_cast<const QStyleOptionHeader*>(option)) arrows.push_back(h->sortIndicator);
+    QProxyStyle::drawPrimitive(element, option, painter, widget);
+  }
+  mutable std::vector<QStyleOptionHeader::SortIndicator> arrows;
+};
+
+TEST(GuiWindow, TasksTabHeadersFitPointTheSortWayAndHideAnUnknownTgid) {
+  ensureApp();
+  MainWindow w(std::make_shared<FakeBackend>());
+  w.setInteractive(false);
+  w.resize(1400, 900);
+  w.show();
+  // "hackbench-proc dat": the short title of a trace.dat in a folder, over three header lines.
+  w.addModel(withFile(apptest::smtModel(), "/synthetic/hackbench-proc/trace.dat"));
+  ASSERT_TRUE(waitIdle(w));
+  QTableView* view = w.taskView();
+  QHeaderView* header = view->horizontalHeader();
+  ASSERT_GT(w.taskModel()->columnCount(), TaskTableModel::FixedColumns);
+  for (int c = TaskTableModel::FixedColumns; c < w.taskModel()->columnCount(); ++c)
+    EXPECT_GE(header->sectionSize(c), header->sectionSizeHint(c)) << header->model()->headerData(c, Qt::Horizontal).toString().toStdString();
+  // Sorted by runtime, largest first: the arrow points down.
+  EXPECT_EQ(header->sortIndicatorOrder(), Qt::DescendingOrder);
+  SortArrowRecorder recorder;
+  header->setStyle(&recorder);
+  header->grab();
+  header->setStyle(nullptr);
+  ASSERT_FALSE(recorder.arrows.empty());
+  EXPECT_EQ(recorder.arrows.front(), QStyleOptionHeader::SortDown);
+  // The synthetic trace, like the demo and hackbench, knows no tgid: no column of blanks.
+  EXPECT_FALSE(w.taskModel()->anyTgidKnown());
+  EXPECT_TRUE(view->isColumnHidden(TaskTableModel::TgidColumn));
+}
+
+TEST(GuiModels, TaskTableKnowsWhetherAnyTgidIsKnown) {
+  ensureApp();
+  TaskTableModel model;
+  auto stats = core::analysis::computeStats(*apptest::smtModel());
+  model.setRuns({{1, QStringLiteral("smt"), std::make_shared<core::analysis::RunStats>(stats)}});
+  EXPECT_FALSE(model.anyTgidKnown());
+  ASSERT_FALSE(stats.tasks.empty());
+  stats.tasks.front().tgid = 4242;
+  model.setRuns({{1, QStringLiteral("smt"), std::make_shared<core::analysis::RunStats>(stats)}});
+  EXPECT_TRUE(model.anyTgidKnown());
 }
 
 TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
