@@ -213,7 +213,6 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
     std::set<const core::TraceModel*> sources;
     for (const auto* r : ready) sources.insert(r->model->replay ? nullptr : r->model.get());
     const bool byName = sources.size() - sources.count(nullptr) > 1;
-    QChart* chart = baseChart(byName ? tr("CPU share per task name (%, tasks of one name summed)") : tr("CPU share per task (%)"));
     using Key = std::pair<std::string, int64_t>;  // comm, tid (or -1 when matched by name)
     auto keyOf = [&](const core::TraceModel& m, const core::analysis::TaskStats& t) -> Key {
       if (!byName) return {t.comm, t.tid};
@@ -233,13 +232,20 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
     std::vector<std::pair<double, Key>> order;
     for (const auto& [k, v] : best) order.push_back({v, k});
     std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    if (order.size() > 8) order.resize(8);
+    // More bars than this leave each a few pixels high at the chart's usual size.
+    constexpr size_t kShownTasks = 8;
+    const size_t taskCount = order.size();
+    if (order.size() > kShownTasks) order.resize(kShownTasks);
+    const QString shown = taskCount > kShownTasks ? tr(", the %1 busiest of %2").arg(kShownTasks).arg(taskCount) : QString();
+    QChart* chart = baseChart(byName ? tr("CPU share per task name (%, tasks of one name summed%1)").arg(shown)
+                                     : tr("CPU share per task (%%1)").arg(shown));
     std::reverse(order.begin(), order.end());  // horizontal bars fill bottom-up
     QStringList categories;
     for (const auto& o : order)
       categories << (o.second.second < 0 ? QString::fromStdString(o.second.first)
                                          : QStringLiteral("%1 %2").arg(QString::fromStdString(o.second.first)).arg(o.second.second));
     auto* series = new QHorizontalBarSeries;
+    series->setBarWidth(0.9);
     double maxV = 1;
     for (size_t i = 0; i < ready.size(); ++i) {
       auto* set = new QBarSet(shortTitle(ready[i]->title));
@@ -261,6 +267,11 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
     auto* x = new QValueAxis;
     x->setRange(0, maxV * 1.1);
     x->applyNiceNumbers();
+    // One thread's share cannot pass 100 %; rounding up to nice numbers must not suggest it can.
+    if (!byName && x->max() > 100) {
+      x->setRange(0, 100);
+      x->setTickCount(5);  // 0, 25, 50, 75, 100
+    }
     x->setLabelFormat(QStringLiteral("%.0f"));
     chart->addAxis(y, Qt::AlignLeft);
     chart->addAxis(x, Qt::AlignBottom);

@@ -13,6 +13,7 @@
 #include <QApplication>
 #include <QSettings>
 #include <QChart>
+#include <QValueAxis>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -376,6 +377,30 @@ TEST(GuiModels, TaskTableKnowsWhetherAnyTgidIsKnown) {
   stats.tasks.front().tgid = 4242;
   model.setRuns({{1, QStringLiteral("smt"), std::make_shared<core::analysis::RunStats>(stats)}});
   EXPECT_TRUE(model.anyTgidKnown());
+}
+
+// A shown window with `model` open and its statistics computed.
+std::unique_ptr<MainWindow> windowWith(std::shared_ptr<core::TraceModel> model) {
+  auto w = std::make_unique<MainWindow>(std::make_shared<FakeBackend>());
+  w->setInteractive(false);
+  w->resize(1400, 900);
+  w->show();
+  w->addModel(std::move(model));
+  EXPECT_TRUE(waitIdle(*w));
+  return w;
+}
+
+TEST(GuiWindow, StatisticsShareAxisStopsAtAHundredPercent) {
+  ensureApp();
+  // One task ran the whole trace (100 %): a task's share cannot pass 100 %, nor its axis.
+  const auto w = windowWith(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  const auto charts = w->statsView()->charts();
+  ASSERT_EQ(charts.size(), 6u);
+  const auto axes = charts[1]->axes(Qt::Horizontal);
+  ASSERT_EQ(axes.size(), 1);
+  const auto* axis = qobject_cast<QValueAxis*>(axes.front());
+  ASSERT_NE(axis, nullptr);
+  EXPECT_LE(axis->max(), 100.0);
 }
 
 TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
