@@ -332,9 +332,11 @@ void LatencyView::rebuildCharts() {
     steps->attachAxis(hy);
     auto* line = new QLineSeries;
     line->setName(what);
-    for (const auto& [x, y] : cdfPoints(sorted)) line->append(x, y);
+    const auto points = cdfPoints(sorted);
+    for (const auto& [x, y] : points) line->append(x, y);
     cdf->addSeries(line);
     auto* cx = logAxis(tr("\u00b5s"));
+    cx->setRange(logAxisMinUs(points.front().first), points.back().first * 1.25);
     auto* cy = new QValueAxis;
     cy->setRange(0, 1);
     cdf->addAxis(cx, Qt::AlignBottom);

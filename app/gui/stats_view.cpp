@@ -16,6 +16,7 @@
 #include <QValueAxis>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -29,6 +30,8 @@ std::vector<std::pair<double, double>> cdfPoints(const std::vector<int64_t>& sor
   std::vector<std::pair<double, double>> out;
   const size_t n = sortedNs.size();
   if (n == 0) return out;
+  // The curve rises from 0 at the smallest sample: its first step shows, even where many samples share that value.
+  out.emplace_back(std::max(0.1, static_cast<double>(sortedNs.front()) / 1000.0), 0.0);
   const size_t step = std::max<size_t>(1, n / std::max<size_t>(1, maxPoints));
   for (size_t i = 0; i < n; i += step) {
     const double us = std::max(0.1, static_cast<double>(sortedNs[i]) / 1000.0);
@@ -36,6 +39,11 @@ std::vector<std::pair<double, double>> cdfPoints(const std::vector<int64_t>& sor
   }
   if (out.back().second < 1.0) out.emplace_back(std::max(0.1, static_cast<double>(sortedNs.back()) / 1000.0), 1.0);
   return out;
+}
+
+double logAxisMinUs(double smallestUs) {
+  // A decade strictly below: the axis starts at a labelled tick, and a first sample on a decade is not on the edge.
+  return std::pow(10.0, std::ceil(std::log10(std::max(smallestUs, 1e-3))) - 1);
 }
 
 QChart* baseChart(const QString& title) {
@@ -200,7 +208,7 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
       series->attachAxis(x);
       series->attachAxis(y);
     }
-    if (hi > 0) x->setRange(std::max(0.1, lo * 0.8), hi * 1.25);
+    if (hi > 0) x->setRange(logAxisMinUs(lo), hi * 1.25);
     else x->setRange(0.1, 1000);
     replaceChart(m_latency, chart);
   }

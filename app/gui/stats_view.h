@@ -47,7 +47,11 @@ class StatsView : public QWidget {
 /// An empty chart in the tabs' style: bold title, legend below, no animation.
 QChart* baseChart(const QString& title);
 
-/// Points of an empirical CDF, at most `maxPoints`, x in microseconds.
+/// Points of an empirical CDF, at most `maxPoints`, x in microseconds (0.1 at
+/// least: log axes cannot show 0), starting from 0 at the smallest sample.
 std::vector<std::pair<double, double>> cdfPoints(const std::vector<int64_t>& sortedNs, size_t maxPoints = 400);
+/// The left end of a log latency axis whose smallest sample is `smallestUs`:
+/// the decade below it, so no sample sits on or beyond the edge.
+double logAxisMinUs(double smallestUs);
 
 }  // namespace app::gui

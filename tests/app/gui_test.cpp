@@ -13,6 +13,8 @@
 #include <QApplication>
 #include <QSettings>
 #include <QChart>
+#include <QLineSeries>
+#include <QLogValueAxis>
 #include <QValueAxis>
 #include <QComboBox>
 #include <QDir>
@@ -401,6 +403,34 @@ TEST(GuiWindow, StatisticsShareAxisStopsAtAHundredPercent) {
   const auto* axis = qobject_cast<QValueAxis*>(axes.front());
   ASSERT_NE(axis, nullptr);
   EXPECT_LE(axis->max(), 100.0);
+}
+
+TEST(GuiWindow, StatisticsLatencyCdfRisesFromZeroInsideItsAxis) {
+  ensureApp();
+  const auto w = windowWith(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  const auto charts = w->statsView()->charts();
+  ASSERT_EQ(charts.size(), 6u);
+  const auto* axis = qobject_cast<QLogValueAxis*>(charts[0]->axes(Qt::Horizontal).value(0));
+  ASSERT_NE(axis, nullptr);
+  ASSERT_FALSE(charts[0]->series().isEmpty());
+  for (auto* s : charts[0]->series()) {
+    const auto* line = qobject_cast<QLineSeries*>(s);
+    ASSERT_NE(line, nullptr);
+    ASSERT_GT(line->count(), 0);
+    EXPECT_LT(axis->min(), line->at(0).x());
+    EXPECT_EQ(line->at(0).y(), 0.0);
+  }
+}
+
+TEST(GuiModels, CdfStartsFromZeroAboveADecadeAxisMinimum) {
+  // Two of four samples are 0 ns (drawn at 0.1 us, as a log axis cannot show 0).
+  const auto points = cdfPoints({0, 0, 3000, 50000});
+  ASSERT_GE(points.size(), 2u);
+  EXPECT_EQ(points.front(), (std::pair<double, double>{0.1, 0.0}));
+  EXPECT_DOUBLE_EQ(points.back().second, 1.0);
+  EXPECT_NEAR(logAxisMinUs(0.1), 0.01, 1e-12);  // a sample on a decade is not on the edge
+  EXPECT_NEAR(logAxisMinUs(1.3), 1.0, 1e-12);
+  EXPECT_NEAR(logAxisMinUs(19.0), 10.0, 1e-12);
 }
 
 TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
