@@ -95,6 +95,18 @@ StatsView::StatsView(QWidget* parent) : QWidget(parent) {
   grid->addWidget(m_forcedIdle, 2, 1);
   grid->addWidget(m_fairness, 3, 0);
   grid->addWidget(m_frequency, 3, 1);
+  // Where a chart would only draw empty axes, a line says why instead, in the chart's place.
+  m_forcedIdleNote = new QLabel(inner);
+  m_frequencyNote = new QLabel(inner);
+  for (QLabel* note : {m_forcedIdleNote, m_frequencyNote}) {
+    note->setWordWrap(true);
+    note->setStyleSheet(QStringLiteral("color:#666; padding:6px"));
+    note->hide();
+  }
+  m_frequencyNote->setToolTip(tr("Frequencies come from power:cpu_frequency events in a recording, or from "
+                                 "schedutil in a +uclamp replay."));
+  grid->addWidget(m_forcedIdleNote, 2, 1, Qt::AlignTop);
+  grid->addWidget(m_frequencyNote, 3, 1, Qt::AlignTop);
   scroll->setWidget(inner);
   outer->addWidget(scroll);
   setRuns({}, QString());
@@ -112,6 +124,19 @@ std::vector<QChart*> StatsView::charts() const {
 }
 
 QString StatsView::summaryHtml() const { return m_summary->text(); }
+
+QStringList StatsView::notesShown() const {
+  QStringList out;
+  for (const QLabel* note : {m_forcedIdleNote, m_frequencyNote})
+    if (!note->isHidden()) out << note->text();
+  return out;
+}
+
+void StatsView::showChartOrNote(QChartView* view, QLabel* noteLabel, const QString& note) {
+  noteLabel->setText(note);
+  noteLabel->setHidden(note.isEmpty());
+  view->setHidden(!note.isEmpty());
+}
 
 // Time in each atrace slice name, per run that has them: the names with the most time.
 QString StatsView::userSlicesHtml(const std::vector<const RunEntry*>& ready) const {
@@ -349,21 +374,29 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
   };
   replaceChart(m_util, cpuChart(tr("CPU utilisation (%)"), tr("% busy"),
                                 [](const core::analysis::CpuStats& c) { return c.utilisation * 100.0; }, 100.0));
-  bool anyForced = false;
-  for (const auto* r : ready) anyForced = anyForced || r->stats->forcedIdleNs > 0;
-  replaceChart(m_forcedIdle, cpuChart(anyForced ? tr("Forced idle per SMT sibling (ms)")
-                                                : tr("Forced idle per SMT sibling (none in these runs)"),
-                                      tr("ms"), [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; },
+  bool anyForced = false, anySmt = false;
+  for (const auto* r : ready) {
+    anyForced = anyForced || r->stats->forcedIdleNs > 0;
+    anySmt = anySmt || r->model->topology.hasSmt();
+  }
+  replaceChart(m_forcedIdle, cpuChart(tr("Forced idle per SMT sibling (ms)"), tr("ms"),
+                                      [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; },
                                       0.001));
+  showChartOrNote(m_forcedIdle, m_forcedIdleNote,
+                  ready.empty() || anyForced ? QString()
+                  : anySmt                   ? tr("Forced idle per SMT sibling: none in these runs.")
+                                             : tr("Forced idle per SMT sibling: none (no SMT siblings in these runs)."));
   // The time-weighted mean frequency per CPU: recorded (power:cpu_frequency) beside
   // what schedutil chose in +uclamp replays.
   bool anyFrequency = false;
   for (const auto* r : ready)
     for (const auto& c : r->stats->cpus) anyFrequency = anyFrequency || !c.freqResidencyNs.empty();
-  replaceChart(m_frequency,
-               cpuChart(anyFrequency ? tr("Mean CPU frequency (GHz: cpu_frequency recorded, schedutil in +uclamp replays)")
-                                     : tr("Mean CPU frequency (no frequency data in these runs)"),
-                        tr("GHz"), [](const core::analysis::CpuStats& c) { return c.meanFreqKhz / 1e6; }, 0.001));
+  replaceChart(m_frequency, cpuChart(tr("Mean CPU frequency (GHz: cpu_frequency recorded, schedutil in +uclamp replays)"),
+                                     tr("GHz"), [](const core::analysis::CpuStats& c) { return c.meanFreqKhz / 1e6; }, 0.001));
+  showChartOrNote(m_frequency, m_frequencyNote,
+                  ready.empty() || anyFrequency
+                      ? QString()
+                      : tr("Mean CPU frequency: no frequency data in these runs."));
 
   // Fairness per run.
   {

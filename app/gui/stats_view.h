@@ -31,9 +31,13 @@ class StatsView : public QWidget {
   /// The charts, in display order (tests check their series).
   std::vector<QChart*> charts() const;
   QString summaryHtml() const;
+  /// The one-line notes shown instead of charts that would have no data.
+  QStringList notesShown() const;
 
  private:
   void replaceChart(QChartView* view, QChart* chart);
+  /// Shows the chart, or `note` in its place when the note is not empty.
+  void showChartOrNote(QChartView* view, QLabel* noteLabel, const QString& note);
   QString userSlicesHtml(const std::vector<const RunEntry*>& ready) const;
   QLabel* m_summary;
   QChartView* m_latency;
@@ -42,6 +46,8 @@ class StatsView : public QWidget {
   QChartView* m_forcedIdle;
   QChartView* m_fairness;
   QChartView* m_frequency;
+  QLabel* m_forcedIdleNote;
+  QLabel* m_frequencyNote;
 };
 
 /// An empty chart in the tabs' style: bold title, legend below, no animation.

@@ -422,6 +422,20 @@ TEST(GuiWindow, StatisticsLatencyCdfRisesFromZeroInsideItsAxis) {
   }
 }
 
+TEST(GuiWindow, StatisticsNoteChartsWithoutDataInTheirPlace) {
+  ensureApp();
+  // smtModel has SMT siblings and forced idle, but no frequency events: one note, in that chart's place.
+  const auto w = windowWith(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  const QStringList notes = w->statsView()->notesShown();
+  ASSERT_EQ(notes.size(), 1) << notes.join(QLatin1Char('|')).toStdString();
+  EXPECT_TRUE(notes[0].startsWith(QStringLiteral("Mean CPU frequency: no frequency data"))) << notes[0].toStdString();
+  // A machine without SMT has no siblings to force idle: that note says so.
+  const auto flat = windowWith(withFile(apptest::denseModel(100), "/synthetic/dense.trace"));
+  EXPECT_TRUE(flat->statsView()->notesShown().contains(
+      QStringLiteral("Forced idle per SMT sibling: none (no SMT siblings in these runs).")))
+      << flat->statsView()->notesShown().join(QLatin1Char('|')).toStdString();
+}
+
 TEST(GuiModels, CdfStartsFromZeroAboveADecadeAxisMinimum) {
   // Two of four samples are 0 ns (drawn at 0.1 us, as a log axis cannot show 0).
   const auto points = cdfPoints({0, 0, 3000, 50000});
