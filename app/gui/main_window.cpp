@@ -193,8 +193,10 @@ void MainWindow::buildUi() {
   m_runsView->setRootIsDecorated(true);
   m_runsView->setUniformRowHeights(true);
   m_runsView->header()->setStretchLastSection(true);
-  m_runsView->setColumnWidth(0, 190);
-  m_runsView->setTextElideMode(Qt::ElideMiddle);
+  // Names take what they need, the details the rest; a detail elided at its end still reads
+  // ("ftrace-text · 2 cor…"), its whole text is in the tooltip.
+  m_runsView->header()->setSectionResizeMode(RunsModel::NameColumn, QHeaderView::ResizeToContents);
+  m_runsView->setTextElideMode(Qt::ElideRight);
   m_runsView->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(m_runsView, &QTreeView::customContextMenuRequested, this, [this](const QPoint& pos) {
     const int id = m_runsModel->runIdAt(m_runsView->indexAt(pos));

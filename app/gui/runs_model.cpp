@@ -90,7 +90,11 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       if (index.column() == NameColumn) return r->title;
       return runDetails(*r);
-    case Qt::ToolTipRole: return runToolTip(*r);
+    case Qt::ToolTipRole:
+      // The details column is narrow and elided: its tooltip opens with its whole text.
+      if (index.column() == DetailsColumn)
+        return QStringLiteral("%1<hr>%2").arg(runDetails(*r).toHtmlEscaped(), runToolTip(*r));
+      return runToolTip(*r);
     case Qt::DecorationRole:
       if (index.column() == NameColumn)
         return QIcon::fromTheme(r->isReplay() ? QStringLiteral("media-playlist-repeat")

@@ -136,6 +136,9 @@ TEST(GuiModels, RunsModelPassesTheTester) {
   EXPECT_EQ(model.runIdAt(model.index(0, 0, model.index(0, 0))), ra);
   EXPECT_EQ(model.indexOfRun(ra).parent(), model.index(0, 0));
   EXPECT_TRUE(model.data(model.index(0, RunsModel::DetailsColumn, model.index(0, 0))).toString().contains(QStringLiteral("hz=250")));
+  // The details column is elided in a narrow panel: its tooltip carries the whole text.
+  for (const QModelIndex& idx : {model.index(0, RunsModel::DetailsColumn), model.index(0, RunsModel::DetailsColumn, model.index(0, 0))})
+    EXPECT_TRUE(model.data(idx, Qt::ToolTipRole).toString().startsWith(runDetails(*runs.run(model.runIdAt(idx))).toHtmlEscaped()));
   EXPECT_EQ(runs.ids(), (std::vector<int>{a, ra, b}));
   runs.remove(a);  // takes its replay along
   EXPECT_EQ(model.rowCount(), 1);
