@@ -895,7 +895,9 @@ TimelineArea::TimelineArea(RunSet* runs, TimelineViewState* view, QWidget* paren
   m_scroll->setWidgetResizable(true);
   m_scroll->setFrameShape(QFrame::NoFrame);
   m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  m_scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+  // Only when the rows do not fit: a bar that is always on takes the ruler's last label's room
+  // for nothing. The view's width follows the viewport's (the Resize event filter below).
+  m_scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   m_container = new QWidget(m_scroll);
   m_layout = new QVBoxLayout(m_container);
   m_layout->setContentsMargins(0, 0, 0, 0);

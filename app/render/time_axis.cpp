@@ -132,14 +132,24 @@ void paintRuler(QPainter& p, const QRect& rect, int gutterWidth, const Viewport&
   p.setFont(f);
   const QFontMetrics fm(f);
   p.setClipRect(area);
+  int labelsEnd = area.left();  // right end of the last label drawn
   for (const Tick& t : ticks.ticks) {
     const int x = area.left() + static_cast<int>(std::lround(t.x));
     p.setPen(pal.rulerTick);
     const int h = t.major ? rect.height() / 2 : rect.height() / 5;
     p.drawLine(x, rect.bottom() - h, x, rect.bottom());
     if (t.major && t.x >= 0) {  // a tick left of the area would show a clipped label
+      // Labels sit right of their tick; one that would run past the area's end sits left of it,
+      // or is left out where that would cover the label before.
+      const int width = fm.horizontalAdvance(t.label);
+      int left = x + 3;
+      if (left + width > area.right()) {
+        left = x - 3 - width;
+        if (left < labelsEnd + 4) continue;
+      }
       p.setPen(pal.rulerText);
-      p.drawText(x + 3, rect.top() + fm.ascent() + 2, t.label);
+      p.drawText(left, rect.top() + fm.ascent() + 2, t.label);
+      labelsEnd = left + width;
     }
   }
   p.setClipping(false);

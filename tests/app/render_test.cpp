@@ -117,6 +117,28 @@ TEST(RenderTimeAxis, StepsUnitsAndParsing) {
   EXPECT_EQ(z.timeAt(250), v.timeAt(250));
 }
 
+TEST(RenderTimeAxis, ALabelAtTheRightEndSitsLeftOfItsTickNotClipped) {
+  ensureApp();
+  // 1 s over 1010 px: the major tick at 1 s is 10 px from the end, too close for its label on its right.
+  const Viewport v{0, 1e6, 1010};
+  const TimeTicks ticks = computeTicks(v);
+  double lastMajor = -1;
+  for (const Tick& t : ticks.ticks)
+    if (t.major) lastMajor = t.x;
+  ASSERT_NEAR(lastMajor, 1000, 0.5);
+  QImage img(v.width, 28, QImage::Format_ARGB32);
+  img.fill(Qt::white);
+  {
+    QPainter p(&img);
+    paintRuler(p, img.rect(), 0, v);
+  }
+  // The label's text: dark pixels in the text band, left of the tick and right of the label before it.
+  int textPixels = 0;
+  for (int y = 0; y < 12; ++y)
+    for (int x = 970; x < 998; ++x) textPixels += qGray(img.pixel(x, y)) < 128;
+  EXPECT_GT(textPixels, 10);
+}
+
 TEST(RenderPane, ForcedIdleIsHatchedAndLossMarkedAtTheirPixels) {
   ensureApp();
   const auto m = apptest::smtModel();
