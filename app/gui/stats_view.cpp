@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QPen>
 #include <QScrollArea>
 #include <QValueAxis>
 #include <QVBoxLayout>
@@ -336,6 +337,8 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
         auto* boxes = new QBoxPlotSeries;
         boxes->setName(shortTitle(ready[i]->title));
         boxes->setBrush(render::runColor(static_cast<int>(i)));
+        // The default dark grey pen is all that shows of a flat box (an idle group): draw it in the run's colour too.
+        boxes->setPen(QPen(render::runColor(static_cast<int>(i)).darker(140), 1.5));
         for (const auto& sp : render::spreadsByCategory(categories, ready[i]->stats->cpus, value)) {
           boxes->append(new QBoxSet(sp.min, sp.q1, sp.median, sp.q3, sp.max));
           maxV = std::max(maxV, sp.max);
