@@ -104,6 +104,17 @@ std::shared_ptr<core::TraceModel> withFile(std::shared_ptr<core::TraceModel> m, 
   return m;
 }
 
+// The synthetic 2x2 SMT model, as a run read from a file.
+std::shared_ptr<core::TraceModel> smtRun() { return withFile(apptest::smtModel(), "/synthetic/smt.trace"); }
+
+// A window that asks nothing (no dialogs) at a fixed size, shown so that its
+// views lay out as on screen.
+void showQuietly(MainWindow& w, int width, int height) {
+  w.setInteractive(false);
+  w.resize(width, height);
+  w.show();
+}
+
 TEST(GuiModels, RunsModelPassesTheTester) {
   ensureApp();
   RunSet runs;
@@ -184,10 +195,8 @@ TEST(GuiModels, TaskTableAndFilterPassTheTester) {
 TEST(GuiWindow, OpenZoomSelectSearchClickReplayClose) {
   ensureApp();
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
-  const int rec = w.addModel(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  showQuietly(w, 1400, 900);
+  const int rec = w.addModel(smtRun());
   ASSERT_TRUE(waitIdle(w));
   ASSERT_EQ(w.timeline()->panes().size(), 1u);
   TimelinePane* pane = w.timeline()->pane(rec);
@@ -311,10 +320,8 @@ TEST(GuiWindow, ReplaysAreListedInTheOrderAskedForNotFinishedIn) {
   // even when bfs finishes first.
   ensureApp();
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
-  const int rec = w.addModel(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  showQuietly(w, 1400, 900);
+  const int rec = w.addModel(smtRun());
   ASSERT_TRUE(waitIdle(w));
   ReplayRequest slow;
   slow.model = "fake-slow";
@@ -348,9 +355,7 @@ class SortArrowRecorder : public QProxyStyle {
 TEST(GuiWindow, TasksTabHeadersFitPointTheSortWayAndHideAnUnknownTgid) {
   ensureApp();
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
+  showQuietly(w, 1400, 900);
   // "hackbench-proc dat": the short title of a trace.dat in a folder, over three header lines.
   w.addModel(withFile(apptest::smtModel(), "/synthetic/hackbench-proc/trace.dat"));
   ASSERT_TRUE(waitIdle(w));
@@ -398,7 +403,7 @@ std::unique_ptr<MainWindow> windowWith(std::shared_ptr<core::TraceModel> model) 
 TEST(GuiWindow, StatisticsShareAxisStopsAtAHundredPercent) {
   ensureApp();
   // One task ran the whole trace (100 %): a task's share cannot pass 100 %, nor its axis.
-  const auto w = windowWith(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  const auto w = windowWith(smtRun());
   const auto charts = w->statsView()->charts();
   ASSERT_EQ(charts.size(), 6u);
   const auto axes = charts[1]->axes(Qt::Horizontal);
@@ -410,7 +415,7 @@ TEST(GuiWindow, StatisticsShareAxisStopsAtAHundredPercent) {
 
 TEST(GuiWindow, StatisticsLatencyCdfRisesFromZeroInsideItsAxis) {
   ensureApp();
-  const auto w = windowWith(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  const auto w = windowWith(smtRun());
   const auto charts = w->statsView()->charts();
   ASSERT_EQ(charts.size(), 6u);
   const auto* axis = qobject_cast<QLogValueAxis*>(charts[0]->axes(Qt::Horizontal).value(0));
@@ -428,7 +433,7 @@ TEST(GuiWindow, StatisticsLatencyCdfRisesFromZeroInsideItsAxis) {
 TEST(GuiWindow, StatisticsNoteChartsWithoutDataInTheirPlace) {
   ensureApp();
   // smtModel has SMT siblings and forced idle, but no frequency events: one note, in that chart's place.
-  const auto w = windowWith(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  const auto w = windowWith(smtRun());
   const QStringList notes = w->statsView()->notesShown();
   ASSERT_EQ(notes.size(), 1) << notes.join(QLatin1Char('|')).toStdString();
   EXPECT_TRUE(notes[0].startsWith(QStringLiteral("Mean CPU frequency: no frequency data"))) << notes[0].toStdString();
@@ -455,9 +460,7 @@ TEST(GuiWindow, StripsFromTheViewMenuAndUserSlicesInDetails) {
   // writes "outer" over [100, 600) us with "inner" in it over [200, 300) us.
   ensureApp();
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
+  showQuietly(w, 1400, 900);
   const int rec = w.addModel(withFile(apptest::powerAndMarksModel(), "/synthetic/marks.trace"));
   ASSERT_TRUE(waitIdle(w));
   TimelinePane* pane = w.timeline()->pane(rec);
@@ -517,9 +520,7 @@ TEST(GuiWindow, TaskPeltSignalsFromTheViewMenuUnderTheTaskRow) {
   // apptest::taskPeltModel(): t10's util is 100 from 0, 300 from 400 us; its load 512, then 1024.
   ensureApp();
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
+  showQuietly(w, 1400, 900);
   const int rec = w.addModel(withFile(apptest::taskPeltModel(), "/synthetic/pelt.trace"));
   ASSERT_TRUE(waitIdle(w));
   TimelinePane* pane = w.timeline()->pane(rec);
@@ -561,9 +562,7 @@ TEST(GuiWindow, TaskPeltSignalsFromTheViewMenuUnderTheTaskRow) {
 TEST(GuiWindow, BigMachineGroupsCollapseAndHeatMapNavigates) {
   ensureApp();
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
+  showQuietly(w, 1400, 900);
   const int rec = w.addModel(withFile(apptest::bigMachineModel(), "/synthetic/big.trace"));
   ASSERT_TRUE(waitIdle(w));
   TimelinePane* pane = w.timeline()->pane(rec);
@@ -729,9 +728,7 @@ TEST(GuiRealTraces, RecordedAndPublicTracesOpen) {
     files << QString::fromStdString((root / f).string());
   for (const QString& f : files) ASSERT_TRUE(QFileInfo::exists(f)) << f.toStdString();
   MainWindow w(defaultReplayBackend());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
+  showQuietly(w, 1400, 900);
   w.openFiles(files);
   ASSERT_TRUE(waitIdle(w, 300000));
   EXPECT_TRUE(w.errors().isEmpty()) << w.errors().join(QLatin1Char('\n')).toStdString();
@@ -901,9 +898,7 @@ TEST(GuiWindow, CompareAlignAtMarkersDiffAndExport) {
   const QString a = testData("ftrace/good/tracefs_tgid.txt");
   const QString b = testData("ftrace/good/tracefs_noirq.txt");
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
+  showQuietly(w, 1400, 900);
   w.openComparison(a, b);
   ASSERT_TRUE(waitIdle(w));
   ASSERT_TRUE(w.errors().isEmpty()) << w.errors().join(QLatin1Char('\n')).toStdString();
@@ -1018,7 +1013,7 @@ TEST(GuiWindow, CompareAlignAtMarkersDiffAndExport) {
   // Three recordings are one too many; a cancelled export writes nothing.
   options.runIds = {ra, rb, ra + 1000};
   EXPECT_TRUE(planExport(*w.runs(), options).has_value());  // unknown ids are ignored
-  const int rc = w.addModel(withFile(apptest::smtModel(), "/synthetic/smt.trace"));
+  const int rc = w.addModel(smtRun());
   options.runIds = {ra, rb, rc};
   EXPECT_FALSE(planExport(*w.runs(), options).has_value());
   options.runIds = {ra};
@@ -1043,9 +1038,7 @@ TEST(GuiExport, SameContentAsCliReport) {
   ASSERT_TRUE(haveCfs) << "the engine backend (replay/ is always built) offers cfs";
   QTemporaryDir dir;
   MainWindow w(backend);
-  w.setInteractive(false);
-  w.resize(1200, 800);
-  w.show();
+  showQuietly(w, 1200, 800);
   w.openComparison(a, b);
   ASSERT_TRUE(waitIdle(w));
   const auto recs = w.runs()->recordings();
@@ -1106,9 +1099,7 @@ TEST(GuiWindow, DroppedFilesOpen) {
   const QString a = testData("ftrace/good/tracefs_tgid.txt");
   const QString b = testData("ftrace/good/trace_pipe.txt");
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1200, 800);
-  w.show();
+  showQuietly(w, 1200, 800);
   QMimeData mime;
   mime.setUrls({QUrl::fromLocalFile(a), QUrl::fromLocalFile(b)});
   QDragEnterEvent enter(QPoint(400, 300), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
@@ -1149,9 +1140,7 @@ TEST(GuiWindow, AFolderOfUnrelatedRecordingsIsOfferedAsOneRunEach) {
     std::filesystem::copy(from.toStdString(), to.toStdString(), std::filesystem::copy_options::recursive);
   }
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1200, 800);
-  w.show();
+  showQuietly(w, 1200, 800);
   QSignalSpy offered(&w, &MainWindow::separateRunsFound);
   w.openFile(tmp.path());
   ASSERT_TRUE(waitIdle(w));
@@ -1183,9 +1172,7 @@ TEST(GuiFidelity, ReplayShowsItsVerdictsInTheFidelityTab) {
   const auto backend = defaultReplayBackend();
   if (!offersBaseline(*backend)) GTEST_SKIP() << "this build has no replay engine";
   MainWindow w(backend);
-  w.setInteractive(false);
-  w.resize(1200, 800);
-  w.show();
+  showQuietly(w, 1200, 800);
   w.openFiles({QFileInfo(testData("replay/pipe-small.txt")).absoluteFilePath()});
   ASSERT_TRUE(waitIdle(w));
   ASSERT_EQ(w.runs()->recordings().size(), 1u);
@@ -1314,9 +1301,7 @@ TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
     sidecar.write(settings);
     sidecar.close();
     MainWindow w(backend);
-    w.setInteractive(false);
-    w.resize(1200, 800);
-    w.show();
+    showQuietly(w, 1200, 800);
     w.openFiles({trace});
     if (!waitIdle(w) || w.runs()->recordings().size() != 1) return QStringLiteral("(not opened)");
     ReplayRequest req;
@@ -1353,9 +1338,7 @@ TEST(GuiFidelity, TabListsWhatTheReplayDidNotModel) {
 TEST(GuiWhy, ClickedTaskGetsBreakdownArrowsAndPath) {
   ensureApp();
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1400, 900);
-  w.show();
+  showQuietly(w, 1400, 900);
   w.openFile(QStringLiteral(SCHEDLAB_TEST_DATA "/why/chain.txt"));
   ASSERT_TRUE(waitIdle(w));
   ASSERT_EQ(w.runs()->recordings().size(), 1u);
@@ -1492,9 +1475,7 @@ TEST(GuiSweep, ARowOpensThatJobsReplayBesideItsRecording) {
   ASSERT_EQ(app::cli::run({"sweep-job", dir, id}, out, err), 0) << err.str();
 
   MainWindow w(backend);
-  w.setInteractive(false);
-  w.resize(1200, 800);
-  w.show();
+  showQuietly(w, 1200, 800);
   auto view = openSweepResults(w, QString::fromStdString(dir));
   ASSERT_TRUE(view) << view.error().message();
   const SweepTableModel* model = (*view)->model();
@@ -1541,9 +1522,7 @@ TEST(GuiExport, PerfettoTraceOfTheChosenRun) {
   const QString path = QFileInfo(testData("ftrace/good/tracefs_tgid.txt")).absoluteFilePath();
   QTemporaryDir dir;
   MainWindow w(std::make_shared<FakeBackend>());
-  w.setInteractive(false);
-  w.resize(1200, 800);
-  w.show();
+  showQuietly(w, 1200, 800);
   w.openFiles({path});
   ASSERT_TRUE(waitIdle(w));
   ASSERT_EQ(w.runs()->count(), 1) << w.errors().join(QLatin1Char('\n')).toStdString();
