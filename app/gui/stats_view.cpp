@@ -382,24 +382,30 @@ void StatsView::setRuns(const std::vector<RunEntry>& runs, const QString& rangeT
     anyForced = anyForced || r->stats->forcedIdleNs > 0;
     anySmt = anySmt || r->model->topology.hasSmt();
   }
-  replaceChart(m_forcedIdle, cpuChart(tr("Forced idle per SMT sibling (ms)"), tr("ms"),
-                                      [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; },
-                                      0.001));
-  showChartOrNote(m_forcedIdle, m_forcedIdleNote,
-                  ready.empty() || anyForced ? QString()
-                  : anySmt                   ? tr("Forced idle per SMT sibling: none in these runs.")
-                                             : tr("Forced idle per SMT sibling: none (no SMT siblings in these runs)."));
+  // A chart replaced by its note is not built: at 512 CPUs each is hundreds of box plots.
+  const QString forcedIdleTitle = tr("Forced idle per SMT sibling (ms)");
+  const QString forcedIdleNote = ready.empty() || anyForced ? QString()
+                                 : anySmt                   ? tr("Forced idle per SMT sibling: none in these runs.")
+                                                            : tr("Forced idle per SMT sibling: none (no SMT siblings in these runs).");
+  replaceChart(m_forcedIdle,
+               forcedIdleNote.isEmpty()
+                   ? cpuChart(forcedIdleTitle, tr("ms"),
+                              [](const core::analysis::CpuStats& c) { return static_cast<double>(c.forcedIdleNs) / 1e6; }, 0.001)
+                   : baseChart(forcedIdleTitle));
+  showChartOrNote(m_forcedIdle, m_forcedIdleNote, forcedIdleNote);
   // The time-weighted mean frequency per CPU: recorded (power:cpu_frequency) beside
   // what schedutil chose in +uclamp replays.
   bool anyFrequency = false;
   for (const auto* r : ready)
     for (const auto& c : r->stats->cpus) anyFrequency = anyFrequency || !c.freqResidencyNs.empty();
-  replaceChart(m_frequency, cpuChart(tr("Mean CPU frequency (GHz: cpu_frequency recorded, schedutil in +uclamp replays)"),
-                                     tr("GHz"), [](const core::analysis::CpuStats& c) { return c.meanFreqKhz / 1e6; }, 0.001));
-  showChartOrNote(m_frequency, m_frequencyNote,
-                  ready.empty() || anyFrequency
-                      ? QString()
-                      : tr("Mean CPU frequency: no frequency data in these runs."));
+  const QString frequencyTitle = tr("Mean CPU frequency (GHz: cpu_frequency recorded, schedutil in +uclamp replays)");
+  const QString frequencyNote =
+      ready.empty() || anyFrequency ? QString() : tr("Mean CPU frequency: no frequency data in these runs.");
+  replaceChart(m_frequency, frequencyNote.isEmpty()
+                                ? cpuChart(frequencyTitle, tr("GHz"),
+                                           [](const core::analysis::CpuStats& c) { return c.meanFreqKhz / 1e6; }, 0.001)
+                                : baseChart(frequencyTitle));
+  showChartOrNote(m_frequency, m_frequencyNote, frequencyNote);
 
   // Fairness per run.
   {
