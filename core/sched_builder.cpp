@@ -638,16 +638,20 @@ void SchedBuilder::closeSlice(CpuRt& c, int cpu, int64_t ts, TaskState endState,
   c.sliceOpen = false;
 }
 
-void SchedBuilder::killThread(Utid u, int64_t ts) {
-  if (u == kIdleUtid) return;
-  ThreadRt& rt = m_threads[u.value];
-  setState(u, ts, TaskState::Dead, rt.cpu);
-  rt.dead = true;
+void SchedBuilder::markDead(Utid u, int64_t ts) {
+  m_threads[u.value].dead = true;
   m_model->threads.endTs[u.value] = ts;
   m_model->threads.flags[u.value] |= kThreadExited;
 }
 
-// A task that blocked after its exit and never ran again died at that block.
+void SchedBuilder::killThread(Utid u, int64_t ts) {
+  if (u == kIdleUtid) return;
+  setState(u, ts, TaskState::Dead, m_threads[u.value].cpu);
+  markDead(u, ts);
+}
+
+// A task that blocked after its exit and never ran again died at that block:
+// the block's slice and state row say so now.
 void SchedBuilder::endExitBlock(Utid u) {
   ThreadRt& rt = m_threads[u.value];
   auto& slices = m_model->cpuSlices[static_cast<size_t>(std::exchange(rt.exitBlockCpu, -1))];
@@ -655,9 +659,7 @@ void SchedBuilder::endExitBlock(Utid u) {
   slices.endReason[rt.exitBlockSlice] = SliceEnd::Exited;
   m_model->threadStates.state[rt.exitBlockRow] = TaskState::Dead;
   rt.state = TaskState::Dead;
-  rt.dead = true;
-  m_model->threads.endTs[u.value] = rt.exitBlockTs;
-  m_model->threads.flags[u.value] |= kThreadExited;
+  markDead(u, rt.exitBlockTs);
 }
 
 void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {

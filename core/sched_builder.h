@@ -172,6 +172,7 @@ class SchedBuilder {
   void wake(EventContext ctx, const WakeArgs& args, bool isWaking, bool isNew);
   void killThread(Utid u, int64_t ts);
   void endExitBlock(Utid u);
+  void markDead(Utid u, int64_t ts);
   void inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts);
   void resolveUntracedSwitchOut(ThreadRt& rt, TaskState next);
   void placeInferredSwitchIns();
