@@ -18,8 +18,8 @@
 #   EVENTS   default 50000000
 #   DIR      where the traces are written and kept, default /tmp/schedlab-scale
 #   RUNS     default 3
-#   FORMATS  any of "dat ftrace perfscript", default "dat" (text at 50M events
-#            is about 7 GB per file)
+#   FORMATS  any of "dat perfdata ftrace perfscript", default "dat" (text at
+#            50M events is about 7 GB per file, perf.data about 6 GB)
 # Needs the dev build (build/dev): schedlab-cli, schedlab, synth_trace_gen.
 # Exit status: 0 when every goal holds, 1 when one does not, 2 on setup errors.
 set -euo pipefail
@@ -58,6 +58,7 @@ for cpus in 2 128; do
       dat) file=$dir/synth-${cpus}cpu-$events.dat; flag=--dat ;;
       ftrace) file=$dir/synth-${cpus}cpu-$events.ftrace.txt; flag=--ftrace ;;
       perfscript) file=$dir/synth-${cpus}cpu-$events.perf-script.txt; flag=--perf-script ;;
+      perfdata) file=$dir/synth-${cpus}cpu-$events.perf.data; flag=--perf-data ;;
       *) echo "unknown format $format" >&2; exit 2 ;;
     esac
     if [ ! -s "$file" ]; then
