@@ -871,8 +871,8 @@ TEST(GuiModels, DiffModelsPassTheTester) {
     for (int c = 0; c < DiffSummaryModel::ColumnCount; ++c)
       EXPECT_FALSE(apartSummary.index(ks, c).data(Qt::BackgroundRole).isValid()) << c;
     EXPECT_TRUE(apartSummary.index(ks, DiffSummaryModel::DeltaColumn).data(Qt::FontRole).value<QFont>().bold());
-    const int row = static_cast<int>(task - apart.tasks.begin());
-    const QModelIndex cell = apartTasks.index(row, DiffTaskModel::ksColumn());
+    const int taskRow = static_cast<int>(task - apart.tasks.begin());
+    const QModelIndex cell = apartTasks.index(taskRow, DiffTaskModel::ksColumn());
     ASSERT_TRUE(cell.data(DiffTaskModel::SignificantRole).toBool());
     EXPECT_FALSE(cell.data(Qt::BackgroundRole).isValid());
     EXPECT_TRUE(cell.data(Qt::FontRole).value<QFont>().bold());
