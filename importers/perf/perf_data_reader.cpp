@@ -1043,6 +1043,11 @@ core::Status Reader::processRecords(DataStream& s, uint64_t budget) {
       untilProgress = kProgressEvery;
       if (m_opt.stop.stop_requested()) return core::Error(m_path + ": import cancelled");
       s.pos = off;
+      // A big file is walked once and its samples are decoded into copies:
+      // what lies behind leaves the resident set, or a 5.5 GB perf.data of
+      // 50M events peaks at 133 B/event (the file, beside a 21 B/event model).
+      core::MappedFile& mapped = s.file ? *s.file : m_file;
+      if (mapped.size() > core::MappedFile::kPopulateLimit) mapped.releaseBefore(off);
       uint64_t done = 0;
       uint64_t all = 1;
       for (const auto& t : m_streams) done += t.pos - t.begin, all += t.end - t.begin;
