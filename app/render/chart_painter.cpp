@@ -233,6 +233,49 @@ void paintCdfChart(QPainter& p, const QRectF& rect, const CdfChart& chart, const
   p.restore();
 }
 
+double BarAxis::fraction(double v) const {
+  if (log) {
+    const double llo = std::log10(lo);
+    return std::clamp((std::log10(std::max(v, lo)) - llo) / (std::log10(hi) - llo), 0.0, 1.0);
+  }
+  return std::clamp((v - lo) / (hi - lo), 0.0, 1.0);
+}
+
+BarAxis barAxis(const BarChart& chart) {
+  double maxV = chart.minValue;
+  double minPos = std::numeric_limits<double>::infinity();
+  bool negative = false;
+  auto see = [&](double v) {
+    if (!std::isfinite(v)) return;
+    maxV = std::max(maxV, v);
+    if (v > 0) minPos = std::min(minPos, v);
+    negative = negative || v < 0;
+  };
+  for (const auto& se : chart.series) {
+    for (double v : se.values) see(v);
+    for (const Spread& sp : se.spreads)
+      if (sp.count > 0) see(sp.min), see(sp.max);
+  }
+  BarAxis a;
+  const bool positives = std::isfinite(minPos);
+  a.log = positives && (chart.scale == BarScale::Log ||
+                        (chart.scale == BarScale::Auto && !negative && chart.minValue >= 0 && maxV > minPos * kBarLogSpan));
+  if (a.log) {
+    int first = static_cast<int>(std::floor(std::log10(minPos)));
+    // The smallest bar would stand on the axis with no height: start a decade lower.
+    if (minPos < 1.5 * std::pow(10.0, first)) --first;
+    a.lo = std::pow(10.0, first);
+    a.hi = chart.maxValue > a.lo ? chart.maxValue : std::pow(10.0, std::ceil(std::log10(maxV)));
+    for (int d = first; std::pow(10.0, d) <= a.hi * (1 + 1e-9); ++d) a.ticks.push_back(std::pow(10.0, d));
+    return a;
+  }
+  a.lo = chart.minValue;
+  a.hi = chart.maxValue > chart.minValue ? chart.maxValue : niceCeil(maxV > chart.minValue ? maxV : chart.minValue + 1);
+  const double step = niceStepFor(a.hi - a.lo, 5);
+  for (double v = a.lo; v <= a.hi + step * 1e-6; v += step) a.ticks.push_back(v);
+  return a;
+}
+
 void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const ChartStyle& s) {
   p.save();
   p.setRenderHint(QPainter::Antialiasing, true);
@@ -240,27 +283,28 @@ void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const
   p.fillRect(rect, s.background);
   std::vector<std::pair<QString, QColor>> legend;
   for (const auto& se : chart.series) legend.emplace_back(se.name, se.color);
-  const QRectF area = paintHeader(p, rect, chart.title, chart.series.size() > 1 ? legend : decltype(legend){}, s);
+  const BarAxis axis = barAxis(chart);
+  // Said twice, in the title and along the axis: a log bar reads wrongly if taken for linear.
+  const QString title = axis.log && !chart.title.isEmpty() ? chart.title + QStringLiteral(" \u2014 log scale") : chart.title;
+  const QRectF area = paintHeader(p, rect, title, chart.series.size() > 1 ? legend : decltype(legend){}, s);
   const QFont f = chartFont(s, s.fontPt);
   const QFontMetricsF fm(f, p.device());
   p.setFont(f);
   auto format = chart.formatValue ? chart.formatValue : [](double v) { return QString::number(v, 'g', 4); };
 
-  double maxV = chart.maxValue;
-  if (maxV <= chart.minValue) {
-    double m = chart.minValue;
-    for (const auto& se : chart.series) {
-      for (double v : se.values)
-        if (std::isfinite(v)) m = std::max(m, v);
-      for (const Spread& sp : se.spreads)
-        if (sp.count > 0) m = std::max(m, sp.max);
-    }
-    maxV = niceCeil(m > chart.minValue ? m : chart.minValue + 1);
-  }
-  const double step = niceStepFor(maxV - chart.minValue, 5);
+  const QString yLabel = !axis.log            ? chart.yLabel
+                         : chart.yLabel.isEmpty() ? QStringLiteral("log scale")
+                                                  : chart.yLabel + QStringLiteral(" (log scale)");
+  // Decades below the format's precision ("0.0" for 0.01) are written plainly.
+  auto tickLabel = [&](double v) {
+    const QString text = format(v);
+    bool number = false;
+    const double back = text.toDouble(&number);
+    return axis.log && number && std::abs(back - v) > v * 0.01 ? QString::number(v, 'g', 3) : text;
+  };
   double leftPad = 0;
-  for (double v = chart.minValue; v <= maxV + step * 1e-6; v += step) leftPad = std::max(leftPad, fm.horizontalAdvance(format(v)));
-  leftPad += 5 * u + (chart.yLabel.isEmpty() ? 0 : fm.height() + 2 * u);
+  for (double v : axis.ticks) leftPad = std::max(leftPad, fm.horizontalAdvance(tickLabel(v)));
+  leftPad += 5 * u + (yLabel.isEmpty() ? 0 : fm.height() + 2 * u);
   const QRectF plot(area.left() + leftPad, area.top() + fm.height(), area.width() - leftPad,
                     std::max(1.0, area.height() - fm.height() * 2.4));
   const size_t groups = static_cast<size_t>(chart.categories.size());
@@ -269,24 +313,25 @@ void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const
     p.restore();
     return;
   }
-  auto yOf = [&](double v) {
-    const double c = std::clamp(v, chart.minValue, maxV);
-    return plot.bottom() - (c - chart.minValue) / (maxV - chart.minValue) * plot.height();
-  };
-  for (double v = chart.minValue; v <= maxV + step * 1e-6; v += step) {
+  auto yOf = [&](double v) { return plot.bottom() - axis.fraction(v) * plot.height(); };
+  if (axis.log && axis.ticks.size() <= 7) {
+    p.setPen(QPen(s.grid, 0.3 * u));
+    for (size_t d = 0; d + 1 < axis.ticks.size(); ++d)
+      for (int m = 2; m <= 9; ++m) p.drawLine(QPointF(plot.left(), yOf(axis.ticks[d] * m)), QPointF(plot.right(), yOf(axis.ticks[d] * m)));
+  }
+  for (double v : axis.ticks) {
     p.setPen(QPen(s.grid, 0.6 * u));
     p.drawLine(QPointF(plot.left(), yOf(v)), QPointF(plot.right(), yOf(v)));
     p.setPen(s.muted);
     p.drawText(QRectF(plot.left() - leftPad, yOf(v) - fm.height() / 2, leftPad - 4 * u, fm.height()),
-               Qt::AlignRight | Qt::AlignVCenter, format(v));
+               Qt::AlignRight | Qt::AlignVCenter, tickLabel(v));
   }
-  if (!chart.yLabel.isEmpty()) {
+  if (!yLabel.isEmpty()) {
     p.save();
     p.translate(area.left() + fm.height() / 2, plot.center().y());
     p.rotate(-90);
     p.setPen(s.muted);
-    p.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height()), Qt::AlignCenter,
-               chart.yLabel);
+    p.drawText(QRectF(-plot.height() / 2, -fm.height() / 2, plot.height(), fm.height()), Qt::AlignCenter, yLabel);
     p.restore();
   }
   const double groupW = plot.width() / static_cast<double>(groups);
@@ -320,7 +365,7 @@ void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const
       }
       if (g >= se.values.size() || !std::isfinite(se.values[g])) continue;
       const double v = se.values[g];
-      const QRectF bar(QPointF(left, yOf(v)), QPointF(right, yOf(chart.minValue)));
+      const QRectF bar(QPointF(left, yOf(v)), QPointF(right, yOf(axis.lo)));
       p.fillRect(bar, se.color);
       const QString label = format(v);
       if (chart.valueLabels && v != 0 && fm.horizontalAdvance(label) <= barW - u) {

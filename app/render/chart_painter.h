@@ -65,18 +65,37 @@ struct BarSeries {
   std::vector<Spread> spreads;
 };
 
+/// Auto: logarithmic when the positive values span more than kBarLogSpan and
+/// none is negative, so that small bars beside big ones stay visible; linear
+/// otherwise. Linear suits parts of a whole (percentages).
+enum class BarScale : uint8_t { Auto, Linear, Log };
+inline constexpr double kBarLogSpan = 100;
+
 struct BarChart {
   QString title;
   QString yLabel;
   QStringList categories;
   std::vector<BarSeries> series;
   double minValue = 0;
-  double maxValue = 0;  ///< 0: the largest value rounded up to a 1-2-5 step
+  double maxValue = 0;  ///< 0: the largest value rounded up to a 1-2-5 step (a decade on a log axis)
   std::function<QString(double)> formatValue;  ///< tick and value labels; default "%g"
   bool valueLabels = true;  ///< print each bar's value above it when there is room
+  BarScale scale = BarScale::Auto;
 };
 
+/// The value axis paintBarChart() draws: [lo, hi] with its gridline values.
+struct BarAxis {
+  bool log = false;
+  double lo = 0, hi = 1;
+  std::vector<double> ticks;
+  /// Where `v` sits from the bottom (0) to the top (1); clamped; on a log axis
+  /// values at or below `lo` (zeros) sit at the bottom.
+  double fraction(double v) const;
+};
+BarAxis barAxis(const BarChart& chart);
+
 /// Grouped vertical bars (or boxes): one group per category, one per series.
+/// A log axis has decade gridlines and says "log scale" along it.
 void paintBarChart(QPainter& p, const QRectF& rect, const BarChart& chart, const ChartStyle& style = {});
 
 /// The legend both charts draw: coloured keys with names, left to right,

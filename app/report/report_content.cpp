@@ -617,6 +617,7 @@ class Builder {
       chart->series.push_back(std::move(s));
     }
     chart->maxValue = 100;
+    chart->scale = render::BarScale::Linear;  // shares of one CPU read as parts of a whole
     chart->formatValue = [](double v) { return QString::number(v, 'f', 0); };
     chart->valueLabels = !categories.grouped() && categories.labels.size() * m_d.runs.size() <= 24;
     Figure f;

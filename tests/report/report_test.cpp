@@ -517,6 +517,61 @@ TEST_F(ReportTest, ChartsPaintDataAndSayWhenThereIsNone) {
   EXPECT_GT(inked(), 0u);
 }
 
+// A hackbench report's "CPU time of the busiest task names" spans 308 ms to
+// 0.1 ms: on a linear axis every bar but one vanished. More than 100x between
+// the smallest positive value and the largest gives a decade axis, begun a
+// decade below a smallest value that sits on a decade so its bar has height:
+// 0.01 .. 1000 here, where 1 is 2 of 5 decades up; 100x exactly stays linear.
+TEST_F(ReportTest, BarChartsTurnLogarithmicWhenValuesSpanMoreThanAHundredfold) {
+  using app::render::BarChart;
+  using app::render::BarScale;
+  BarChart wide;
+  wide.categories = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")};
+  wide.series = {{QStringLiteral("run"), QColor(0x1f, 0x77, 0xb4), {308, 1.4, 0.1, 0}, {}}};
+  const auto axis = app::render::barAxis(wide);
+  EXPECT_TRUE(axis.log);
+  EXPECT_DOUBLE_EQ(axis.lo, 0.01);
+  EXPECT_DOUBLE_EQ(axis.hi, 1000);
+  EXPECT_EQ(axis.ticks.size(), 6u);
+  EXPECT_DOUBLE_EQ(axis.fraction(1), 0.4);
+  EXPECT_DOUBLE_EQ(axis.fraction(0.1), 0.2);
+  EXPECT_DOUBLE_EQ(axis.fraction(0), 0.0);  // a zero has no bar
+  BarChart hundredfold = wide;
+  hundredfold.series[0].values = {100, 1};
+  const auto linear = app::render::barAxis(hundredfold);
+  EXPECT_FALSE(linear.log);
+  EXPECT_DOUBLE_EQ(linear.lo, 0);
+  EXPECT_DOUBLE_EQ(linear.hi, 100);
+  EXPECT_DOUBLE_EQ(linear.fraction(1), 0.01);
+  BarChart forced = wide;
+  forced.scale = BarScale::Linear;  // percentages: parts of a whole
+  EXPECT_FALSE(app::render::barAxis(forced).log);
+  BarChart negative = wide;
+  negative.series[0].values = {-5, 0.01, 100};
+  EXPECT_FALSE(app::render::barAxis(negative).log);
+
+  // Painted: the 0.1 bar (category c) stands a fifth of the plot tall.
+  QImage img(600, 300, QImage::Format_RGB32);
+  img.fill(Qt::white);
+  {
+    QPainter p(&img);
+    app::render::paintBarChart(p, QRectF(0, 0, 600, 300), wide);
+  }
+  auto tallest = [&](int x0, int x1) {
+    int best = 0;
+    for (int x = x0; x < x1; ++x) {
+      int n = 0;
+      for (int y = 0; y < img.height(); ++y) n += img.pixel(x, y) == QColor(0x1f, 0x77, 0xb4).rgb() ? 1 : 0;
+      best = std::max(best, n);
+    }
+    return best;
+  };
+  const int a = tallest(70, 140);   // inside bar a, whatever the tick labels' width
+  const int c = tallest(355, 420);  // inside bar c
+  EXPECT_GT(c, 20) << "the 0.1 bar is visible";
+  EXPECT_NEAR(static_cast<double>(c) / a, 0.2 / app::render::barAxis(wide).fraction(308), 0.05);
+}
+
 // Two real recordings of one workload from the shared traces (the trace.txt
 // and trace.dat runs of hackbench are separate runs): the report pairs the
 // hackbench tasks and prints their numbers.
