@@ -827,6 +827,8 @@ void paintGroupLabel(QPainter& p, const QRect& gutter, const QRect& cell, const 
   QFont font = head ? f : small;
   font.setBold(head);
   if (r.height < 16) font.setPointSizeF(std::max(6.0, small.pointSizeF()));
+  // Headers over compact rows are as short as 9 px: a font that fits, not clipped glyphs.
+  if (QFontMetrics(font).height() > r.height + 1) font.setPixelSize(std::max(8, r.height - 1));
   p.setFont(font);
   const QFontMetrics fm(font);
   p.setPen(head ? pal.gutterText : pal.gutterSubText);
@@ -836,6 +838,7 @@ void paintGroupLabel(QPainter& p, const QRect& gutter, const QRect& cell, const 
   if (!r.sublabel.isEmpty()) {
     QFont sub = small;
     if (r.height < 16) sub.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.9));
+    if (QFontMetrics(sub).height() > r.height + 1) sub.setPixelSize(std::max(7, r.height - 2));
     p.setFont(sub);
     p.setPen(pal.gutterSubText);
     const QRect rest = cell.adjusted(fm.horizontalAdvance(main) + 6, 0, 0, 0);

@@ -7,6 +7,7 @@
 #include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
+#include <set>
 
 #include "app/render/colors.h"
 #include "app/render/cpu_categories.h"
@@ -374,6 +375,33 @@ TEST(RenderLayout, SummaryRowsShowBusyShareAndWaitingCount) {
   const TimelineRow pkg0 = rowOf("package 0", SummaryKind::Busy);
   EXPECT_FLOAT_EQ(heightAt(pkg0, 300), 1.0f);
   EXPECT_FLOAT_EQ(heightAt(pkg0, 800), 0.5f);
+}
+
+// Headers keep 2 px over a compact row, down to 9 px; above that they are 14
+// px. With core groups on this 32-CPU machine at 4 px: 22 headers of 9 px
+// (2 packages, 4 LLCs, 16 cores) and 32 rows of 4 px.
+TEST(RenderLayout, GroupHeadersShrinkWithCompactRows) {
+  const auto m = apptest::bigMachineModel();
+  const std::vector<GroupLevel> levels{GroupLevel::Package, GroupLevel::Llc, GroupLevel::Core};
+  const auto headerHeights = [&](int rowHeight) {
+    std::set<int> heights;
+    const TimelineLayout layout(*m, {rowHeight, levels, false});
+    for (const auto& r : layout.rows())
+      if (r.type == RowType::Group) heights.insert(r.height);
+    return heights;
+  };
+  EXPECT_EQ(headerHeights(22), std::set<int>{14});
+  EXPECT_EQ(headerHeights(12), std::set<int>{14});
+  EXPECT_EQ(headerHeights(8), std::set<int>{10});
+  EXPECT_EQ(headerHeights(4), std::set<int>{9});
+  EXPECT_EQ(headerHeights(2), std::set<int>{9});
+  TimelineLayout layout(*m, {22, levels, false});
+  layout.setRowHeight(4);  // the GUI's CPU rows menu
+  EXPECT_EQ(rowsHeight(layout.rows()), 22 * 9 + 32 * 4);
+  // A process's header follows its task rows, which never turn compact.
+  layout.addTask(apptest::utidOfTid(*m, 2000));
+  EXPECT_EQ(layout.rows()[layout.rows().size() - 2].type, RowType::Group);
+  EXPECT_EQ(layout.rows()[layout.rows().size() - 2].height, 14);
 }
 
 // One pixel row per CPU, one column per 100 us: CPU 0 busy throughout, CPU 8
