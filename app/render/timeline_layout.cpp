@@ -200,7 +200,8 @@ void TimelineLayout::flatten() {
     TimelineRow waiting = r;
     waiting.summary = SummaryKind::Waiting;
     waiting.label = QStringLiteral("waiting");
-    waiting.sublabel = r.memberCpus ? QStringLiteral("full = 1 per CPU") : QStringLiteral("full = all threads");
+    waiting.sublabel = r.memberCpus ? QStringLiteral("\u221a, full = %1 per CPU").arg(kHeatWaitingSaturation)
+                                     : QStringLiteral("\u221a, full = all threads");
     m_rows.push_back(std::move(r));
     m_rows.push_back(std::move(waiting));
   };

@@ -340,6 +340,7 @@ int signalOrder(core::CounterKind kind) {
 }
 
 constexpr double kSummaryBinPx = 2.0;
+constexpr int kMinSummaryLevel = 8;  // of 64: two pixels of an 18 px summary row
 
 // Bin edges over the viewport at kSummaryBinPx, aligned to absolute multiples
 // of the bin width so that panning keeps the same bins.
@@ -379,29 +380,48 @@ void buildSummaryRow(RowBuilder& b, const TimelineRow& row) {
   }
   b.out.drawItems += sum.size() * row.members->size();
   const double full = static_cast<double>(binNs) * static_cast<double>(row.members->size());
-  const Palette& pal = palette();
-  // One bar per run of bins of equal height (quantised to 1/64), from the bottom.
+  // Height and colour are one fraction of the heat map's scale (so the legend
+  // reads for both): the busy share; the tasks waiting per CPU; for threads,
+  // the share of them runnable on the same square-root scale, full at all.
+  // Quantised to 1/64, and at least kMinSummaryLevel when anything is there:
+  // one task waiting among 128 CPUs must not round away.
+  auto level = [&](double s) {
+    if (s <= 0) return 0;
+    const double f = s / full;
+    const double t = row.summary == SummaryKind::Busy ? heatFraction(HeatMetric::Busy, f)
+                     : row.memberCpus                 ? heatFraction(HeatMetric::Waiting, f)
+                                                      : std::sqrt(std::clamp(f, 0.0, 1.0));
+    return std::max(kMinSummaryLevel, static_cast<int>(std::lround(t * 64)));
+  };
+  // One bar per run of bins of equal height, from the bottom.
   size_t i = 0;
   while (i < sum.size()) {
-    const int q = static_cast<int>(std::lround(std::clamp(sum[i] / full, 0.0, 1.0) * 64));
+    const int q = level(sum[i]);
     size_t j = i + 1;
-    while (j < sum.size() && static_cast<int>(std::lround(std::clamp(sum[j] / full, 0.0, 1.0) * 64)) == q) ++j;
+    while (j < sum.size() && level(sum[j]) == q) ++j;
     if (q > 0) {
       const float h = static_cast<float>(q) / 64.0f;
-      const QRgb c = row.summary == SummaryKind::Busy ? heatColor(h) : pal.waiting.rgb();
-      b.add(b.px(edges[i]), b.px(edges[j]), 1.0f - h, 1.0f, c, PrimStyle::Solid, 0.0f);
+      b.add(b.px(edges[i]), b.px(edges[j]), 1.0f - h, 1.0f, heatColor(h), PrimStyle::Solid, 0.0f);
     }
     i = j;
   }
 }
 }  // namespace
 
+double heatFraction(HeatMetric metric, double value) {
+  if (metric == HeatMetric::Busy) return std::clamp(value, 0.0, 1.0);
+  return std::sqrt(std::clamp(value / kHeatWaitingSaturation, 0.0, 1.0));
+}
+
 QRgb heatColor(double v) {
-  // ColorBrewer YlOrRd, with an idle grey below it.
-  static const QRgb stops[] = {qRgb(0xf2, 0xf2, 0xf2), qRgb(0xff, 0xf2, 0xb0), qRgb(0xfe, 0xcc, 0x5c),
-                               qRgb(0xfd, 0x8d, 0x3c), qRgb(0xe3, 0x1a, 0x1c), qRgb(0x80, 0x00, 0x26)};
+  // Zero keeps a grey of its own: "idle" must not look like "a little".
+  if (!(v > 0)) return qRgb(0xf2, 0xf2, 0xf2);
+  // YlOrRd from its 4th class: the paler ones (the old ramp's start) vanished
+  // on the white rows, so one waiting task or a 10% busy CPU did not show.
+  static const QRgb stops[] = {qRgb(0xfe, 0xb2, 0x4c), qRgb(0xfd, 0x8d, 0x3c), qRgb(0xfc, 0x4e, 0x2a),
+                               qRgb(0xe3, 0x1a, 0x1c), qRgb(0xbd, 0x00, 0x26), qRgb(0x80, 0x00, 0x26)};
   constexpr int n = static_cast<int>(std::size(stops)) - 1;
-  const double x = std::clamp(v, 0.0, 1.0) * n;
+  const double x = std::min(v, 1.0) * n;
   const int k = std::min(n - 1, static_cast<int>(x));
   const double f = x - k;
   auto mix = [&](int a, int b) { return static_cast<int>(std::lround(a + (b - a) * f)); };
@@ -430,7 +450,7 @@ QImage computeHeatmap(const RunRenderData& run, const std::vector<int>& cpus, in
     for (int i = 0; i < columns; ++i) {
       const double width = static_cast<double>(edges[static_cast<size_t>(i) + 1] - edges[static_cast<size_t>(i)]);
       const double v = width > 0 ? static_cast<double>(at[static_cast<size_t>(i) + 1] - at[static_cast<size_t>(i)]) / width : 0;
-      line[i] = heatColor(metric == HeatMetric::Busy ? v : v / 4.0);
+      line[i] = heatColor(heatFraction(metric, v));
     }
   }
   if (size.height() > 0 && size.height() != rows) return img.scaled(columns, size.height(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);

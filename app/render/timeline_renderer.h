@@ -174,13 +174,23 @@ inline constexpr int kCompactRowHeight = 8;
 inline constexpr int kLabelMinRowHeight = 12;
 
 enum class HeatMetric : uint8_t { Busy, Waiting };
+/// Runnable tasks waiting on one CPU at which the waiting scale is full.
+inline constexpr double kHeatWaitingSaturation = 4;
+/// Where `value` sits on `metric`'s colour scale, 0 to 1: a busy share as it
+/// is; tasks waiting per CPU on a square-root scale full at
+/// kHeatWaitingSaturation, so that one waiting task is already half-way and
+/// the 1-3 that matter most stay apart.
+double heatFraction(HeatMetric metric, double value);
+/// The colour of a fraction of a heat scale: exactly 0 is a light grey;
+/// anything above starts at a light orange that reads on white and grey, and
+/// darkens steadily (ColorBrewer YlOrRd without its two palest classes) to dark
+/// red at 1. Heat maps, summary rows and their legends all use it.
+QRgb heatColor(double fraction);
 /// The overview heat map: one pixel row per CPU of `cpus` (top to bottom), one
 /// column per `columns` equal bins of [from, to) (relative ns): the busy share,
-/// or the runnable tasks waiting (saturating at 4), as a colour (heatColor()).
+/// or the runnable tasks waiting, as heatColor(heatFraction()).
 /// Scaled to `size` by area averaging when that differs. Any thread.
 QImage computeHeatmap(const RunRenderData& run, const std::vector<int>& cpus, int64_t from, int64_t to, QSize size,
                       HeatMetric metric);
-/// 0 -> light grey, then light yellow through orange to dark red at 1.
-QRgb heatColor(double value);
 
 }  // namespace app::render

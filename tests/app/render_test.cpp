@@ -7,6 +7,7 @@
 #include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
+#include <cmath>
 #include <set>
 
 #include "app/render/colors.h"
@@ -368,13 +369,27 @@ TEST(RenderLayout, SummaryRowsShowBusyShareAndWaitingCount) {
   EXPECT_FLOAT_EQ(heightAt(llc1, 100), 1.0f);
   EXPECT_FLOAT_EQ(heightAt(llc1, 497), 1.0f);  // bins are 2 us, aligned: 500-502 us is half busy
   EXPECT_FLOAT_EQ(heightAt(llc1, 700), 0.0f);
+  // One task waiting on LLC 0's 8 CPUs: 1/8 per CPU, sqrt(1/8 / 4) = 0.177 of
+  // the heat scale, 11/64 once quantised, in the heat map's colour for it.
   const TimelineRow waiting0 = rowOf("LLC 0", SummaryKind::Waiting);
   EXPECT_FLOAT_EQ(heightAt(waiting0, 100), 0.0f);
-  EXPECT_FLOAT_EQ(heightAt(waiting0, 600), 8.0f / 64.0f);
+  EXPECT_FLOAT_EQ(heightAt(waiting0, 600), 11.0f / 64.0f);
+  for (const Prim& p : computeRow(*data, waiting0, v, nullptr).prims) {
+    if (p.x0 <= 600 && 600 < p.x1) {
+      EXPECT_EQ(p.color, heatColor(11.0 / 64.0));
+    }
+  }
   layout.setCollapsed(0, true);
   const TimelineRow pkg0 = rowOf("package 0", SummaryKind::Busy);
   EXPECT_FLOAT_EQ(heightAt(pkg0, 300), 1.0f);
   EXPECT_FLOAT_EQ(heightAt(pkg0, 800), 0.5f);
+  // Package 0's 16 CPUs: 1/16 per CPU is sqrt(1/64) = 8/64; the 2 us bin at
+  // 199-201 us holds half of that wait, sqrt(1/128) = 5.7/64, kept at the 8/64
+  // floor so that a little waiting never rounds away.
+  const TimelineRow pkgWaiting = rowOf("package 0", SummaryKind::Waiting);
+  EXPECT_FLOAT_EQ(heightAt(pkgWaiting, 600), 8.0f / 64.0f);
+  EXPECT_FLOAT_EQ(heightAt(pkgWaiting, 200), 8.0f / 64.0f);
+  EXPECT_FLOAT_EQ(heightAt(pkgWaiting, 150), 0.0f);
 }
 
 // Headers keep 2 px over a compact row, down to 9 px; above that they are 14
@@ -418,10 +433,54 @@ TEST(RenderHeatmap, BusyShareAndWaitingPerCpuAndBin) {
     EXPECT_EQ(busy.pixel(x, 1), heatColor(x < 5 ? 1.0 : 0.0)) << x;
     EXPECT_EQ(busy.pixel(x, 2), heatColor(0.0)) << x;
   }
+  // One waiting task is sqrt(1/4) = half-way up the waiting scale.
   const QImage waiting = computeHeatmap(*data, {0}, 0, 1000000, QSize(10, 1), HeatMetric::Waiting);
   EXPECT_EQ(waiting.pixel(1, 0), heatColor(0.0));
-  EXPECT_EQ(waiting.pixel(5, 0), heatColor(0.25));
+  EXPECT_EQ(waiting.pixel(5, 0), heatColor(0.5));
   EXPECT_NE(heatColor(0.0), heatColor(1.0));
+}
+
+// WCAG relative luminance and contrast ratio.
+double luminance(QRgb c) {
+  auto lin = [](int v) {
+    const double s = v / 255.0;
+    return s <= 0.04045 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4);
+  };
+  return 0.2126 * lin(qRed(c)) + 0.7152 * lin(qGreen(c)) + 0.0722 * lin(qBlue(c));
+}
+double contrast(QRgb a, QRgb b) {
+  const double la = luminance(a), lb = luminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+// 1-3 waiting tasks were pale yellow on white. The scales: busy share as it
+// is, waiting per CPU as sqrt(n / 4), full from 4. The ramp's lightest colour
+// (anything above 0) stands off white rows and the idle grey by a contrast of
+// 1.7 and 1.5 (the old ramp's 1 waiting task, 0.25: 1.15 on white), and
+// darkens all the way to 1.
+TEST(RenderHeatmap, LowValuesShowAndTheScaleDarkensSteadily) {
+  EXPECT_DOUBLE_EQ(heatFraction(HeatMetric::Busy, 0.3), 0.3);
+  EXPECT_DOUBLE_EQ(heatFraction(HeatMetric::Busy, 1.5), 1.0);
+  EXPECT_DOUBLE_EQ(heatFraction(HeatMetric::Waiting, 0), 0.0);
+  EXPECT_DOUBLE_EQ(heatFraction(HeatMetric::Waiting, 1), 0.5);
+  EXPECT_DOUBLE_EQ(heatFraction(HeatMetric::Waiting, 2), std::sqrt(0.5));
+  EXPECT_DOUBLE_EQ(heatFraction(HeatMetric::Waiting, 3), std::sqrt(0.75));
+  EXPECT_DOUBLE_EQ(heatFraction(HeatMetric::Waiting, 9), 1.0);
+  const QRgb white = qRgb(0xff, 0xff, 0xff);
+  EXPECT_EQ(heatColor(0), qRgb(0xf2, 0xf2, 0xf2));
+  for (double t : {0.001, 0.01, heatFraction(HeatMetric::Waiting, 1), heatFraction(HeatMetric::Busy, 0.1)}) {
+    EXPECT_GE(contrast(heatColor(t), white), 1.7) << t;
+    EXPECT_GE(contrast(heatColor(t), heatColor(0)), 1.5) << t;
+  }
+  double previous = luminance(heatColor(0));
+  for (int i = 1; i <= 100; ++i) {
+    const double l = luminance(heatColor(i / 100.0));
+    EXPECT_LT(l, previous) << i;
+    previous = l;
+  }
+  // 1, 2 and 3 waiting tasks are told apart.
+  EXPECT_GE(contrast(heatColor(heatFraction(HeatMetric::Waiting, 1)), heatColor(heatFraction(HeatMetric::Waiting, 2))), 1.2);
+  EXPECT_GE(contrast(heatColor(heatFraction(HeatMetric::Waiting, 2)), heatColor(heatFraction(HeatMetric::Waiting, 3))), 1.2);
 }
 
 }  // namespace
