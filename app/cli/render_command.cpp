@@ -30,6 +30,7 @@ constexpr const char* kRenderUsage =
     "                          [--topology TOPO | --topology-from DIR] [--strips] [--tasks TEXT] [--no-legend]\n"
     "                          [--bench [--frames N]] [--json]\n"
     "                          [--group-by package,node,llc,core|none] [--collapse-groups] [--row-height PX]\n"
+    "                          [--heatmap busy|waiting|off]\n"
     "Draws the trace's timeline (one row per CPU, grouped by core, SMT siblings adjacent) as a PNG\n"
     "through the GUI's renderer. --from/--to select a time range (default: the whole trace);\n"
     "--highlight marks the slices of tasks whose comm contains TEXT (or whose tid is TEXT).\n"
@@ -41,7 +42,9 @@ constexpr const char* kRenderUsage =
     "--bench repeats the frame (draw lists + painting, default 20 times) and prints the median\n"
     "frame time; with --json as {\"frame_ms_median\": ..., ...}. -o is optional with --bench.\n"
     "--group-by, --collapse-groups and --row-height lay the CPU rows out as the GUI does for big\n"
-    "machines (groups with header rows, collapsed groups as summary rows, compact rows).\n";
+    "machines (groups with header rows, collapsed groups as summary rows, compact rows).\n"
+    "--heatmap draws the GUI's overview above the rows: per CPU over the whole trace, the busy share or\n"
+    "the runnable tasks waiting, with its colour scale; the image's time range is framed.\n";
 
 #ifdef SCHEDLAB_HAVE_RENDER
 double msSince(std::chrono::steady_clock::time_point t0) {
@@ -59,7 +62,7 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   std::string error;
   auto args = Args::parse(argv,
                           {"-o", "--output", "--width", "--from", "--to", "--highlight", "--frames", "--topology",
-                           "--topology-from", "--tasks", "--group-by", "--row-height"},
+                           "--topology-from", "--tasks", "--group-by", "--row-height", "--heatmap"},
                           {"--bench", "--json", "--help", "--no-legend", "--strips", "--collapse-groups"}, error);
   if (!args || args->flag("--help") || args->positional().size() != 1 ||
       (!args->has("-o") && !args->has("--output") && !args->flag("--bench"))) {
@@ -97,6 +100,14 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
       return kExitUsage;
     }
   }
+  if (auto h = args->value("--heatmap")) {
+    const auto metric = render::parseHeatMetric(QString::fromStdString(*h));
+    if (!metric) {
+      err << "schedlab-cli render: --heatmap '" << *h << "': need busy, waiting or off\n";
+      return kExitUsage;
+    }
+    options.heatmap = *metric;
+  }
   int frames = 20;
   if (auto f = args->value("--frames")) frames = std::clamp(std::atoi(f->c_str()), 1, 10000);
 
@@ -120,6 +131,7 @@ int renderCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   render::TimelineLayout layout(*model, {options.rowHeight, groupBy.value_or(render::TimelineLayout::defaultLevels(*model)),
                                          args->flag("--collapse-groups")});
   run.rows = grouped ? layout.rows() : render::cpuRows(*model, options.rowHeight);
+  if (grouped) run.heatCpus = layout.cpuOrder();
   if (auto t = args->value("--tasks")) {
     const auto tasks = render::HighlightSet::build(*model, QString::fromStdString(*t));
     for (size_t u = 1; u < model->threadCount(); ++u)

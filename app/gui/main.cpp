@@ -202,11 +202,8 @@ int main(int argc, char** argv) {
   }
   std::optional<std::optional<app::render::HeatMetric>> heatmap;
   if (parser.isSet(heatmapOpt)) {
-    const QString metric = parser.value(heatmapOpt).toLower();
-    if (metric == QLatin1String("busy")) heatmap = app::render::HeatMetric::Busy;
-    else if (metric == QLatin1String("waiting")) heatmap = app::render::HeatMetric::Waiting;
-    else if (metric == QLatin1String("off")) heatmap = std::optional<app::render::HeatMetric>();
-    else {
+    heatmap = app::render::parseHeatMetric(parser.value(heatmapOpt));
+    if (!heatmap) {
       std::fprintf(stderr, "schedlab: --heatmap: need busy, waiting or off\n");
       return 2;
     }

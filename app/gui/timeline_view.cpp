@@ -189,7 +189,7 @@ TimelinePane::TimelinePane(const Run& run, TimelineViewState* view, QThreadPool*
   m_rowHeight = render::TimelineLayout::defaultRowHeight(model.cpuCount());
   m_layout = render::TimelineLayout(model, {m_rowHeight, render::TimelineLayout::defaultLevels(model), false});
   m_rows = m_layout.rows();
-  if (model.cpuCount() > 64) m_heatMetric = render::HeatMetric::Busy;
+  m_heatMetric = render::TimelineLayout::defaultHeatmap(model);
   connect(m_heatWatcher, &QFutureWatcherBase::finished, this, [this] {
     m_heatImage = m_heatWatcher->result();
     update();
@@ -416,25 +416,12 @@ void TimelinePane::paintEvent(QPaintEvent* e) {
   const QRect area = timelineRect();
   const QRect exposed = e->rect();
   if (const QRect heat = heatmapRect(); !heat.isEmpty() && heat.intersects(exposed)) {
-    p.fillRect(QRect(0, heat.top(), kGutterWidth, heat.height()), render::palette().gutter);
-    p.setPen(render::palette().gutterText);
-    p.drawText(QRect(6, heat.top(), kGutterWidth - 10, heat.height()), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
-               *m_heatMetric == render::HeatMetric::Busy ? tr("Overview: busy share\nper CPU (rows) over\nthe whole trace")
-                                                         : tr("Overview: runnable\nwaiting per CPU\n(dark red: 4 or more)"));
-    if (m_heatImage.isNull()) {
-      p.fillRect(heat, render::palette().background);
-    } else {
-      p.drawImage(heat, m_heatImage);
-      // Where the main view is: its time range on the whole trace.
-      const int64_t from = m_view->begin();
-      const double len = static_cast<double>(std::max<int64_t>(m_view->span(), from + 1) - from);
-      const render::Viewport& v = m_view->viewport();
-      const double x0 = heat.left() + (v.start - from) / len * heat.width();
-      const double x1 = heat.left() + (v.end() - from) / len * heat.width();
-      p.setPen(QPen(QColor(0x10, 0x30, 0x70), 2));
-      p.setBrush(Qt::NoBrush);
-      p.drawRect(QRectF(std::max<double>(x0, heat.left()), heat.top() + 1, std::max(2.0, std::min<double>(x1, heat.right()) - std::max<double>(x0, heat.left())), heat.height() - 2));
-    }
+    // Where the main view is: its time range on the whole trace.
+    const int64_t from = m_view->begin();
+    const double len = static_cast<double>(std::max<int64_t>(m_view->span(), from + 1) - from);
+    const render::Viewport& v = m_view->viewport();
+    render::paintHeatOverview(p, QRect(0, heat.top(), heat.right() + 1, heat.height()), kGutterWidth, *m_heatMetric,
+                              m_heatImage, (v.start - from) / len, (v.end() - from) / len);
   }
   render::paintRowBackgrounds(p, area, m_rows, exposed);
   if (m_hasList) {

@@ -28,7 +28,7 @@ struct TimelineOverlay;
 
 inline constexpr int kGutterWidth = 190;
 inline constexpr int kRowHeight = 22;
-inline constexpr int kHeatmapHeight = 112;
+using render::kHeatmapHeight;
 
 /// A slice the user clicked: a CPU run slice, a task state interval or a
 /// task's user-space (atrace) slice.

@@ -141,6 +141,19 @@ void paintLegend(QPainter& p, const QRect& rect) {
   p.restore();
 }
 
+namespace {
+// The heat map's lines follow the CPU rows; with every group collapsed, topology order.
+std::vector<int> heatCpusOf(const ImageRun& run, const std::vector<TimelineRow>& rows) {
+  if (!run.heatCpus.empty()) return run.heatCpus;
+  std::vector<int> cpus;
+  for (const TimelineRow& r : rows)
+    if (r.type == RowType::Cpu) cpus.push_back(r.cpu);
+  if (cpus.empty())
+    for (const TimelineRow& r : cpuRows(run.data->model())) cpus.push_back(r.cpu);
+  return cpus;
+}
+}  // namespace
+
 QImage paintTimelineImage(const std::vector<ImageRun>& runs, const std::vector<PaneDrawList>& lists,
                           const ImageOptions& options, const Viewport& view) {
   int height = kRulerHeight + (options.legend ? kLegendHeight : 0);
@@ -149,7 +162,7 @@ QImage paintTimelineImage(const std::vector<ImageRun>& runs, const std::vector<P
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].rows.empty()) defaults[i] = cpuRows(runs[i].data->model(), options.rowHeight);
     rowSets.push_back(runs[i].rows.empty() ? &defaults[i] : &runs[i].rows);
-    height += kPaneHeaderHeight + rowsHeight(*rowSets.back());
+    height += kPaneHeaderHeight + rowsHeight(*rowSets.back()) + (options.heatmap ? kHeatmapHeight : 0);
   }
   QImage image(options.width, std::max(height, 40), QImage::Format_RGB32);
   image.fill(palette().background);
@@ -168,6 +181,15 @@ QImage paintTimelineImage(const std::vector<ImageRun>& runs, const std::vector<P
                     warning);
     y += kPaneHeaderHeight;
     const auto& rows = *rowSets[i];
+    if (options.heatmap) {
+      const QRect band(0, y, options.width, kHeatmapHeight);
+      const int64_t span = longestSpan(runs);
+      const QImage heat = computeHeatmap(*runs[i].data, heatCpusOf(runs[i], rows), 0, span,
+                                         QSize(options.width - gutter, kHeatmapHeight), *options.heatmap);
+      paintHeatOverview(p, band, gutter, *options.heatmap, heat, static_cast<double>(view.start) / span,
+                        static_cast<double>(view.end()) / span);
+      y += kHeatmapHeight;
+    }
     const int h = rowsHeight(rows);
     const QRect area(gutter, y, options.width - gutter, h);
     paintRowBackgrounds(p, area, rows);

@@ -18,6 +18,8 @@ struct ImageRun {
   QString title;                 ///< empty: derived from the model (file name, or replay model)
   std::vector<TimelineRow> rows;  ///< empty: the CPU rows
   std::shared_ptr<const HighlightSet> highlight;
+  /// The overview heat map's lines, top to bottom; empty: the CPU rows' order.
+  std::vector<int> heatCpus;
 };
 
 struct ImageOptions {
@@ -27,6 +29,8 @@ struct ImageOptions {
   int rowHeight = 20;
   int gutterWidth = 170;
   bool legend = true;
+  /// An overview heat map over each pane's rows (the whole trace, the image's range framed).
+  std::optional<HeatMetric> heatmap;
 };
 
 inline constexpr int kRulerHeight = 26;

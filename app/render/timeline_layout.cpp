@@ -58,6 +58,11 @@ int TimelineLayout::defaultRowHeight(int cpuCount) {
   return cpuCount <= 4 ? 30 : cpuCount <= 16 ? 24 : cpuCount <= 64 ? 22 : 4;
 }
 
+std::optional<HeatMetric> TimelineLayout::defaultHeatmap(const core::TraceModel& model) {
+  if (model.cpuCount() <= 64) return std::nullopt;
+  return HeatMetric::Busy;
+}
+
 TimelineLayout::TimelineLayout(const core::TraceModel& model, Options options)
     : m_model(&model), m_options(std::move(options)) {
   m_cpuLeaves = cpuRows(model, m_options.rowHeight);

@@ -47,6 +47,8 @@ class TimelineLayout {
   static std::vector<GroupLevel> defaultLevels(const core::TraceModel& model);
   /// 30 px rows for up to 4 CPUs, 24 up to 16, 22 up to 64, 4 (compact) above.
   static int defaultRowHeight(int cpuCount);
+  /// The busy-share overview heat map above 64 CPUs (where rows turn compact), none below.
+  static std::optional<HeatMetric> defaultHeatmap(const core::TraceModel& model);
 
   TimelineLayout() = default;
   TimelineLayout(const core::TraceModel& model, Options options);

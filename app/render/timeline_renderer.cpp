@@ -408,6 +408,15 @@ void buildSummaryRow(RowBuilder& b, const TimelineRow& row) {
 }
 }  // namespace
 
+std::optional<std::optional<HeatMetric>> parseHeatMetric(const QString& text) {
+  const QString word = text.trimmed().toLower();
+  std::optional<std::optional<HeatMetric>> out;
+  if (word == QLatin1String("busy")) out.emplace(HeatMetric::Busy);
+  else if (word == QLatin1String("waiting")) out.emplace(HeatMetric::Waiting);
+  else if (word == QLatin1String("off")) out.emplace(std::nullopt);
+  return out;
+}
+
 double heatFraction(HeatMetric metric, double value) {
   if (metric == HeatMetric::Busy) return std::clamp(value, 0.0, 1.0);
   return std::sqrt(std::clamp(value / kHeatWaitingSaturation, 0.0, 1.0));
@@ -455,6 +464,88 @@ QImage computeHeatmap(const RunRenderData& run, const std::vector<int>& cpus, in
   }
   if (size.height() > 0 && size.height() != rows) return img.scaled(columns, size.height(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
   return img;
+}
+
+std::vector<HeatTick> heatLegendTicks(HeatMetric metric) {
+  if (metric == HeatMetric::Busy) return {{0.0, QStringLiteral("0%")}, {0.5, QStringLiteral("50%")}, {1.0, QStringLiteral("100%")}};
+  return {{heatFraction(metric, 1), QStringLiteral("1")},
+          {heatFraction(metric, 2), QStringLiteral("2")},
+          {1.0, QStringLiteral("\u2265%1").arg(kHeatWaitingSaturation)}};
+}
+
+namespace {
+constexpr int kLegendBarHeight = 10;
+constexpr int kLegendLabelHeight = 14;
+constexpr int kLegendZeroWidth = 10;
+// The label cell less the gutter's margins.
+QRect legendInner(const QRect& cell) { return cell.adjusted(6, 4, -10, -2); }
+}  // namespace
+
+QRect heatLegendBar(const QRect& cell) {
+  const QRect inner = legendInner(cell);
+  const int top = inner.bottom() + 1 - kLegendLabelHeight - 3 - kLegendBarHeight;
+  const int left = inner.left() + kLegendZeroWidth + 4;
+  return QRect(left, top, std::max(1, inner.right() + 1 - left), kLegendBarHeight);
+}
+
+namespace {
+void paintHeatLabel(QPainter& p, const QRect& cell, HeatMetric metric) {
+  const Palette& pal = palette();
+  p.fillRect(cell, pal.gutter);
+  const QRect bar = heatLegendBar(cell);
+  const QRect inner = legendInner(cell);
+  p.setPen(pal.gutterText);
+  p.drawText(QRect(inner.left(), inner.top(), inner.width(), bar.top() - 4 - inner.top()),
+             Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+             metric == HeatMetric::Busy ? QStringLiteral("Overview: busy share per CPU (rows) over the whole trace")
+                                        : QStringLiteral("Overview: runnable tasks waiting per CPU (rows) over the "
+                                                         "whole trace, \u221a scale"));
+  // The bar as a one-line image: exact colours on screen, one smooth object in a PDF.
+  QImage ramp(bar.width(), 1, QImage::Format_RGB32);
+  for (int x = 0; x < bar.width(); ++x)
+    ramp.setPixel(x, 0, heatColor((x + 0.5) / bar.width()));  // column centres: 0 has the swatch
+  p.drawImage(bar, ramp);
+  const QRect zero(inner.left(), bar.top(), kLegendZeroWidth, bar.height());
+  p.fillRect(zero, QColor::fromRgb(heatColor(0)));
+  p.setPen(pal.gutterSubText);
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(zero.adjusted(0, 0, -1, -1));
+  QFont small = p.font();
+  if (small.pixelSize() > 0) small.setPixelSize(std::max(8, small.pixelSize() * 9 / 10));
+  else small.setPointSizeF(std::max(6.5, small.pointSizeF() * 0.85));
+  p.setFont(small);
+  const QFontMetrics fm(small);
+  const int labelTop = bar.bottom() + 4;
+  auto label = [&](int x, const QString& text) {
+    const int w = fm.horizontalAdvance(text) + 2;
+    const int left = std::clamp(x - w / 2, cell.left() + 1, cell.right() - w);
+    p.drawText(QRect(left, labelTop, w, kLegendLabelHeight), Qt::AlignHCenter | Qt::AlignTop, text);
+  };
+  label(zero.center().x(), QStringLiteral("0"));
+  for (const HeatTick& t : heatLegendTicks(metric)) {
+    const int x = std::min(bar.right(), bar.left() + static_cast<int>(std::lround(t.fraction * bar.width())));
+    p.drawLine(x, bar.bottom() + 1, x, bar.bottom() + 3);
+    if (t.fraction > 0) label(x, t.label);
+  }
+}
+}  // namespace
+
+void paintHeatOverview(QPainter& p, const QRect& rect, int gutterWidth, HeatMetric metric, const QImage& image,
+                       double x0, double x1) {
+  p.save();
+  paintHeatLabel(p, QRect(rect.left(), rect.top(), gutterWidth, rect.height()), metric);
+  const QRect heat(rect.left() + gutterWidth, rect.top(), std::max(1, rect.width() - gutterWidth), rect.height());
+  if (image.isNull()) {
+    p.fillRect(heat, palette().background);
+  } else {
+    p.drawImage(heat, image);
+    const double left = heat.left() + std::max(0.0, x0) * heat.width();
+    const double right = heat.left() + std::min(1.0, x1) * heat.width();
+    p.setPen(QPen(QColor(0x10, 0x30, 0x70), 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(QRectF(left, heat.top() + 1, std::max(2.0, right - left), heat.height() - 2));
+  }
+  p.restore();
 }
 
 std::shared_ptr<RunRenderData> RunRenderData::create(std::shared_ptr<const core::TraceModel> model,

@@ -174,6 +174,9 @@ inline constexpr int kCompactRowHeight = 8;
 inline constexpr int kLabelMinRowHeight = 12;
 
 enum class HeatMetric : uint8_t { Busy, Waiting };
+/// "busy", "waiting" or "off" (no heat map: an empty inner optional); nullopt
+/// for any other word. The GUI's and `render`'s --heatmap.
+std::optional<std::optional<HeatMetric>> parseHeatMetric(const QString& text);
 /// Runnable tasks waiting on one CPU at which the waiting scale is full.
 inline constexpr double kHeatWaitingSaturation = 4;
 /// Where `value` sits on `metric`'s colour scale, 0 to 1: a busy share as it
@@ -192,5 +195,25 @@ QRgb heatColor(double fraction);
 /// Scaled to `size` by area averaging when that differs. Any thread.
 QImage computeHeatmap(const RunRenderData& run, const std::vector<int>& cpus, int64_t from, int64_t to, QSize size,
                       HeatMetric metric);
+
+/// Height of the overview band (heat map and its label) above a pane's rows.
+inline constexpr int kHeatmapHeight = 112;
+/// A labelled point of a heat scale's legend, at `fraction` of its colour bar.
+struct HeatTick {
+  double fraction;
+  QString label;
+};
+/// Busy: 0%, 50%, 100%. Waiting: 1, 2 and "≥4" where the square root puts them.
+std::vector<HeatTick> heatLegendTicks(HeatMetric metric);
+/// The legend's colour bar in the overview's label cell `cell`: along its
+/// bottom, right of the swatch for exactly 0, above the tick labels.
+QRect heatLegendBar(const QRect& cell);
+/// The overview band `rect`: in its left `gutterWidth` pixels what the heat
+/// map shows and its legend; across the rest `image` (computeHeatmap(); null:
+/// not computed yet, left blank) with [x0, x1), fractions of its width, framed:
+/// the range the rows below show. The GUI, `render --heatmap` and reports of
+/// big machines all draw it.
+void paintHeatOverview(QPainter& p, const QRect& rect, int gutterWidth, HeatMetric metric, const QImage& image,
+                       double x0, double x1);
 
 }  // namespace app::render

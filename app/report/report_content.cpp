@@ -760,7 +760,9 @@ class Builder {
     m_doc.heading(QStringLiteral("Timelines"));
     m_doc.paragraph(QStringLiteral(
         "One row per CPU (grouped by core, SMT siblings adjacent), slices coloured by task (a task keeps its "
-        "colour in every run). The zoomed view is each run's busiest window: the stretch with the most switch-ins."));
+        "colour in every run). The zoomed view is each run's busiest window: the stretch with the most switch-ins. "
+        "Above 64 CPUs an overview heat map heads each view: every CPU's busy share over the whole run, the "
+        "view's range framed."));
     Figure legend;
     legend.aspect = legendAspect();
     legend.alt = QStringLiteral("legend");

@@ -6,6 +6,7 @@
 
 #include "app/render/colors.h"
 #include "app/render/timeline_image.h"
+#include "app/render/timeline_layout.h"
 
 namespace app::report {
 
@@ -20,8 +21,10 @@ QFont timelineFont() {
   return f;
 }
 
-int logicalHeight(const std::vector<render::TimelineRow>& rows) {
-  return render::kRulerHeight + render::kPaneHeaderHeight + render::rowsHeight(rows);
+// The GUI's overview heat map goes above a big machine's rows here too.
+int logicalHeight(const core::TraceModel& m, const std::vector<render::TimelineRow>& rows) {
+  return render::kRulerHeight + render::kPaneHeaderHeight + render::rowsHeight(rows) +
+         (render::TimelineLayout::defaultHeatmap(m) ? render::kHeatmapHeight : 0);
 }
 
 // Maps logical timeline pixels onto `rect`. The renderer mixes pixel-sized
@@ -42,14 +45,14 @@ int timelineRowHeight(int cpus) { return std::clamp(160 / std::max(1, cpus), 6, 
 
 double timelineAspect(const TimelineFigure& fig) {
   const auto rows = render::cpuRows(fig.data->model(), timelineRowHeight(fig.data->model().cpuCount()));
-  return static_cast<double>(logicalHeight(rows)) / kTimelineLogicalWidth;
+  return static_cast<double>(logicalHeight(fig.data->model(), rows)) / kTimelineLogicalWidth;
 }
 
 void paintTimelineFigure(QPainter& p, const QRectF& rect, const TimelineFigure& fig) {
   const core::TraceModel& m = fig.data->model();
   const auto rows = render::cpuRows(m, timelineRowHeight(m.cpuCount()));
   const int width = kTimelineLogicalWidth;
-  const int height = logicalHeight(rows);
+  const int height = logicalHeight(m, rows);
   const render::Viewport view = render::viewportFor(fig.from, fig.to, width - kGutter);
   const render::PaneDrawList list = render::computePane(*fig.data, rows, view);
 
@@ -65,6 +68,15 @@ void paintTimelineFigure(QPainter& p, const QRectF& rect, const TimelineFigure& 
     render::paintPaneHeader(pp, QRect(0, y, width, render::kPaneHeaderHeight), fig.title, render::runSubtitle(m),
                             m.replay.has_value(), warning);
     y += render::kPaneHeaderHeight;
+    if (const auto metric = render::TimelineLayout::defaultHeatmap(m)) {
+      std::vector<int> cpus;
+      for (const auto& r : rows) cpus.push_back(r.cpu);
+      const int64_t span = std::max<int64_t>(1, m.lastTs - fig.data->origin);
+      const QImage heat = render::computeHeatmap(*fig.data, cpus, 0, span, QSize(width - kGutter, render::kHeatmapHeight), *metric);
+      render::paintHeatOverview(pp, QRect(0, y, width, render::kHeatmapHeight), kGutter, *metric, heat,
+                                static_cast<double>(fig.from) / span, static_cast<double>(fig.to) / span);
+      y += render::kHeatmapHeight;
+    }
     const int h = render::rowsHeight(rows);
     const QRect area(kGutter, y, width - kGutter, h);
     render::paintRowBackgrounds(pp, area, rows);

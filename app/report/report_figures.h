@@ -30,7 +30,8 @@ struct TimelineFigure {
 int timelineRowHeight(int cpus);
 /// height / width of the figure for this run.
 double timelineAspect(const TimelineFigure& fig);
-/// Ruler, pane header, CPU rows (grouped by core) and gutter, as vector
+/// Ruler, pane header, the overview heat map above 64 CPUs (the GUI's
+/// default), CPU rows (grouped by core) and gutter, as vector
 /// drawing scaled into `rect`. The painter's device must have 96 dpi logical
 /// resolution (the renderer sizes some fonts in pixels, some in points).
 void paintTimelineFigure(QPainter& p, const QRectF& rect, const TimelineFigure& fig);

@@ -580,6 +580,16 @@ TEST(GuiWindow, BigMachineGroupsCollapseAndHeatMapNavigates) {
   ASSERT_TRUE(pane->heatmapReady());
   const QRect heat = pane->heatmapRect();
   ASSERT_FALSE(heat.isEmpty());
+  {
+    // Its colour scale in the label cell beside it, as the renderer lays it out:
+    // a grey swatch for 0, then the ramp from its first colour to its last.
+    const QImage shot = pane->grab().toImage();
+    const QRect bar = app::render::heatLegendBar(QRect(0, heat.top(), kGutterWidth, heat.height()));
+    const int y = bar.center().y();
+    EXPECT_EQ(shot.pixel(bar.left() - 8, y), app::render::heatColor(0));
+    EXPECT_EQ(shot.pixel(bar.left(), y), app::render::heatColor(0.5 / bar.width()));
+    EXPECT_EQ(shot.pixel(bar.right(), y), app::render::heatColor((bar.width() - 0.5) / bar.width()));
+  }
   auto* view = w.viewState();
   view->showRange(0, 100000);  // 100 us wide
   ASSERT_TRUE(waitIdle(w));

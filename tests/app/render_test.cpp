@@ -483,6 +483,60 @@ TEST(RenderHeatmap, LowValuesShowAndTheScaleDarkensSteadily) {
   EXPECT_GE(contrast(heatColor(heatFraction(HeatMetric::Waiting, 2)), heatColor(heatFraction(HeatMetric::Waiting, 3))), 1.2);
 }
 
+// The overview's legend in its label cell: a grey swatch for 0, a bar whose
+// column x has the colour of fraction (x + 0.5) / width, ticks where the
+// scale puts 1, 2 and >=4 waiting tasks, and labels under them.
+void expectHeatLegend(const QImage& img, const QRect& cell) {
+  const QRect bar = heatLegendBar(cell);
+  ASSERT_TRUE(img.rect().contains(bar)) << bar.x() << "," << bar.y();
+  EXPECT_GE(bar.width(), 100);
+  const int y = bar.center().y();
+  const int w = bar.width();
+  EXPECT_EQ(img.pixel(bar.left() - 8, y), heatColor(0));
+  for (int x : {0, w / 4, w / 2, w - 1}) EXPECT_EQ(img.pixel(bar.left() + x, y), heatColor((x + 0.5) / w)) << x;
+  int ink = 0;  // tick labels: dark text under the bar
+  for (int yy = bar.bottom() + 4; yy < cell.bottom(); ++yy)
+    for (int x = cell.left(); x < cell.right(); ++x) ink += luminance(img.pixel(x, yy)) < 0.3 ? 1 : 0;
+  EXPECT_GT(ink, 10);
+}
+
+TEST(RenderHeatmap, OverviewShowsItsColourScale) {
+  ensureApp();
+  const auto ticks = heatLegendTicks(HeatMetric::Waiting);
+  ASSERT_EQ(ticks.size(), 3u);
+  EXPECT_DOUBLE_EQ(ticks[0].fraction, 0.5);
+  EXPECT_EQ(ticks[0].label, QStringLiteral("1"));
+  EXPECT_DOUBLE_EQ(ticks[1].fraction, std::sqrt(0.5));
+  EXPECT_EQ(ticks[2].label, QStringLiteral("\u22654"));
+  EXPECT_EQ(heatLegendTicks(HeatMetric::Busy).back().label, QStringLiteral("100%"));
+
+  const auto m = apptest::bigMachineModel();
+  const auto data = RunRenderData::create(m);
+  QImage img(600, kHeatmapHeight, QImage::Format_RGB32);
+  img.fill(Qt::white);
+  const QImage heat = computeHeatmap(*data, {0, 8, 20}, 0, 1000000, QSize(410, kHeatmapHeight), HeatMetric::Waiting);
+  {
+    QPainter p(&img);
+    paintHeatOverview(p, img.rect(), 190, HeatMetric::Waiting, heat, 0.0, 0.5);
+  }
+  expectHeatLegend(img, QRect(0, 0, 190, kHeatmapHeight));
+  EXPECT_EQ(img.pixel(190 + 300, 10), heat.pixel(300, 10));  // the heat map beside it, outside the frame
+
+  // `render --heatmap` and the GUI's: a metric, "off" (no map), or a word neither knows.
+  EXPECT_EQ(parseHeatMetric(QStringLiteral("Waiting")), std::optional<std::optional<HeatMetric>>(HeatMetric::Waiting));
+  EXPECT_EQ(parseHeatMetric(QStringLiteral("off")), std::optional<std::optional<HeatMetric>>(std::optional<HeatMetric>()));
+  EXPECT_FALSE(parseHeatMetric(QStringLiteral("hot")));
+  // The same band between a pane's header and its rows.
+  ImageOptions options;
+  options.width = 800;
+  options.heatmap = HeatMetric::Waiting;
+  const QImage withMap = renderTimelineImage({ImageRun{data, {}, {}, {}, {}}}, options);
+  options.heatmap.reset();
+  const QImage without = renderTimelineImage({ImageRun{data, {}, {}, {}, {}}}, options);
+  EXPECT_EQ(withMap.height(), without.height() + kHeatmapHeight);
+  expectHeatLegend(withMap, QRect(0, kRulerHeight + kPaneHeaderHeight, options.gutterWidth, kHeatmapHeight));
+}
+
 }  // namespace
 
 TEST(RenderPane, UserSlicesNestInLanesBelowTheTaskStates) {

@@ -24,6 +24,7 @@
 #include "app/render/time_axis.h"
 #include "app/report/report.h"
 #include "app/report/report_data.h"
+#include "app/report/report_figures.h"
 #include "importers/importer.h"
 #include "support/trace_builder.h"
 #include "replay/replay.h"
@@ -570,6 +571,34 @@ TEST_F(ReportTest, BarChartsTurnLogarithmicWhenValuesSpanMoreThanAHundredfold) {
   const int c = tallest(355, 420);  // inside bar c
   EXPECT_GT(c, 20) << "the 0.1 bar is visible";
   EXPECT_NEAR(static_cast<double>(c) / a, 0.2 / app::render::barAxis(wide).fraction(308), 0.05);
+}
+
+// A 128-CPU run's timeline figure carries the GUI's overview heat map under its
+// pane header (26 px ruler + 22 px header), with the colour scale in its
+// 130 px label column: 26 + 22 + 112 + 128 rows of 6 px = 928 logical px.
+TEST_F(ReportTest, BigMachineTimelineFigureHasTheOverviewHeatMapAndItsScale) {
+  testing_support::TraceBuilder tb;
+  tb.builder().setTopology(*core::Topology::parseSpec("2s:32c:2t:4l"));
+  tb.builder().setFormat("synthetic");
+  for (int c = 0; c < 128; ++c) tb.sw(1000 + c, c, 0, "R", 1000 + c);
+  for (int c = 0; c < 128; ++c) tb.other(1001000 + c, c, 1000 + c);
+  const auto m = tb.build();
+  ASSERT_EQ(m->cpuCount(), 128);
+  app::report::TimelineFigure fig{app::render::RunRenderData::create(m), 0, 500000, QStringLiteral("big")};
+  EXPECT_DOUBLE_EQ(app::report::timelineAspect(fig), 928.0 / app::report::kTimelineLogicalWidth);
+  QImage img(app::report::kTimelineLogicalWidth, 928, QImage::Format_RGB32);
+  img.fill(Qt::white);
+  {
+    QPainter p(&img);
+    app::report::paintTimelineFigure(p, QRectF(img.rect()), fig);
+  }
+  const QRect bar = app::render::heatLegendBar(QRect(0, 48, 130, app::render::kHeatmapHeight));
+  const int y = bar.center().y();
+  EXPECT_EQ(img.pixel(bar.left() - 8, y), app::render::heatColor(0));
+  EXPECT_EQ(img.pixel(bar.left(), y), app::render::heatColor(0.5 / bar.width()));
+  EXPECT_EQ(img.pixel(bar.right(), y), app::render::heatColor((bar.width() - 0.5) / bar.width()));
+  // Every CPU ran throughout: the heat map is the busy end of the scale.
+  EXPECT_EQ(img.pixel(700, 48 + 50), app::render::heatColor(1));
 }
 
 // Two real recordings of one workload from the shared traces (the trace.txt
