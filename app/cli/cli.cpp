@@ -117,7 +117,7 @@ std::shared_ptr<core::TraceModel> loadTrace(const std::string& path, const Args&
   }
   if (result->error) {
     err << "error: " << result->error->message() << "\n";
-    err << "warning: " << path << ": kept the valid prefix (" << result->model->eventCount
+    err << "warning: " << path << ": kept what was readable (" << result->model->eventCount
         << " events); the model is partial\n";
     failed = true;
   }

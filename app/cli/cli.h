@@ -38,7 +38,7 @@ enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
 
 /// Imports a trace for a command: applies --topology / --topology-from, prints
 /// the error (or the partial-import warning) to `err`. Sets `failed` when the
-/// input was bad (the model may still hold the valid prefix).
+/// input was bad (the model may still hold what was readable).
 std::shared_ptr<core::TraceModel> loadTrace(const std::string& path, const Args& args, std::ostream& err,
                                             bool& failed);
 

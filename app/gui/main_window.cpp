@@ -538,7 +538,7 @@ int MainWindow::openFile(const QString& path, std::optional<core::Topology> topo
         const int id = m_runs->add(std::move(run));
         addRecentFile(abs);
         if (!built->warning.isEmpty())
-          showBanner(tr("<b>%1</b> was read only in part: %2. Showing the valid prefix (%L3 events).")
+          showBanner(tr("<b>%1</b> was read only in part: %2. Showing what was readable (%L3 events).")
                          .arg(QFileInfo(abs).fileName().toHtmlEscaped(), built->warning.toHtmlEscaped())
                          .arg(built->model->eventCount));
         if (m_timingLog) {

@@ -263,7 +263,7 @@ class Builder {
     for (const auto& r : m_d.runs) {
       const core::TraceModel& m = *r.model;
       if (m.partial)
-        m_doc.paragraph(QStringLiteral("%1 is partial: %2. Everything here covers the valid prefix only.")
+        m_doc.paragraph(QStringLiteral("%1 is partial: %2. Everything here covers what was readable only.")
                             .arg(r.tag, QString::fromStdString(m.partialReason)),
                         Tone::Warning);
       if (m.dataLoss.size() > 0)

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "core/decoded_event.h"
 #include "core/event_feed.h"
@@ -610,8 +611,6 @@ class EventSink {
   }
   uint64_t eventsSeen() const { return m_events; }
   const std::string& internalError() const { return m_internalError; }
-  /// The stream file the internal error is about (absolute, as babeltrace2 reads it), or empty.
-  const std::string& internalErrorStream() const { return m_internalErrorStream; }
 
   /// The sink's input ports, one per stream of every trace (set before the graph runs).
   void setStreamCount(uint64_t streams) { m_upstreams.resize(streams); }
@@ -624,6 +623,30 @@ class EventSink {
   /// Called after the last message: hands everything to the builder thread.
   void finish() {
     flushLoss(nullptr, INT64_MIN);
+    // A stream that ended early lost everything from its last event to the end of the trace.
+    for (const Upstream& u : m_upstreams) {
+      if (!u.failed) continue;
+      const auto cpu = u.stream ? m_streamCpu.find(u.stream) : m_streamCpu.end();
+      m_builder.onDataLoss(cpu == m_streamCpu.end() ? -1 : cpu->second, m_lastTs, -1);
+    }
+  }
+  /// Why each stream that ended early did: babeltrace2's error (handed over
+  /// once; the caller releases it), or the sink's own message and the stream's
+  /// file (absolute, as babeltrace2 reads it).
+  struct StreamFailure {
+    const bt_error* error = nullptr;
+    std::string message;
+    std::string file;
+  };
+  std::vector<StreamFailure> takeStreamFailures() {
+    std::vector<StreamFailure> failures;
+    for (Upstream& u : m_upstreams) {
+      if (!u.failed || (!u.error && u.timeWentBack.empty())) continue;
+      // src.ctf.fs names a stream by its file's absolute path.
+      const char* name = u.stream ? bt_stream_get_name(u.stream) : nullptr;
+      failures.push_back({std::exchange(u.error, nullptr), std::exchange(u.timeWentBack, {}), name ? name : ""});
+    }
+    return failures;
   }
   /// The CPU topology the trace's statedump gave, if any (after finish()).
   std::optional<core::Topology> topology() const {
@@ -648,6 +671,9 @@ class EventSink {
     std::vector<int64_t> ts;               // each one's time, kNoTime when it has none
     size_t next = 0;
     bool ended = false;
+    bool failed = false;                // ended early: its stream file turned unreadable
+    const bt_error* error = nullptr;    // babeltrace2's why, until the reader takes it
+    std::string timeWentBack;           // or ours
     const bt_stream* stream = nullptr;  // the stream it carries (from its beginning on)
     struct {  // which of its messages have a default clock snapshot (its class says)
       bool events = false, packetBeginnings = false, packetEnds = false, discardedEvents = false,
@@ -689,6 +715,7 @@ class EventSink {
 
   static void finalizeMethod(bt_self_component_sink* self) {
     for (Upstream& u : of(self).m_upstreams) {
+      if (u.error) bt_error_release(std::exchange(u.error, nullptr));
       for (size_t i = u.next; i < u.msgs.size(); ++i) bt_message_put_ref(u.msgs[i]);
       u.msgs.clear();
       bt_message_iterator_put_ref(u.it);
@@ -755,7 +782,13 @@ class EventSink {
       case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
         status = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_MEMORY_ERROR;
         return false;
-      default: status = BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR; return false;
+      default:
+        // Its stream file is unreadable from here on (a corrupt packet). Each
+        // stream has an iterator of its own, so the others read on: the merge
+        // goes on without this one, whose rest counts as lost (finish()).
+        u.error = bt_current_thread_take_error();
+        u.failed = u.ended = true;
+        return false;
     }
     u.msgs.assign(msgs, msgs + count);
     u.ts.resize(count);
@@ -806,15 +839,17 @@ class EventSink {
         continue;
       }
       if (t != kNoTime && t < m_lastMerged) {
-        // Where the muxer stops too ("timestamp is less than ... last returned
-        // timestamp"): a stream whose clock went back, e.g. a corrupt
-        // timestamp far ahead before it. The events before are kept.
-        m_internalError = "time goes back from " + std::to_string(m_lastMerged) + " ns to " + std::to_string(t) +
-                          " ns; the streams cannot be merged in time order";
-        // src.ctf.fs names a stream by its file's absolute path.
-        const char* name = u.stream ? bt_stream_get_name(u.stream) : nullptr;
-        m_internalErrorStream = name ? name : "";
-        return BT_COMPONENT_CLASS_SINK_CONSUME_METHOD_STATUS_ERROR;
+        // Where the muxer stops the whole trace ("timestamp is less than ...
+        // last returned timestamp"): a stream whose clock went back, e.g. a
+        // corrupt timestamp far ahead before it. Only this stream ends here.
+        u.timeWentBack = "time goes back from " + std::to_string(m_lastMerged) + " ns to " + std::to_string(t) +
+                         " ns; the stream cannot be merged in time order from here on";
+        u.failed = u.ended = true;
+        for (size_t i = u.next; i < u.msgs.size(); ++i) bt_message_put_ref(u.msgs[i]);
+        u.msgs.clear();
+        u.next = 0;
+        m_current = kNone;
+        continue;
       }
       if (t != kNoTime) m_lastMerged = t;
       const bt_message* msg = u.msgs[u.next++];
@@ -1401,7 +1436,6 @@ class EventSink {
   int64_t m_rangeEnd = 0;
   uint64_t m_events = 0;
   std::string m_internalError;
-  std::string m_internalErrorStream;
 };
 
 const bt_component_class_sink* EventSink::componentClass() {
@@ -1820,7 +1854,6 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
   } else if (run.status != BT_GRAPH_RUN_ONCE_STATUS_END) {
     BtErrorInfo error = takeError(paths);
     if (!active->internalError().empty()) error.root = active->internalError();
-    if (!active->internalErrorStream().empty()) error.file = paths.toOriginal(active->internalErrorStream());
     if (run.status == BT_GRAPH_RUN_ONCE_STATUS_MEMORY_ERROR && error.root.empty()) error.root = "out of memory";
     error.root += " (after " + std::to_string(active->eventsSeen()) + " events)";
     runError = error.format(where);
@@ -1828,6 +1861,20 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
   if (run.readOn) {
     BtErrorInfo note = describeError(run.readOn, paths);
     note.root = "babeltrace2 reported an error and read on: " + (note.root.empty() ? "(no cause given)" : note.root);
+    repairNotes.push_back(note.format(where));
+  }
+  for (const auto& failure : active->takeStreamFailures()) {
+    BtErrorInfo note;
+    if (failure.error) {
+      note = describeError(failure.error, paths);
+      note.root = "unreadable from here on (babeltrace2: " + (note.root.empty() ? "(no cause given)" : note.root) + ")";
+    } else {
+      note.root = failure.message;
+    }
+    if (note.file.empty() && !failure.file.empty()) note.file = paths.toOriginal(failure.file);
+    note.root += active->streamCount() > 1
+                     ? "; its events before and the other streams' were imported, its rest counted as lost"
+                     : "; its events before were imported, its rest counted as lost";
     repairNotes.push_back(note.format(where));
   }
   active->finish();

@@ -31,8 +31,10 @@ inline std::string plainName(std::string_view name) {
 inline bool babeltraceInstalled() { return std::system("command -v babeltrace2 >/dev/null 2>&1") == 0; }
 
 /// Event counts as `babeltrace2 DIR` prints them: one line per event,
-/// "[time] (+delta) [hostname ]NAME: { ...". nullopt when the CLI fails.
-inline std::optional<std::map<std::string, uint64_t>> babeltraceCounts(const std::string& dir) {
+/// "[time] (+delta) [hostname ]NAME: { ...". nullopt when the CLI fails,
+/// unless `evenIfItFails`: then what it printed before it gave up.
+inline std::optional<std::map<std::string, uint64_t>> babeltraceCounts(const std::string& dir,
+                                                                       bool evenIfItFails = false) {
   const std::string cmd = "babeltrace2 '" + dir + "' 2>/dev/null";
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) return std::nullopt;
@@ -56,7 +58,7 @@ inline std::optional<std::map<std::string, uint64_t>> babeltraceCounts(const std
     const size_t space = head.rfind(' ');
     ++counts[plainName(space == std::string_view::npos ? head : head.substr(space + 1))];
   }
-  if (::pclose(pipe) != 0) return std::nullopt;
+  if (::pclose(pipe) != 0 && !evenIfItFails) return std::nullopt;
   return counts;
 }
 
