@@ -122,6 +122,10 @@ int64_t TraceModel::lostEvents() const {
   return total;
 }
 
+size_t TraceModel::lostRangesOfUnknownCount() const {
+  return static_cast<size_t>(std::count_if(dataLoss.count.begin(), dataLoss.count.end(), [](int64_t c) { return c < 0; }));
+}
+
 uint64_t TraceModel::sliceCount() const {
   uint64_t n = 0;
   for (const auto& t : cpuSlices) n += t.size();

@@ -342,6 +342,9 @@ class TraceModel {
   Utid threadOfStateRow(uint32_t row) const;
   /// Total events lost (rows with unknown counts count as 0 here; see dataLoss).
   int64_t lostEvents() const;
+  /// Loss rows whose count the tracer did not give (count < 0): lostEvents()
+  /// is only a lower bound when there are any (core/data_loss_text.h says so).
+  size_t lostRangesOfUnknownCount() const;
   uint64_t sliceCount() const;
   /// Bytes held by all tables (capacity, i.e. what the process really uses).
   size_t memoryBytes() const;

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "app/cli/cli.h"
+#include "core/data_loss_text.h"
 #include "core/huge_pages.h"
 #include "core/malloc_arena.h"
 #include "core/json_writer.h"
@@ -188,6 +189,8 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     j.endObject();
     j.field("lost_events", m.lostEvents());
     j.field("lost_ranges", static_cast<uint64_t>(m.dataLoss.size()));
+    // lost_events sums the counted ranges only; these have no count to add.
+    j.field("lost_ranges_unknown_count", static_cast<uint64_t>(m.lostRangesOfUnknownCount()));
     j.field("tasks", static_cast<uint64_t>(m.taskCount()));
     j.field("processes", static_cast<uint64_t>(m.processes.size()));
     if (const AutogroupCounts ag = autogroupCounts(m); ag.tasks > 0) {
@@ -251,7 +254,7 @@ int infoCommand(const std::vector<std::string>& argv, std::ostream& out, std::os
     std::snprintf(buf, sizeof buf, "  %-28s %12llu\n", name.c_str(), static_cast<unsigned long long>(count));
     out << buf;
   }
-  out << "Lost events: " << m.lostEvents() << " in " << m.dataLoss.size() << " ranges\n";
+  out << "Lost events: " << core::describeLostEvents(m) << "\n";
   const ModelContents contents = contentsOf(m);
   if (!contents.counters.empty()) {
     out << "Counters:\n";

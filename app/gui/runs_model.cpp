@@ -5,6 +5,7 @@
 
 #include "app/render/colors.h"
 #include "app/render/time_axis.h"
+#include "core/data_loss_text.h"
 
 namespace app::gui {
 
@@ -150,7 +151,8 @@ QString runToolTip(const Run& run) {
                .arg(m.eventCount)
                .arg(m.sliceCount())
                .arg(m.taskCount());
-  if (m.dataLoss.size() > 0) lines << QStringLiteral("data loss: %L1 ranges, %L2 events").arg(m.dataLoss.size()).arg(m.lostEvents());
+  if (m.dataLoss.size() > 0)
+    lines << QStringLiteral("lost events: %1").arg(QString::fromStdString(core::describeLostEvents(m)).toHtmlEscaped());
   if (!run.warning.isEmpty()) lines << QStringLiteral("<span style='color:#9a5b00'>partial: %1</span>").arg(run.warning.toHtmlEscaped());
   return lines.join(QStringLiteral("<br>"));
 }

@@ -13,6 +13,7 @@
 #include "app/render/timeline_image.h"
 #include "app/report/report_data.h"
 #include "core/analysis/fidelity.h"
+#include "core/data_loss_text.h"
 #include "app/report/report_figures.h"
 #include "replay/policies/registry.h"
 
@@ -267,11 +268,8 @@ class Builder {
                             .arg(r.tag, QString::fromStdString(m.partialReason)),
                         Tone::Warning);
       if (m.dataLoss.size() > 0)
-        m_doc.paragraph(QStringLiteral("%1 lost events in %2 ranges (%3 events counted); statistics across those "
-                                       "ranges are uncertain.")
-                            .arg(r.tag)
-                            .arg(m.dataLoss.size())
-                            .arg(m.lostEvents()),
+        m_doc.paragraph(QStringLiteral("%1 lost events: %2; statistics across those ranges are uncertain.")
+                            .arg(r.tag, QString::fromStdString(core::describeLostEvents(m))),
                         Tone::Warning);
     }
     m_doc.subheading(QStringLiteral("Contents"));
