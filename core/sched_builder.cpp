@@ -969,6 +969,21 @@ void SchedBuilder::settleLostCount(int32_t cpu, int64_t totalLost) {
   m_model->diagnostics.add(DiagCode::lost_events, static_cast<uint64_t>(totalLost - counted));
 }
 
+size_t SchedBuilder::settleLostCountBetween(int32_t cpu, int64_t after, int64_t upTo, int64_t count) {
+  auto& d = m_model->dataLoss;
+  size_t uncounted = 0;
+  size_t row = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d.cpu[i] != cpu || d.count[i] >= 0 || d.tsEnd[i] <= after || d.tsEnd[i] > upTo) continue;
+    ++uncounted;
+    row = i;
+  }
+  if (uncounted != 1 || count <= 0) return uncounted;
+  d.count[row] = count;
+  m_model->diagnostics.add(DiagCode::lost_events, static_cast<uint64_t>(count));
+  return 1;
+}
+
 void SchedBuilder::onRuntimeStat(EventContext ctx, int32_t tid, int64_t runtimeNs) {
   if (!accept(ctx)) return;
   if (tid <= 0 || runtimeNs < 0) return;

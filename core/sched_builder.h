@@ -119,6 +119,12 @@ class SchedBuilder {
   /// without a count, it is given what the counted ones leave of the total.
   /// Several uncounted losses stay uncounted: how the total splits is unknown.
   void settleLostCount(int32_t cpu, int64_t totalLost);
+  /// The tracer's count of events lost on `cpu` between two readings of its
+  /// overrun statistic, at `after` and at `upTo` (Perfetto's ftrace_stats):
+  /// given to the CPU's one loss without a count that ends in (after, upTo].
+  /// Returns how many such losses there are; with none or several, none is
+  /// given it (it was lost elsewhere, or how it splits is unknown).
+  size_t settleLostCountBetween(int32_t cpu, int64_t after, int64_t upTo, int64_t count);
   void onCounter(CounterKind kind, int32_t index, int64_t ts, double value);
   /// A sample of any counter track: per CPU, per task (index = utid) or a
   /// process's named user counter (index = tgid). Not an event: no CPU is marked seen.

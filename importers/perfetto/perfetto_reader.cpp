@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -202,7 +203,8 @@ class Reader final : public core::EventSink {
   bool scanProcessStats(const Field& f, const Region& r);
   bool scanSystemInfo(const Field& f, const Region& r);
   bool scanCpuInfo(const Field& f, const Region& r);
-  bool scanFtraceStats(const Field& f, const Region& r);
+  bool scanFtraceStats(const Field& f, const Region& r, int64_t ts);
+  void settleOverruns();
   bool scanSchedlab(const Field& f, const Region& r);
   void applySchedlab();
   void emitAttributes(int32_t tid);
@@ -259,8 +261,14 @@ class Reader final : public core::EventSink {
   uint32_t m_ftraceStatsCpus = 0;  // FtraceStats name every CPU's ring buffer, idle ones too
   std::string m_release;
   bool m_schedlabExport = false;
-  std::unordered_map<int, std::pair<uint64_t, uint64_t>> m_overruns;  // cpu -> overrun at start, at end
-  std::unordered_map<int, bool> m_haveStartOverrun;
+  // ftrace_stats: each CPU's overrun counter at the start, and at each flush
+  // (END readings, by the packet's time; INT64_MAX when it has none).
+  struct OverrunReading {
+    int64_t ts;
+    uint64_t overrun;
+  };
+  std::map<int, uint64_t> m_overrunAtStart;
+  std::map<int, std::vector<OverrunReading>> m_overrunReadings;
   core::PrevStateEncoding m_encoding = core::PrevStateEncoding::Report414;
   // SchedLab's own exports: what a replay set per task, and the replay.
   struct TaskAttributes {
@@ -359,6 +367,15 @@ uint64_t sequenceOf(const Field& packet) {
   return 0;
 }
 
+// A packet's timestamp; INT64_MAX when it has none (after every timed one).
+int64_t packetTimestamp(const Field& packet) {
+  MessageReader m(packet);
+  Field f;
+  while (m.next(f))
+    if (f.id == kPacketTimestamp && f.type == WireType::Varint) return static_cast<int64_t>(std::min<uint64_t>(f.value, INT64_MAX));
+  return INT64_MAX;
+}
+
 // The CPU a GenericKernelTaskStateEvent names (0 when it does not), as a stream key.
 int genericTaskCpu(const Field& event) {
   MessageReader m(event);
@@ -408,7 +425,7 @@ bool Reader::scanPacket(const Field& packet, const Region& r) {
         if (!scanCpuInfo(f, r)) return false;
         break;
       case kFtraceStats:
-        if (!scanFtraceStats(f, r)) return false;
+        if (!scanFtraceStats(f, r, packetTimestamp(packet))) return false;
         break;
       case kPacketSchedlab:
         if (!scanSchedlab(f, r)) return false;
@@ -552,7 +569,7 @@ bool Reader::scanCpuInfo(const Field& info, const Region& r) {
   return true;
 }
 
-bool Reader::scanFtraceStats(const Field& stats, const Region& r) {
+bool Reader::scanFtraceStats(const Field& stats, const Region& r, int64_t ts) {
   MessageReader m(stats);
   Field f;
   uint64_t phase = 0;
@@ -576,14 +593,41 @@ bool Reader::scanFtraceStats(const Field& stats, const Region& r) {
   }
   if (!m.ok()) return failReader(r, m, "malformed FtraceStats");
   for (const auto& [cpu, overrun] : overruns) {
-    if (phase == kPhaseStart) {
-      m_overruns[cpu].first = overrun;
-      m_haveStartOverrun[cpu] = true;
-    } else if (phase == kPhaseEnd) {
-      m_overruns[cpu].second = overrun;
-    }
+    if (phase == kPhaseStart)
+      m_overrunAtStart[cpu] = overrun;
+    else if (phase == kPhaseEnd)
+      m_overrunReadings[cpu].push_back({ts, overrun});
   }
   return true;
+}
+
+// What a CPU's overrun counter grew by between two readings was lost in that
+// stretch: the count of the one loss the bundles show there (lost_events, or
+// bundles missing), as SchedLab's export writes a reading after each loss.
+// Several there stay uncounted (how the count splits is unknown); with none,
+// the events were lost where the bundles do not say (a ring buffer that
+// overwrote its oldest pages): a loss at the CPU's last event holds them.
+void Reader::settleOverruns() {
+  for (auto& [cpu, readings] : m_overrunReadings) {
+    std::stable_sort(readings.begin(), readings.end(),
+                     [](const OverrunReading& a, const OverrunReading& b) { return a.ts < b.ts; });
+    auto start = m_overrunAtStart.find(cpu);
+    uint64_t before = start == m_overrunAtStart.end() ? 0 : start->second;
+    int64_t after = INT64_MIN;
+    uint64_t unplaced = 0;
+    for (const OverrunReading& reading : readings) {
+      if (reading.overrun > before) {
+        const auto grown = static_cast<int64_t>(std::min<uint64_t>(reading.overrun - before, INT64_MAX / 2));
+        if (m_b.settleLostCountBetween(cpu, after, reading.ts, grown) == 0)
+          unplaced = std::min<uint64_t>(unplaced + static_cast<uint64_t>(grown), INT64_MAX / 2);
+      }
+      before = reading.overrun;
+      after = reading.ts;
+    }
+    if (unplaced == 0) continue;
+    const bool seen = static_cast<size_t>(cpu) < m_cpus.size() && m_cpus[static_cast<size_t>(cpu)].lastTs != INT64_MIN;
+    m_b.onDataLoss(cpu, seen ? m_cpus[static_cast<size_t>(cpu)].lastTs : 0, static_cast<int64_t>(unplaced));
+  }
 }
 
 bool Reader::scanSchedlab(const Field& packet, const Region& r) {
@@ -1187,20 +1231,6 @@ void Reader::take(DecodedEvent& e) {
 
 void Reader::finishDecoding() {
   m_sorter.finish();
-  // ftrace_stats: ring-buffer overruns over the trace, per CPU; where in time
-  // is not known, so they are placed at the CPU's last event.
-  for (const auto& [cpu, o] : m_overruns) {
-    const uint64_t lost = m_haveStartOverrun.count(cpu) ? (o.second > o.first ? o.second - o.first : 0) : o.second;
-    if (lost == 0) continue;
-    DecodedEvent e;
-    e.op = EventOp::DataLoss;
-    e.cpu = cpu;
-    e.ts = static_cast<size_t>(cpu) < m_cpus.size() && m_cpus[static_cast<size_t>(cpu)].lastTs != INT64_MIN
-               ? m_cpus[static_cast<size_t>(cpu)].lastTs
-               : 0;
-    e.aux = static_cast<int64_t>(std::min<uint64_t>(lost, INT64_MAX / 2));
-    m_feed.event(e);
-  }
   m_feed.metadata("clock", m_clock.empty() ? "boot" : m_clock);
 }
 
@@ -1247,6 +1277,8 @@ core::Status Reader::run() {
   // Decoding and building take about the same time: with a core to spare the
   // bundles are decoded and sorted on a worker, the model is built here.
   core::Status body = threaded ? m_feed.runThreaded([this] { return decodeAll(); }, m_opt.progress, m_path) : decodeAll();
+  // Once every loss the bundles show is in the model.
+  settleOverruns();
   applySchedlab();
   return body;
 }

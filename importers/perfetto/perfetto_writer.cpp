@@ -121,6 +121,7 @@ class Writer {
   void userMarks();
   void bundles(MessageWriter& trace);
   void processTree(MessageWriter& trace);
+  void ftraceStats(MessageWriter& trace);
   void initialStates(MessageWriter& trace);
   void systemPackets(MessageWriter& trace);
   void schedlabPackets(MessageWriter& trace);
@@ -581,6 +582,56 @@ void Writer::processTree(MessageWriter& trace) {
   trace.message(kTracePacket, packet);
 }
 
+// The counts of lost ranges, as Perfetto records them: each CPU's ring-buffer
+// overrun statistic (FtraceCpuStats.overrun, cumulative), read at the start
+// and at each flush (FtraceStats phases START_OF_TRACE and END_OF_TRACE). A
+// reading right after each counted loss, timestamped where the loss ends,
+// makes the overrun's growth between two readings that loss's count; the
+// bundle after it says where it was (lost_events). trace_processor takes the
+// last END reading minus the START one: the CPU's total. A range whose count
+// is unknown adds nothing, so its stretch shows no growth and the reader
+// leaves it uncounted; a loss of no known CPU has no FtraceCpuStats to go in.
+void Writer::ftraceStats(MessageWriter& trace) {
+  const auto& d = m_m.dataLoss;
+  auto knownCpuOf = [&](size_t i) { return d.cpu[i] >= 0 && d.cpu[i] < core::SchedBuilder::kMaxCpus; };
+  std::vector<char> cpuCounted;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (!knownCpuOf(i) || d.count[i] < 0) continue;
+    if (static_cast<size_t>(d.cpu[i]) >= cpuCounted.size()) cpuCounted.resize(static_cast<size_t>(d.cpu[i]) + 1, 0);
+    cpuCounted[static_cast<size_t>(d.cpu[i])] = 1;
+  }
+  // Every loss of those CPUs, uncounted ones too: a reading after each keeps
+  // an uncounted loss out of the stretch that grew by a counted one.
+  std::vector<size_t> losses;
+  for (size_t i = 0; i < d.size(); ++i)
+    if (knownCpuOf(i) && static_cast<size_t>(d.cpu[i]) < cpuCounted.size() && cpuCounted[static_cast<size_t>(d.cpu[i])])
+      losses.push_back(i);
+  if (losses.empty()) return;
+  std::stable_sort(losses.begin(), losses.end(), [&](size_t a, size_t b) { return d.tsEnd[a] < d.tsEnd[b]; });
+  std::vector<uint64_t> overrun(cpuCounted.size(), 0);
+  auto reading = [&](uint64_t phase, int64_t ts) {
+    MessageWriter stats, cpu, packet;
+    stats.varint(kStatsPhase, phase);
+    for (size_t c = 0; c < cpuCounted.size(); ++c) {
+      if (!cpuCounted[c]) continue;
+      cpu.clear();
+      cpu.varint(kCpuStatsCpu, c);
+      cpu.varint(kCpuStatsOverrun, overrun[c]);
+      stats.message(kStatsCpu, cpu);
+    }
+    packet.varint(kPacketTimestamp, static_cast<uint64_t>(std::max<int64_t>(ts, 0)));
+    packet.message(kFtraceStats, stats);
+    trace.message(kTracePacket, packet);
+  };
+  reading(kPhaseStart, m_m.firstTs);
+  for (size_t k = 0; k < losses.size(); ++k) {
+    const size_t i = losses[k];
+    if (d.count[i] > 0) overrun[static_cast<size_t>(d.cpu[i])] += static_cast<uint64_t>(d.count[i]);
+    // Losses ending at one instant share a reading.
+    if (k + 1 == losses.size() || d.tsEnd[losses[k + 1]] != d.tsEnd[i]) reading(kPhaseEnd, d.tsEnd[i]);
+  }
+}
+
 // A task whose first state comes before every event that names it was known
 // from outside the events (LTTng's statedump): the sched events cannot say it,
 // Perfetto's stable task-state event can.
@@ -785,6 +836,7 @@ std::string Writer::run() {
   processTree(trace);
   initialStates(trace);
   bundles(trace);
+  ftraceStats(trace);
   schedlabPackets(trace);
   namedTracks(trace);
   return std::move(trace.data());

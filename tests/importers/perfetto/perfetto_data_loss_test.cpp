@@ -7,8 +7,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 #include "importers/importer.h"
+#include "importers/perfetto/perfetto_writer.h"
+#include "support/trace_builder.h"
 #include "tests/importers/perfetto/perfetto_test_support.h"
 
 namespace {
@@ -174,6 +178,56 @@ TEST_F(PerfettoDataLoss, FtraceStatsOverrunsAreLostEventsOfTheirCpu) {
   EXPECT_EQ(m->dataLoss.cpu[0], 1);
   EXPECT_EQ(m->dataLoss.count[0], 7);
   EXPECT_EQ(m->diagnostics.count(core::DiagCode::lost_events), 7u);
+}
+
+// SchedLab's export of counted losses: a reading of the overrun counters
+// after each, so that the counts come back to their ranges; one the tracer
+// did not count stays uncounted, never 0.
+TEST(PerfettoDataLossExport, LostCountsSurviveTheRoundTripAndUnknownOnesStayUnknown) {
+  testing_support::TraceBuilder t;
+  // CPU 0 loses 1000 events in [20, 100) and an unknown number in [150, 300);
+  // CPU 1 loses 234 in [30, 200). Each loss starts at the CPU's last event.
+  t.sw(10, 0, 0, "R", 1).sw(10, 1, 0, "R", 2).other(20, 0, 1).other(30, 1, 2);
+  t.loss(0, 100, 1000).sw(150, 0, 1, "S", 0);
+  t.loss(1, 200, 234).sw(250, 1, 2, "S", 0);
+  t.loss(0, 300, -1).sw(350, 0, 0, "R", 1).other(400, 0, 1).other(400, 1, 0);
+  auto original = t.build();
+  ASSERT_EQ(original->dataLoss.size(), 3u);
+
+  const std::string bytes = importers::perfetto::encodePerfetto(*original);
+  auto back = importBytes(Bytes(bytes.begin(), bytes.end()), "counted-loss.perfetto-trace");
+  ASSERT_TRUE(back);
+  std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> counts;
+  for (size_t i = 0; i < back->dataLoss.size(); ++i)
+    counts[{back->dataLoss.cpu[i], back->dataLoss.tsBegin[i], back->dataLoss.tsEnd[i]}] = back->dataLoss.count[i];
+  const std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> expected = {
+      {{0, 20, 100}, 1000}, {{0, 150, 300}, -1}, {{1, 30, 200}, 234}};
+  EXPECT_EQ(counts, expected);
+  EXPECT_EQ(back->lostEvents(), 1234);
+  EXPECT_EQ(back->lostRangesOfUnknownCount(), 1u);
+  EXPECT_EQ(back->diagnostics.count(core::DiagCode::lost_events), 1234u);
+}
+
+// Two losses in one stretch between overrun readings: how the growth splits
+// is unknown, so neither gets a count (and nothing is made up as 0).
+TEST_F(PerfettoDataLoss, GrowthOverSeveralLossesLeavesThemUncounted) {
+  const Neighbours a = bundleOfCpu(trace, 1, 2), b = bundleOfCpu(trace, 1, 4);
+  Bytes extra;
+  for (const auto& [phase, overrun] : {std::pair<uint64_t, uint64_t>{1, 0}, {2, 50}}) {
+    Bytes stats, cpuStats, packet;
+    putInt(stats, 1, phase);
+    putInt(cpuStats, 1, 1);
+    putInt(cpuStats, 3, overrun);
+    putBytes(stats, 2, cpuStats);
+    putBytes(packet, 34, stats);
+    putBytes(extra, 1, packet);
+  }
+  auto m = importBytes(assemble(trace, {a.at, b.at}, {}, extra), "split-growth.perfetto-trace");
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->dataLoss.size(), 2u);
+  EXPECT_EQ(m->dataLoss.count[0], -1);
+  EXPECT_EQ(m->dataLoss.count[1], -1);
+  EXPECT_EQ(m->lostRangesOfUnknownCount(), 2u);
 }
 
 }  // namespace
