@@ -954,7 +954,12 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
           case 7: e.otherPrio = x.asInt32(); break;
           case kSwitchSchedlabForcedIdle: e.aux = x.value != 0 ? 1 : -1; break;
           case kSwitchSchedlabRepaired:
-            if (x.value != 0) e.aux = 2;
+            // The import's repair, not a switch the recording traced: counted
+            // again as the repair (switch_in_inferred), not as a sched_switch.
+            if (x.value != 0) {
+              e.aux = 2;
+              e.countKey = DecodedEvent::kNoCount;
+            }
             break;
           default: break;
         }

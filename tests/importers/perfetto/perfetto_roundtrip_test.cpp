@@ -18,6 +18,7 @@
 #include "importers/perfetto/perfetto_writer.h"
 #include "replay/replay.h"
 #include "replay/workload/trace_extractor.h"
+#include "support/trace_builder.h"
 #include "tests/importers/perfetto/perfetto_test_support.h"
 
 namespace {
@@ -495,6 +496,38 @@ TEST(PerfettoRoundTrip, EveryRecordingReadsItsExportBackToTheSameStatistics) {
   // files, of which schedviz's two .tar.gz do not import; and where the
   // workload recordings are, 11 workloads in 4 formats each.
   EXPECT_GE(compared, 40u + (fs::is_directory(SCHEDLAB_REC_TRACES) ? 44u : 0u));
+}
+
+// A model of TraceBuilder's, exported and read back.
+std::shared_ptr<core::TraceModel> roundTrip(const core::TraceModel& m, const std::string& name) {
+  const std::string out = scratch(name);
+  EXPECT_TRUE(importers::perfetto::writePerfetto(m, out));
+  auto back = import(out);
+  fs::remove(out);
+  return back;
+}
+
+uint64_t countOf(const core::TraceModel& m, const std::string& event) {
+  for (const auto& [name, count] : m.eventCounts)
+    if (name == event) return count;
+  return 0;
+}
+
+// tid 2 wakes tid 3 on CPU 0 while tid 1 runs there by the switches: the
+// import infers 2's switch-in (a repair), which the export marks. Read back,
+// it is the same repair, not a fifth sched_switch of the recording.
+TEST(PerfettoRoundTrip, AnInferredSwitchInIsReadBackAsARepairNotATracedSwitch) {
+  testing_support::TraceBuilder t;
+  t.sw(10, 0, 0, "R", 1).waking(20, 0, 2, 3, 0).sw(30, 0, 2, "S", 0).sw(40, 0, 0, "R", 3).sw(50, 0, 3, "S", 0);
+  auto original = t.build();
+  ASSERT_EQ(original->diagnostics.count(core::DiagCode::switch_in_inferred), 1u);
+  auto back = roundTrip(*original, "inferred.perfetto-trace");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(countOf(*back, "sched_switch"), 4u);  // the four traced: 0->1, 2->0, 0->3, 3->0
+  EXPECT_EQ(back->eventCount, 5u);                // and the waking
+  EXPECT_EQ(back->diagnostics.count(core::DiagCode::switch_in_inferred), 1u);
+  EXPECT_EQ(back->diagnostics.count(core::DiagCode::mismatched_switch_prev_tid), 1u);
+  EXPECT_EQ(firstSliceDifference(*original, *back), "none");
 }
 
 TEST(PerfettoCompactSched, TheFirstCompactSwitchOfACpuIsCounted) {
