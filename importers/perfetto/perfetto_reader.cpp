@@ -798,7 +798,9 @@ bool Reader::decodeGenericTaskState(const Field& packet, const Field& event, con
                                                 core::TaskState::Stopped,  core::TaskState::Dead};
   e.state = state < std::size(kStates) ? kStates[state] : core::TaskState::Unknown;
   Block* block = takeBlock();
-  if (e.tid > 0 && e.state != core::TaskState::Unknown) block->events.push_back(e);
+  // TASK_STATE_UNKNOWN still says the task exists (SchedLab's export writes
+  // it for tasks no event names): it makes the task, with no state.
+  if (e.tid > 0 && (e.state != core::TaskState::Unknown || state == 0)) block->events.push_back(e);
   block->maxTs = ts;
   const uint32_t stream = streamOf(sequence, genericTaskCpu(event));
   m_sorter.pushBlock(static_cast<int>(stream), block->events, block->maxTs, block);

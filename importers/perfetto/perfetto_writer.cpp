@@ -144,6 +144,7 @@ class Writer {
   std::vector<std::vector<uint32_t>> m_migrationsOf;  // by utid: its migrations' rows, in time order
   std::vector<char> m_migrationWritten;               // by migration row: written with its wakeup
   uint64_t m_uncarriedStates = 0;
+  std::vector<Utid> m_knownWithoutEvents;  // by utid: tasks no event names, with no state
 };
 
 std::string_view Writer::commAt(Utid u, int64_t ts) const {
@@ -636,6 +637,13 @@ void Writer::ftraceStats(MessageWriter& trace) {
 // from outside the events (LTTng's statedump): the sched events cannot say it,
 // Perfetto's stable task-state event can.
 void Writer::initialStates(MessageWriter& trace) {
+  struct TaskStatePacket {
+    int64_t ts;
+    Utid u;
+    core::CpuId cpu;
+    uint64_t generic;  // TaskStateEnum
+  };
+  std::vector<TaskStatePacket> taskStates;
   std::vector<int64_t> firstNamed(m_m.threads.size(), INT64_MAX);
   auto named = [&](Utid u, int64_t ts) {
     if (u.isValid() && u.value < firstNamed.size()) firstNamed[u.value] = std::min(firstNamed[u.value], ts);
@@ -655,18 +663,33 @@ void Writer::initialStates(MessageWriter& trace) {
   const auto& st = m_m.threadStates;
   for (size_t u = 1; u < m_m.threads.size(); ++u) {
     const auto [b, e] = m_m.stateRowsOf(Utid(static_cast<uint32_t>(u)));
+    // Known only from outside the events (a statedump entry without a state,
+    // a saved comm): the process tree names it, but a reader makes the tasks
+    // events name. TASK_STATE_UNKNOWN says it was there from when the import
+    // knew it, in no state the trace tells.
+    if (b >= e && firstNamed[u] == INT64_MAX && m_m.threads.tid[u] > 0) m_knownWithoutEvents.push_back(Utid(static_cast<uint32_t>(u)));
     if (b >= e || st.ts[b] >= firstNamed[u]) continue;
     const uint64_t state = genericTaskState(st.state[b]);
     if (state == 0) {
       ++m_uncarriedStates;
       continue;
     }
+    taskStates.push_back({st.ts[b], Utid(static_cast<uint32_t>(u)), st.cpu[b], state});
+  }
+  for (const Utid u : m_knownWithoutEvents)
+    taskStates.push_back({m_m.threads.startTs[u.value], u, 0, 0});
+  // Each CPU's task states are a stream a reader merges by time: in time order,
+  // and after the bundles, so that at equal times they follow the events, as
+  // the import had them (a statedump entry after its event).
+  std::stable_sort(taskStates.begin(), taskStates.end(),
+                   [](const TaskStatePacket& a, const TaskStatePacket& b) { return a.ts < b.ts; });
+  for (const TaskStatePacket& p : taskStates) {
     MessageWriter ev, packet;
-    ev.varint(kGenericTaskCpu, st.cpu[b]);
-    ev.bytes(kGenericTaskComm, commAt(Utid(static_cast<uint32_t>(u)), st.ts[b]));
-    ev.sint(kGenericTaskTid, m_m.threads.tid[u]);
-    ev.varint(kGenericTaskStateField, state);
-    packet.varint(kPacketTimestamp, static_cast<uint64_t>(std::max<int64_t>(st.ts[b], 0)));
+    if (p.generic != 0) ev.varint(kGenericTaskCpu, p.cpu);
+    ev.bytes(kGenericTaskComm, commAt(p.u, p.ts));
+    ev.sint(kGenericTaskTid, m_m.threads.tid[p.u.value]);
+    ev.varint(kGenericTaskStateField, p.generic);
+    packet.varint(kPacketTimestamp, static_cast<uint64_t>(std::max<int64_t>(p.ts, 0)));
     packet.message(kGenericTaskState, ev);
     packet.varint(kTrustedSequenceId, 3);
     trace.message(kTracePacket, packet);
@@ -834,8 +857,8 @@ std::string Writer::run() {
   MessageWriter trace;
   systemPackets(trace);
   processTree(trace);
-  initialStates(trace);
   bundles(trace);
+  initialStates(trace);
   ftraceStats(trace);
   schedlabPackets(trace);
   namedTracks(trace);

@@ -406,11 +406,10 @@ const std::map<std::string, std::string> kKnownDifferences = {
     {"make-j2/ctf", "two live tasks of one tid"},
     {"make-j4/ctf", "two live tasks of one tid"},
     // Tasks first named by an event the export does not write (devlib's
-    // cpu_frequency prints become counters, a statedump-only task, a context
-    // only) are made later by the reader: the same tasks, listed in another
-    // order (stats lists tasks in the order they appear).
+    // cpu_frequency prints become counters, a context only) are made later
+    // by the reader: the same tasks, listed in another order (stats lists
+    // tasks in the order they appear).
     {"lisa/sched_load/trace.dat", "task order: first named by an event not exported"},
-    {"tracecompass-test-traces/bug446190", "task order: first named by an event not exported"},
     {"perfetto_trace_cpu_sampling_not_scoped.pftrace", "task order: first named by an event not exported"},
     // Not diagnosed yet: a task Running in the recording's states is Unknown
     // read back at the same instant (catapult); Sleeping against Runnable at
@@ -528,6 +527,29 @@ TEST(PerfettoRoundTrip, AnInferredSwitchInIsReadBackAsARepairNotATracedSwitch) {
   EXPECT_EQ(back->diagnostics.count(core::DiagCode::switch_in_inferred), 1u);
   EXPECT_EQ(back->diagnostics.count(core::DiagCode::mismatched_switch_prev_tid), 1u);
   EXPECT_EQ(firstSliceDifference(*original, *back), "none");
+}
+
+// Tasks known only from outside the events (an LTTng statedump entry with no
+// state, a saved comm): no event names them, yet they are tasks of the run.
+TEST(PerfettoRoundTrip, TasksKnownWithoutEventsAreReadBack) {
+  testing_support::TraceBuilder t;
+  t.sw(10, 0, 0, "R", 1);
+  t.builder().onTaskInfo(77, 70, "statedumped");
+  t.builder().onTaskInfo(78, -1, "cmdline-only");
+  t.sw(20, 0, 1, "S", 0);
+  auto original = t.build();
+  ASSERT_EQ(original->taskCount(), 3u);  // t1, and the two known from outside
+  auto back = roundTrip(*original, "statedump.perfetto-trace");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->taskCount(), 3u);
+  std::map<int32_t, std::pair<std::string, int32_t>> tasks;
+  for (size_t u = 1; u < back->threads.size(); ++u)
+    tasks[back->threads.tid[u]] = {std::string(back->comm(core::Utid(static_cast<uint32_t>(u)))), back->threads.tgid[u]};
+  const std::map<int32_t, std::pair<std::string, int32_t>> expected = {
+      {1, {"t1", -1}}, {77, {"statedumped", 70}}, {78, {"cmdline-only", -1}}};
+  EXPECT_EQ(tasks, expected);
+  // Listed where the run had them: after t1, in the order they were known.
+  EXPECT_EQ(firstJsonDifference(statsJson(*original), statsJson(*back)), "");
 }
 
 TEST(PerfettoCompactSched, TheFirstCompactSwitchOfACpuIsCounted) {
