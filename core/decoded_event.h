@@ -21,7 +21,8 @@ enum class EventOp : uint8_t {
   Other,      ///< any event without its own builder call: marks its CPU busy at ts
   Switch,     ///< tid/otherTid = prev/next, prio/otherPrio, text 0/1 = prev/next comm, state = prev_state,
               ///< aux = 1: to forced idle (replays' core scheduling), 2: a switch-in an
-              ///< import inferred, as its export wrote it (onRepairedSwitch)
+              ///< import inferred, as its export wrote it (onRepairedSwitch), 3: the
+              ///< same, leaving the state of the task it displaces as it is
   Waking,     ///< tid, prio, cpuA = target_cpu, text 0 = comm, aux = 0: the trace says the
               ///< wakeup found the task running or runnable (WakeArgs::foundActive)
   Wakeup,     ///< as Waking
@@ -146,8 +147,8 @@ inline void applyEvent(SchedBuilder& b, const DecodedEvent& e) {
       a.nextComm = e.textAt(1);
       a.nextPrio = e.otherPrio;
       a.forcedIdle = e.aux == 1;
-      if (e.aux == 2)
-        b.onRepairedSwitch(ctx, a.nextTid, a.nextComm, a.nextPrio);
+      if (e.aux == 2 || e.aux == 3)
+        b.onRepairedSwitch(ctx, a.nextTid, a.nextComm, a.nextPrio, e.aux == 3);
       else
         b.onSwitch(ctx, a);
       break;

@@ -280,7 +280,8 @@ bool SchedBuilder::accept(EventContext& ctx) {
   return true;
 }
 
-void SchedBuilder::onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio) {
+void SchedBuilder::onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio,
+                                    bool prevKeepsState) {
   ctx.ctxTid = -1;  // the switch itself, not an event in the next task's context
   if (!accept(ctx)) return;
   CpuRt& c = m_cpus[static_cast<size_t>(ctx.cpu)];
@@ -292,11 +293,11 @@ void SchedBuilder::onRepairedSwitch(EventContext ctx, int32_t nextTid, std::stri
     openSlice(c, ctx.cpu, next, ctx.ts, kSliceStartInferred, false);
     return;
   }
-  inferSwitchIn(c, ctx.cpu, next, ctx.ts);
+  inferSwitchIn(c, ctx.cpu, next, ctx.ts, prevKeepsState);
   m_inferred.pop_back();  // placed already: the export wrote it where the estimate put it
 }
 
-void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
+void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts, bool displacedKeepsState) {
   const Utid displaced = c.current;
   // It was not running here before the latest event that shows another task
   // current, nor before this CPU's slice began or its own last state change.
@@ -321,7 +322,7 @@ void SchedBuilder::inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts) {
     const bool runsElsewhere = d.cpu != cpu && d.cpu >= 0 && static_cast<size_t>(d.cpu) < m_cpus.size() &&
                                m_cpus[static_cast<size_t>(d.cpu)].sliceOpen &&
                                m_cpus[static_cast<size_t>(d.cpu)].current == displaced;
-    if (d.state == TaskState::Running && !runsElsewhere) {
+    if (d.state == TaskState::Running && !runsElsewhere && !displacedKeepsState) {
       setState(displaced, ts, TaskState::Unknown, cpu);
       displacedRow = lastStateRow(displaced);
       ThreadRt& out = m_threads[displaced.value];

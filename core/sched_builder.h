@@ -94,7 +94,11 @@ class SchedBuilder {
   /// A switch-in this builder once inferred (a run ended by SliceEnd::Mismatch,
   /// the next one kSliceStartInferred), read back from an export that wrote it
   /// where it was placed: repaired again the same way, at that time.
-  void onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio);
+  /// `prevKeepsState`: that import had inferred it only once the task it
+  /// displaced had gone on elsewhere, so it left that task's states alone;
+  /// so does this (else the task would become Unknown here).
+  void onRepairedSwitch(EventContext ctx, int32_t nextTid, std::string_view nextComm, int32_t nextPrio,
+                        bool prevKeepsState = false);
   void onWaking(EventContext ctx, const WakeArgs& args);
   void onWakeup(EventContext ctx, const WakeArgs& args, bool isNew);
   void onMigrate(EventContext ctx, int32_t tid, std::string_view comm, int32_t prio, int32_t origCpu,
@@ -179,7 +183,7 @@ class SchedBuilder {
   void killThread(Utid u, int64_t ts);
   void endExitBlock(Utid u);
   void markDead(Utid u, int64_t ts);
-  void inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts);
+  void inferSwitchIn(CpuRt& c, int cpu, Utid u, int64_t ts, bool displacedKeepsState = false);
   void resolveUntracedSwitchOut(ThreadRt& rt, TaskState next);
   void placeInferredSwitchIns();
   CpuRt& cpuRt(int cpu);

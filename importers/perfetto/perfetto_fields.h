@@ -109,7 +109,10 @@ inline constexpr uint32_t kCpuSchedlabPackage = 1001;
 inline constexpr uint32_t kSwitchSchedlabForcedIdle = 1000;
 /// On a sched_switch: SchedLab's import had inferred it (the recording lacked
 /// it; SliceEnd::Mismatch, kSliceStartInferred), so it reads back as that repair.
+/// Value kRepairedKeepsPrevState: the import had learnt of it only after the
+/// task it displaced had left (that task's states went on without it).
 inline constexpr uint32_t kSwitchSchedlabRepaired = 1001;
+inline constexpr uint64_t kRepairedKeepsPrevState = 2;
 /// An FtraceEvent without payload that turns an idle CPU forced idle (2) or
 /// back (1) without a switch.
 inline constexpr uint32_t kEventSchedlabIdleKind = 1000;

@@ -959,7 +959,7 @@ bool Reader::decodeEvent(const Field& event, const Region& r, int cpu, Block& bl
             // The import's repair, not a switch the recording traced: counted
             // again as the repair (switch_in_inferred), not as a sched_switch.
             if (x.value != 0) {
-              e.aux = 2;
+              e.aux = x.value == kRepairedKeepsPrevState ? 3 : 2;
               e.countKey = DecodedEvent::kNoCount;
             }
             break;

@@ -106,9 +106,10 @@ class Writer {
   int runPrio(const core::CpuSliceTable& s, size_t i) const;
   bool runEndsAt(int cpu, Utid u, int64_t ts) const;
   bool runStartsAt(int cpu, Utid u, int64_t ts) const;
+  bool stateChangesAt(Utid u, int64_t ts) const;
 
   void writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core::TaskState prevState, Utid next, int nextPrio,
-                   bool forcedIdle, bool lossBefore, bool repaired = false);
+                   bool forcedIdle, bool lossBefore, uint64_t repaired = 0);
   void switches();
   void wakeups();
   void orderAgainstRemoteSwitches(int32_t cpu, Utid wakee, int64_t ts);
@@ -202,8 +203,17 @@ bool Writer::runStartsAt(int cpu, Utid u, int64_t ts) const {
   return false;
 }
 
+// Whether one of `u`'s state rows begins at `ts`.
+bool Writer::stateChangesAt(Utid u, int64_t ts) const {
+  if (u == core::kIdleUtid || u.value >= m_m.threads.size()) return false;
+  const auto [b, e] = m_m.stateRowsOf(u);
+  const auto& st = m_m.threadStates.ts;
+  auto it = std::lower_bound(st.begin() + b, st.begin() + e, ts);
+  return it != st.begin() + e && *it == ts;
+}
+
 void Writer::writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core::TaskState prevState, Utid next,
-                         int nextPrio, bool forcedIdle, bool lossBefore, bool repaired) {
+                         int nextPrio, bool forcedIdle, bool lossBefore, uint64_t repaired) {
   MessageWriter sw;
   sw.bytes(1, commAt(prev, ts));
   sw.sint(2, tidOf(prev));
@@ -213,7 +223,7 @@ void Writer::writeSwitch(int64_t ts, int32_t cpu, Utid prev, int prevPrio, core:
   sw.sint(6, tidOf(next));
   sw.sint(7, nextPrio);
   if (forcedIdle) sw.varint(kSwitchSchedlabForcedIdle, 1);
-  if (repaired) sw.varint(kSwitchSchedlabRepaired, 1);
+  if (repaired) sw.varint(kSwitchSchedlabRepaired, repaired);
   begin(ts, cpu, lossBefore);
   payload(kSchedSwitch, sw);
   m_switchAt[{cpu, ts}] = m_events.size() - 1;
@@ -273,10 +283,17 @@ void Writer::switches() {
       // ended on another CPU (the task found running here) ends with it.
       const bool repaired = s.endReason[i] == core::SliceEnd::Mismatch;
       if (repaired && !(nextHere && (s.flags[i + 1] & core::kSliceStartInferred))) continue;
+      // The import marks the task it displaces Unknown there (a row at the
+      // switch's time, moved with it), unless it had inferred the switch only
+      // after that task went on elsewhere: then its states went on without a
+      // row here, and must read back so.
+      const uint64_t repair = !repaired                                                 ? 0
+                              : s.utid[i] == core::kIdleUtid || stateChangesAt(s.utid[i], ts) ? 1
+                                                                                              : kRepairedKeepsPrevState;
       writeSwitch(ts, cpu, s.utid[i], prioFrom(s.utid[i], ts),
                   s.endReason[i] == core::SliceEnd::Exited ? core::TaskState::Dead : s.endState[i],
                   nextHere ? s.utid[i + 1] : core::kIdleUtid, nextHere ? runPrio(s, i + 1) : prioFrom(core::kIdleUtid, ts),
-                  nextHere && s.kind[i + 1] == core::SliceKind::ForcedIdle, false, repaired);
+                  nextHere && s.kind[i + 1] == core::SliceKind::ForcedIdle, false, repair);
       lastEvent = ts;
     }
   }
