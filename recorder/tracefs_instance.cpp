@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -60,23 +61,52 @@ int removeInstanceDir(const char* path, const char* tracingOn) {
   return EBUSY;
 }
 
-// "schedlab-1234-2" -> 1234; -1 when the name is not one of ours.
-pid_t ownerOf(const std::string& name) {
-  if (!name.starts_with(TracefsInstance::kNamePrefix)) return -1;
+// The PID namespace whose PIDs this process sees: a recorder in a container
+// that shares the host's tracefs sees other PIDs than the host's recorders.
+// 0 when /proc cannot say.
+uint64_t ownPidNamespace() {
+  struct stat st {};
+  return ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+// The initial PID namespace's inode (PROC_PID_INIT_INO, include/linux/proc_ns.h):
+// the namespace of instances named before names carried theirs.
+constexpr uint64_t kInitialPidNamespace = 0xEFFFFFFCU;
+
+struct InstanceOwner {
+  pid_t pid = -1;
+  uint64_t pidNamespace = 0;
+};
+
+// "schedlab-1234-2-ns4026531836" -> 1234 in that namespace; "schedlab-1234-2"
+// (an older build's) -> 1234 in the initial one; pid -1 when not one of ours.
+InstanceOwner ownerOf(const std::string& name) {
+  if (!name.starts_with(TracefsInstance::kNamePrefix)) return {};
   const char* p = name.data() + TracefsInstance::kNamePrefix.size();
   const char* end = name.data() + name.size();
   long pid = 0;
   const auto [q, ec] = std::from_chars(p, end, pid);
-  if (ec != std::errc() || q == end || *q != '-' || pid <= 0) return -1;
-  return static_cast<pid_t>(pid);
+  if (ec != std::errc() || q == end || *q != '-' || pid <= 0) return {};
+  InstanceOwner owner{static_cast<pid_t>(pid), kInitialPidNamespace};
+  const std::string_view rest(q, static_cast<size_t>(end - q));
+  if (const size_t ns = rest.find("-ns"); ns != std::string_view::npos) {
+    const auto [r, nsEc] = std::from_chars(rest.data() + ns + 3, rest.data() + rest.size(), owner.pidNamespace);
+    if (nsEc != std::errc() || r != rest.data() + rest.size()) return {};
+  }
+  return owner;
 }
 
-void removeStaleInstances(const std::string& tracefs) {
+// Only a PID of our own namespace can be checked: to kill(2) a PID of another
+// namespace is to ask about some other process, or none, while its recorder
+// may be recording (a recorder in a container once stopped the host's this way).
+void removeStaleInstances(const std::string& tracefs, uint64_t pidNamespace) {
+  if (pidNamespace == 0) return;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(fs::path(tracefs) / "instances", ec)) {
     const std::string name = entry.path().filename().string();
-    const pid_t owner = ownerOf(name);
-    if (owner <= 0 || ::kill(owner, 0) == 0 || errno != ESRCH) continue;
+    const InstanceOwner owner = ownerOf(name);
+    if (owner.pid <= 0 || owner.pidNamespace != pidNamespace) continue;
+    if (::kill(owner.pid, 0) == 0 || errno != ESRCH) continue;
     const std::string path = entry.path().string();
     removeInstanceDir(path.c_str(), (path + "/tracing_on").c_str());
   }
@@ -117,9 +147,13 @@ core::Status checkTracefsAccess(const std::string& tracefs) {
 }
 
 core::Result<std::unique_ptr<TracefsInstance>> TracefsInstance::create(const std::string& tracefs) {
-  removeStaleInstances(tracefs);
+  const uint64_t pidNamespace = ownPidNamespace();
+  removeStaleInstances(tracefs, pidNamespace);
   static std::atomic<int> serial{0};
-  const std::string name = std::string(kNamePrefix) + std::to_string(::getpid()) + "-" + std::to_string(++serial);
+  // The namespace in the name also keeps apart recorders of two namespaces
+  // whose PIDs are equal.
+  const std::string name = std::string(kNamePrefix) + std::to_string(::getpid()) + "-" + std::to_string(++serial) +
+                           "-ns" + std::to_string(pidNamespace);
   std::unique_ptr<TracefsInstance> instance(new TracefsInstance(tracefs, name));
   // The guardian first: a recorder killed between the two would otherwise
   // leave the instance behind with nobody to remove it (forking a large

@@ -1,4 +1,4 @@
-// A private tracefs instance (instances/schedlab-PID-N) that one recording
+// A private tracefs instance (instances/schedlab-PID-N-nsPIDNS) that one recording
 // configures and reads: its own ring buffer, event enables, buffer_size_kb and
 // tracing_on. The machine's top-level tracing state is never written, so there is
 // nothing of it to restore, whether the recording ends, is stopped, or its
@@ -35,7 +35,7 @@ class TracefsInstance {
   static constexpr std::string_view kNamePrefix = "schedlab-";
 
   /// Creates the instance (tracing off) and its guardian; first removes the
-  /// instances of SchedLab processes that no longer exist. Call
+  /// instances of SchedLab processes of this PID namespace that no longer exist. Call
   /// checkTracefsAccess() first for the message a user without root needs.
   static core::Result<std::unique_ptr<TracefsInstance>> create(const std::string& tracefs);
   /// Tracing off, instance removed, guardian released (errors ignored: see remove()).

@@ -36,7 +36,7 @@ const char* const kUsage =
     "  --duration T           stop after T (1.5s, 250ms); with a COMMAND, ends it when the time is up\n"
     "  -- COMMAND ARGS...     run COMMAND (own process group, stdin from /dev/null) and record until it\n"
     "                         exits; stopping early ends it (SIGTERM, then SIGKILL after 2 s)\n\n"
-    "The recording uses a tracefs instance of its own (instances/schedlab-PID-N): the machine's\n"
+    "The recording uses a tracefs instance of its own (instances/schedlab-PID-N-nsPIDNS): the machine's\n"
     "event enables, buffer_size_kb and tracing_on are never changed, and the instance is removed\n"
     "afterwards, also when the recording is interrupted or killed.\n"
     "Exit status: 0 written, 1 failed (one line says why and what to do), 2 bad usage.\n";

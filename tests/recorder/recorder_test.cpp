@@ -8,6 +8,7 @@
 // tracefs (CI has both); elsewhere each test says why it skips.
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -437,6 +438,41 @@ TEST_F(Recording, InAPidNamespaceOfItsOwnNoAutogroupsAreSaved) {
             std::string::npos)
       << readFile(log);
   expectTracingAsBefore();
+}
+
+// A recorder that cannot see this process's PID (in a container sharing the
+// host's tracefs) must not take this recording's instance for a dead one's.
+TEST_F(Recording, ARecorderInAnotherPidNamespaceLeavesThisOnesInstanceAlone) {
+  ScratchDir dir("record-pidns-other");
+  const std::string out = dir.file("ns.dat"), log = dir.file("log");
+  if (std::system(("unshare --pid --fork --mount-proc true > " + log + " 2>&1").c_str()) != 0)
+    GTEST_SKIP() << "unshare --pid cannot make a PID namespace here: " << readFile(log);
+  auto ours = recorder::TracefsInstance::create(m_tracefs);
+  ASSERT_TRUE(ours) << ours.error().message();
+  ASSERT_TRUE((*ours)->setTracing(true));
+  const std::string command = "unshare --pid --fork --mount-proc " + std::string(SCHEDLAB_CLI_BINARY) + " record -o " +
+                              out + " --duration 100ms > " + log + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << readFile(log);
+  ASSERT_TRUE(fs::exists((*ours)->path())) << (*ours)->path();
+  EXPECT_EQ(readFile((*ours)->path() + "/tracing_on"), "1\n");
+}
+
+// The instance of a recorder that died without its guardian (both killed) goes
+// with the next recording of the same PID namespace.
+TEST_F(Recording, ADeadRecordersInstanceIsRemovedByTheNext) {
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  struct stat ns {};
+  ASSERT_EQ(::stat("/proc/self/ns/pid", &ns), 0);
+  const std::string left = m_tracefs + "/instances/" + std::string(recorder::TracefsInstance::kNamePrefix) +
+                           std::to_string(dead) + "-1-ns" + std::to_string(ns.st_ino);
+  ASSERT_EQ(::mkdir(left.c_str(), 0700), 0) << left << ": " << std::strerror(errno);
+  auto next = recorder::TracefsInstance::create(m_tracefs);
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_FALSE(fs::exists(left)) << left;
+  if (fs::exists(left)) ::rmdir(left.c_str());
 }
 
 TEST_F(Recording, CtrlCStopsTheCliWhichWritesTheTraceAndLeavesTracingAsItWas) {
