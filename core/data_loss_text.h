@@ -9,7 +9,7 @@
 
 namespace core {
 
-/// "0 in 0 ranges", "1234 in 3 ranges", "1234 in 3 ranges, 2 of them of
+/// "none", "1234 in 3 ranges", "1234 in 3 ranges, 2 of them of
 /// unknown count", "unknown number in 1 range".
 std::string describeLostEvents(const TraceModel& m);
 

@@ -123,19 +123,22 @@ std::optional<std::string> readBeside(const std::string& file, uintmax_t maxByte
     builder.diagnostics().record(
         {core::DiagCode::malformed_record, file, std::nullopt, std::nullopt, std::nullopt, std::nullopt, why});
   };
-  if (const uintmax_t size = std::filesystem::file_size(file, ec); !ec && size > maxBytes) {
+  const uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!ec && size > maxBytes) {
     unreadable(std::to_string(size) + " bytes: too large to be " + what + " (at most " +
                std::to_string(maxBytes >> 20) + " MiB); not read");
     return std::nullopt;
   }
-  std::ifstream in(file);
-  std::string text;
+  std::ifstream in(file, std::ios::binary);
+  // The byte past the size lets read() meet the end of the file (sidecars are written whole and renamed into place).
+  std::string text(static_cast<size_t>(ec ? maxBytes : size) + 1, '\0');
   try {  // a failed read() throws out of the stream buffer
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
   } catch (const std::exception&) {
     in.setstate(std::ios::badbit);
   }
-  if (!in && !in.eof()) {
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.bad() || (!in && !in.eof())) {
     unreadable("the " + what + " beside the trace could not be read");
     return std::nullopt;
   }

@@ -27,7 +27,7 @@ std::shared_ptr<core::TraceModel> withLosses(std::initializer_list<int64_t> coun
 TEST(DataLossText, NoLoss) {
   auto m = withLosses({});
   EXPECT_EQ(m->lostRangesOfUnknownCount(), 0u);
-  EXPECT_EQ(core::describeLostEvents(*m), "0 in 0 ranges");
+  EXPECT_EQ(core::describeLostEvents(*m), "none");
 }
 
 TEST(DataLossText, EveryRangeCounted) {
