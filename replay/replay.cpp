@@ -80,6 +80,26 @@ std::string timerSleepsOrigin(const Workload& w) {
          std::to_string(w.timerTasksJudged) + " user tasks with at least 8 timer cycles" + names;
 }
 
+// How irq_wake_pack=measured found the workload's tasks, for its origin.
+std::string irqWakePackOrigin(const Workload& w) {
+  if (w.kind != "trace") return "no recording: fair.c's placement";
+  std::string names;
+  size_t kept = 0, judged = 0;
+  for (const Task& t : w.tasks) {
+    if (t.irqWakeupsBesideIdle < kMinIrqWakeupsBesideIdle) continue;
+    ++judged;
+    if (t.irqWakeupsKeptBusy == 0) continue;
+    if (++kept <= 8)
+      names += (names.empty() ? " (" : ", ") + t.comm + " " + std::to_string(t.tid) + ": " +
+               std::to_string(t.irqWakeupsKeptBusy) + " of " + std::to_string(t.irqWakeupsBesideIdle);
+  }
+  if (kept > 8) names += ", ...";
+  if (kept > 0) names += ")";
+  return "measured from the recording: " + std::to_string(kept) + " of the " + std::to_string(judged) +
+         " tasks with at least " + std::to_string(kMinIrqWakeupsBesideIdle) +
+         " interrupt wakeups on a busy CPU beside their idle one kept some there" + names;
+}
+
 }  // namespace
 
 core::Result<Params> defaultParams(const std::string& model) {
@@ -165,6 +185,8 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
 
   if (params.get("irq_wakeup_time") == "measured")
     (void)params.resolve("irq_wakeup_time", "measured", timerSleepsOrigin(workload));
+  if (params.has("irq_wake_pack") && params.get("irq_wake_pack") == "measured")
+    (void)params.resolve("irq_wake_pack", "measured", irqWakePackOrigin(workload));
   DelayDistribution tickDelays;
   if (params.getInt("tick_delay_ns") < 0) {
     const int hz = static_cast<int>(params.getInt("hz"));

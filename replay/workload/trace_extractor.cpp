@@ -5,6 +5,7 @@
 #include <future>
 #include <numeric>
 #include <queue>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -191,6 +192,47 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
   }
   std::array<DelayDistribution, kWakeupPaths> out;
   for (size_t p = 0; p < kWakeupPaths; ++p) out[p] = DelayDistribution::of(std::move(samples[p]));
+  return out;
+}
+
+// Wakeups from interrupt context on a CPU running a task, of a task whose
+// previous CPU was idle then: fair.c sends them to the idle CPU
+// (wake_affine_idle(), select_idle_sibling()), but the recording kernels kept
+// some on the busy CPU, where they waited for the tick's balance to pull them
+// (rcu_preempt woken from the RCU softirq beside a compiler: 24 of 78 in a
+// make -j1). Per thread: {such wakeups, those kept on the busy CPU}.
+std::vector<std::pair<uint32_t, uint32_t>> measureIrqWakeupsBesideIdle(const core::TraceModel& m) {
+  std::vector<std::pair<uint32_t, uint32_t>> out(m.threads.size(), {0, 0});
+  const auto& ws = m.wakeups;
+  const auto& st = m.threadStates;
+  // Both CPUs asked about are asked in time order (the wakeups are): a cursor per CPU.
+  std::vector<size_t> cursor(m.cpuSlices.size(), 0);
+  auto kindAt = [&](size_t cpu, int64_t ts) -> std::optional<core::SliceKind> {
+    const auto& t = m.cpuSlices[cpu];
+    size_t& c = cursor[cpu];
+    while (c < t.size() && t.ts[c] <= ts) ++c;
+    if (c == 0 || t.end(c - 1) <= ts) return std::nullopt;
+    return t.kind[c - 1];
+  };
+  for (size_t i = 0; i < ws.size(); ++i) {
+    if ((ws.flags[i] & (core::kWakeupFromIrq | core::kWakeupNoEffect)) != core::kWakeupFromIrq) continue;
+    const size_t busy = ws.wakerCpu[i];
+    if (busy >= m.cpuSlices.size() || kindAt(busy, ws.ts[i]) != core::SliceKind::Task) continue;
+    // Where it slept: its state row before the wakeup names the CPU it last ran on.
+    const auto [first, last] = m.stateRowsOf(ws.wakee[i]);
+    uint32_t lo = first, hi = last;
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (st.ts[mid] < ws.ts[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == first) continue;
+    const size_t prev = st.cpu[lo - 1];
+    if (prev == busy || prev >= m.cpuSlices.size() || kindAt(prev, ws.ts[i]) != core::SliceKind::Idle) continue;
+    auto& [besideIdle, keptBusy] = out[ws.wakee[i].value];
+    ++besideIdle;
+    keptBusy += ws.targetCpu[i] == busy;
+  }
   return out;
 }
 
@@ -662,8 +704,9 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   if (const auto it = m.metadata.find(core::kVcpuPackSetting); it != m.metadata.end()) w.vcpuPackSetting = it->second;
   // Read from the model alone: measured on another thread while the runs are gathered.
   auto delays = std::async(std::launch::async, [&m, &options] {
-    return std::make_pair(measureWakeupDelays(m),
-                          options.tickPreemptions ? measureTickPreemptions(m) : std::vector<int64_t>());
+    return std::make_tuple(measureWakeupDelays(m),
+                           options.tickPreemptions ? measureTickPreemptions(m) : std::vector<int64_t>(),
+                           measureIrqWakeupsBesideIdle(m));
   });
 
   const size_t threadCount = m.threads.size();
@@ -740,7 +783,8 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   deps.insert(deps.end(), secondPart.deps.begin(), secondPart.deps.end());
   w.unmodelled += firstPart.counts;
   w.unmodelled += secondPart.counts;
-  std::tie(w.wakeupDelays, w.tickPreemptions) = delays.get();
+  std::vector<std::pair<uint32_t, uint32_t>> irqWakeupsBesideIdle;
+  std::tie(w.wakeupDelays, w.tickPreemptions, irqWakeupsBesideIdle) = delays.get();
 
   // Pass 2: number the replayed tasks.
   std::vector<TaskId> idOf(threadCount, kNoTask);
@@ -789,6 +833,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     t.autogroup = m.threads.autogroup[u];
     t.autogroupNice = m.threads.autogroupNice[u];
     t.inMakespan = s.forked;
+    std::tie(t.irqWakeupsBesideIdle, t.irqWakeupsKeptBusy) = irqWakeupsBesideIdle[u];
     if (options.pinPerCpuKthreads) {
       const int cpu = perCpuKthreadCpu(t.comm);
       if (cpu >= 0 && s.ranOnOneCpu && (s.lastRunCpu < 0 || s.lastRunCpu == cpu) && m.topology.cpu(cpu))

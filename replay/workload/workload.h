@@ -76,6 +76,9 @@ struct Trigger {
 // Millions on a big trace: the offset leads, so no padding sits before it.
 static_assert(sizeof(Trigger) == 24);
 
+/// Fewer of Task::irqWakeupsBesideIdle than this tell no share (irq_wake_pack).
+inline constexpr uint32_t kMinIrqWakeupsBesideIdle = 8;
+
 struct Task {
   int32_t tid = 0;
   int32_t tgid = -1;
@@ -93,6 +96,11 @@ struct Task {
   /// Its interrupt-ended sleeps end at fixed times, not a fixed length after
   /// it blocks (measured from the recording; see irq_wakeup_time).
   bool absoluteTimers = false;
+  /// Its wakeups from interrupt context on a busy CPU while its previous CPU
+  /// idled, in the recording, and how many of them the kernel left on the busy
+  /// CPU rather than send to the idle one (see irq_wake_pack).
+  uint32_t irqWakeupsBesideIdle = 0;
+  uint32_t irqWakeupsKeptBusy = 0;
 
   TaskId parent = kNoTask;  ///< set when a parent's fork trigger starts it
   int64_t startTs = 0;      ///< absolute time it arrives (ignored when forked)

@@ -359,6 +359,52 @@ TEST(FairPlacement, InterruptWakeupHappensOnTheRecordedCpu) {
   }
 }
 
+// irq_wake_pack (docs/models.md §5.5): kernel thread "s" last ran on CPU 0,
+// now idle, and is woken by interrupts on CPU 1, busy with a pinned hog, as in
+// the test above. fair.c sends it to idle CPU 0 (40 us: a remote idle wakeup).
+// Had the recording kept all of its (at least 8) such wakeups on the busy CPU,
+// such a wakeup stays there without preempting the hog, and s runs on CPU 1 at
+// the hog's next tick (at most 4 ms later), where EEVDF picks it. Its next
+// wakeup finds its previous CPU busy, not idle: fair.c's idle search sends it
+// to CPU 0 (40 us), and the one after stays again. Fewer than 8 such wakeups,
+// or none kept, tell no share: fair.c's placement every time.
+TEST(FairPlacement, InterruptWakeupsTheRecordingKeptOnTheBusyCpuStayThere) {
+  struct Seen {
+    std::vector<int64_t> latencies;
+    std::set<int> cpus;
+  };
+  const auto replayed = [](uint32_t besideIdle, uint32_t kept, const char* pack) {
+    auto w = sleeperBesideHogs({1}, 0, 100, 10, 1, 20);
+    w.tasks.back().kernelThread = true;
+    w.tasks.back().irqWakeupsBesideIdle = besideIdle;
+    w.tasks.back().irqWakeupsKeptBusy = kept;
+    const auto r = replayOn(w, "eevdf", 2,
+                            {std::string("irq_wake_pack=") + pack, "irq_wakeup_cpu=kthreads", "idle_wakeup_ns=40000",
+                             "idle_irq_wakeup_ns=5000"});
+    Seen seen;
+    EXPECT_TRUE(r.model);
+    if (!r.model) return seen;
+    EXPECT_EQ(r.outcomes.back().workDone, 20 * 100'000);
+    seen.cpus = cpusThatRan(r, "s");
+    for (const auto& t : core::analysis::computeStats(*r.model).tasks)
+      if (t.comm == "s") seen.latencies = t.wakeupLatency.sorted;
+    return seen;
+  };
+  const Seen kept = replayed(10, 10, "measured");
+  ASSERT_EQ(kept.latencies.size(), 19u);
+  EXPECT_EQ(kept.cpus, (std::set<int>{0, 1}));
+  EXPECT_EQ(std::count(kept.latencies.begin(), kept.latencies.end(), 40'000), 9) << ::testing::PrintToString(kept.latencies);
+  EXPECT_GT(kept.latencies[9], 40'000);
+  EXPECT_LE(kept.latencies.back(), 4'000'000);
+  for (const auto& [besideIdle, keptBusy, pack] :
+       {std::tuple{10u, 10u, "off"}, std::tuple{10u, 0u, "measured"}, std::tuple{7u, 7u, "measured"}}) {
+    SCOPED_TRACE(std::to_string(besideIdle) + " " + std::to_string(keptBusy) + " " + pack);
+    const Seen fairC = replayed(besideIdle, keptBusy, pack);
+    EXPECT_EQ(fairC.cpus, std::set<int>{0});
+    EXPECT_EQ(fairC.latencies, std::vector<int64_t>(19, 40'000));
+  }
+}
+
 // Both CPUs run a pinned nice-0 hog; "s" (0.2 ms of work, then 200 ms asleep)
 // last ran on CPU 1 and is woken by interrupts on CPU 0. With the weights
 // queued now (wake_affine_load=runnable) prev's load minus s's weight is 0, so

@@ -280,6 +280,41 @@ TEST(TraceExtractor, TimerSleepsOnAGridAreAbsoluteAndFixedLengthsRelative) {
   }
 }
 
+// Hog 10 runs on CPU 0 throughout. Task 50 runs 5 us at a time and sleeps; a
+// softirq on CPU 0 wakes it 12 times, its previous CPU 1 idle each time. The
+// kernel kept it on busy CPU 0 at every third wakeup (migrated there; CPU 1
+// pulls it 4 ms later) and sent it to CPU 1 at the others: 4 of 12. Not
+// counted: a wakeup by hog 10 itself (a task's, not an interrupt's), and an
+// interrupt's on CPU 1 while it idles (the interrupted CPU is not busy).
+TEST(TraceExtractor, CountsInterruptWakeupsKeptOnABusyCpuBesideAnIdleOne) {
+  testing_support::TraceBuilder b;
+  b.sw(1'000, 0, 0, "R", 10).other(1'000, 1, 0);
+  b.sw(2'000, 1, 0, "R", 50).sw(2'005, 1, 50, "S", 0);
+  int64_t ts = 10'000'000;
+  for (int k = 0; k < 12; ++k, ts += 10'000'000) {
+    b.waking(ts, 0, 10, 50, 1, core::kCtxSoftIrq);
+    if (k % 3 == 2) {
+      b.migrate(ts + 1, 0, 50, 1, 0).wakeup(ts + 2, 0, 10, 50, 0);
+      b.migrate(ts + 4'000'000, 1, 50, 0, 1).sw(ts + 4'000'001, 1, 0, "R", 50);
+      b.sw(ts + 4'000'006, 1, 50, "S", 0);
+    } else {
+      b.wakeup(ts + 1, 0, 10, 50, 1).sw(ts + 10'000, 1, 0, "R", 50).sw(ts + 10'005, 1, 50, "S", 0);
+    }
+  }
+  b.waking(ts, 0, 10, 50, 1).wakeup(ts + 1, 0, 10, 50, 1).sw(ts + 10'000, 1, 0, "R", 50).sw(ts + 10'005, 1, 50, "S", 0);
+  ts += 10'000'000;
+  b.waking(ts, 1, 0, 50, 1, core::kCtxHardIrq).wakeup(ts + 1, 1, 0, 50, 1).sw(ts + 10'000, 1, 0, "R", 50);
+  b.sw(ts + 10'005, 1, 50, "S", 0).other(ts + 20'000, 0, 10);
+  auto w = replay::extractWorkload(*b.build());
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  const replay::Task* t50 = byTid(*w, 50);
+  const replay::Task* hog = byTid(*w, 10);
+  ASSERT_TRUE(t50 && hog);
+  EXPECT_EQ(t50->irqWakeupsBesideIdle, 12u);
+  EXPECT_EQ(t50->irqWakeupsKeptBusy, 4u);
+  EXPECT_EQ(hog->irqWakeupsBesideIdle, 0u);
+}
+
 TEST(TraceExtractor, ForkStartsChildAtParentsWorkPoint) {
   testing_support::TraceBuilder b;
   b.sw(1000, 0, 0, "R", 10);

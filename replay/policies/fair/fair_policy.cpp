@@ -73,6 +73,7 @@ FairPolicy::FairPolicy(const Params& p, Variant variant, int cpuCount) : m_varia
                          ? variant == Variant::Eevdf && m_release >= KernelVersion{6, 18, 0}
                          : p.getBool("fork_lone_parent");
   m_wakePack = p.get("wake_pack") == "measured";
+  m_irqWakePack = p.get("irq_wake_pack") == "measured";
   if (p.has("coresched.variant")) {
     m_csConfigured = true;
     const std::string& v = p.get("coresched.variant");
@@ -196,6 +197,10 @@ void FairPolicy::checkPreemptWakeup(int cpu, TaskId t, uint32_t flags) {
     return;
   }
   if (c == t) return;
+  if (t == m_keptBusyWakee) {
+    m_keptBusyWakee = kNoTask;
+    return;
+  }
   if (!isFair(t)) {
     if (isFair(c) || m_e->task(t).prio < m_e->task(c).prio) m_e->resched(cpu);
     return;
@@ -679,6 +684,13 @@ void defineParams(Params& p, Variant variant) {
                  "10 ms at 62%, fewer before and more after; off = fair.c as read, the idle CPU; settings = "
                  "measured when the scheduler settings saved beside the recording set "
                  "kernel.sched_vcpu_pack (a vendor knob upstream does not have), else off");
+  p.defineChoice("irq_wake_pack", "measured", {"measured", "off"},
+                 "wakeups from interrupt context on a busy CPU, of a task whose previous CPU is idle: measured = "
+                 "each stays on the busy CPU (where it waits for a balance to pull it) with the share of such "
+                 "wakeups of that task the recording kept there, once it had at least 8 of them, drawn per wakeup "
+                 "(seed); the recording kernels did this for rcu_preempt woken from the RCU softirq (docs/models.md "
+                 "5.5), which fair.c does not (wake_affine_idle() takes the idle previous CPU); off = fair.c as "
+                 "read");
   p.defineBool("ttwu_queue", true,
                "core.c's wakelist (TTWU_QUEUE; idle targets in the waker's LLC since Linux 6.0, commit \"sched: "
                "Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is idle\"): a wakeup from another CPU "

@@ -288,6 +288,9 @@ class FairPolicy final : public Policy {
   /// wake_pack: whether this wakeup of `t` stays on busy CPU `busy` rather than go to idle `idle`,
   /// its previous CPU or the one the idle search found.
   bool packedWakeup(TaskId t, int busy, int idle, bool idleIsPrevious) const;
+  /// irq_wake_pack: whether this interrupt's wakeup of `t` stays on busy CPU
+  /// `busy` rather than go to its idle previous CPU `prev`.
+  bool keptOnBusyCpu(TaskId t, int busy, int prev) const;
   void updateIdleScan(const Engine::SchedDomain& d);
   bool hasMovableFor(int from, int to) const;
   void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true);
@@ -307,6 +310,11 @@ class FairPolicy final : public Policy {
   bool m_sisUtil = true;          // SIS_UTIL: the LLC's utilisation bounds select_idle_cpu()'s scan
   bool m_forkLoneParent = false;  // the measured fork rule of ownCpuView()
   bool m_wakePack = false;        // the measured wakeup packing of packedWakeup()
+  bool m_irqWakePack = false;     // irq_wake_pack=measured: keptOnBusyCpu()
+  // The wakee keptOnBusyCpu() left on the busy CPU: it does not preempt there.
+  // The recordings show such wakees wait until a balance at the busy CPU's
+  // next tick pulls them to the idle CPU.
+  TaskId m_keptBusyWakee = kNoTask;
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
   bool m_runToParity = true, m_placeLag = true, m_placeDeadlineInitial = true;

@@ -75,6 +75,11 @@ int FairPolicy::selectCpu(TaskId t, uint32_t flags, int wakerCpu) {
     recordWakee(waker, t);
     wantAffine = !wakeWide(waker, t);
   }
+  m_keptBusyWakee = kNoTask;
+  if ((flags & kWakeIrq) && m_irqWakePack && keptOnBusyCpu(t, self, prev)) {
+    m_keptBusyWakee = t;
+    return self;
+  }
   if (m_wakePack && packedWakeup(t, self, prev, true)) return self;
   if (wantAffine && self != prev && m_e->allowed(t, self) && spanningDomain(self, prev))
     target = wakeAffine(t, self, prev, (flags & kWakeSync) != 0);
@@ -153,6 +158,14 @@ bool FairPolicy::packedWakeup(TaskId t, int busy, int idle, bool idleIsPrevious)
                      : measuredStayShare(util, static_cast<double>(m_e->now() - m_ents[t].lastRan) / 1e6);
   // No draw where nothing can move: the draws that follow stay as they were.
   return share > 0 && m_e->drawPolicyChance() < share;
+}
+
+bool FairPolicy::keptOnBusyCpu(TaskId t, int busy, int prev) const {
+  const Task& task = m_e->task(t);
+  if (task.irqWakeupsBesideIdle < kMinIrqWakeupsBesideIdle || task.irqWakeupsKeptBusy == 0) return false;
+  if (busy == prev || m_e->idle(busy) || !m_e->idle(prev) || !availableIdle(prev) || !m_e->allowed(t, busy))
+    return false;
+  return m_e->drawPolicyChance() < static_cast<double>(task.irqWakeupsKeptBusy) / task.irqWakeupsBesideIdle;
 }
 
 // sched_exec(): select_task_rq_fair() with WF_EXEC, the find_idlest_cpu() of
