@@ -119,7 +119,8 @@ const std::vector<std::string> kJudgedMetrics = {
 // returns the metrics of `withinBounds` outside the identity bounds
 // (core/analysis/fidelity.h, from the issue); with `expectPass` each is a failure.
 std::vector<std::string> expectBaselineWithinBounds(const std::string& path, const std::vector<std::string>& withinBounds,
-                                                   int seed = 1, bool expectPass = true) {
+                                                   int seed = 1, bool expectPass = true,
+                                                   const std::vector<std::string>& params = {}) {
   SCOPED_TRACE(path + ", seed " + std::to_string(seed));
   std::vector<std::string> failed;
   std::string why;
@@ -128,7 +129,8 @@ std::vector<std::string> expectBaselineWithinBounds(const std::string& path, con
   if (!recorded) return withinBounds;
   replay::ReplayOptions o;
   o.model = replay::resolveBaseline("baseline", recorded->kernelRelease());
-  o.params = {"seed=" + std::to_string(seed)};
+  o.params = params;
+  o.params.push_back("seed=" + std::to_string(seed));
   // Every recording here comes from Linux 6.18.44: the baseline is that release's EEVDF.
   EXPECT_EQ(o.model, "eevdf");
   auto r = replay::replayRecording(*recorded, o);
@@ -225,10 +227,15 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
   // (kworker/u8:0, kcompactd0, rcu_preempt: 2.8 ms), where the recording's
   // preempt at once; their later wakeups carry the lag of that wait and
   // preempt (README "Replay fidelity"). On flat queues it was 1.80x.
+  // make-j1's latency and delay p99 (3.99 ms recorded: rcu_preempt and the
+  // per-CPU kworkers waiting a whole tick) are 1.41 ms: the replay's kept
+  // rcu_preempt waits for the rest of a tick, the recording's a whole one
+  // (docs/models.md §5.5, irq_wake_pack).
   // sessions holds every bound with autogroup, and fails 5 on flat queues.
   // session-jobs holds every bound with the autogroups saved beside it, and
   // fails 7 without them; at seed 2 its migrations (4 recorded) come to 9.
   const std::map<std::string, std::vector<std::string>> documentedGaps = {
+      {"make-j1", {"wakeup_latency_p99_ns", "sched_delay_p99_ns"}},
       {"make-j2", {}},
       {"nicemix", {"wakeup_latency_p90_ns", "wakeup_latency_p99_ns"}},
       {"interactive-batch", {"wakeup_latency_p99_ns"}},
@@ -243,6 +250,33 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
       if (std::find(gaps.begin(), gaps.end(), key) == gaps.end()) judged.push_back(key);
     expectBaselineWithinBounds((fs::path(SCHEDLAB_TEST_DATA) / "fidelity" / (name + ".perfetto-trace")).string(), judged);
   }
+}
+
+// make-j1's rcu_preempt (tests/data/fidelity/README.md): trace-cmd report -l
+// of its trace.dat shows 74 wakeups of it from interrupt context on the CPU
+// running the compiler while its previous CPU idled, 24 left on the busy CPU
+// (the rest went to the idle one, as fair.c sends them). Kept there in that
+// share (irq_wake_pack=measured, docs/models.md §5.5) the replay's migrations
+// come within their bound (98 recorded); sent to the idle CPU every time
+// (off) they are 37, out of it.
+TEST(ReplayIdentity, InterruptWakeupsKeptOnABusyCpuAsTheRecordingDid) {
+  const std::string path = (fs::path(SCHEDLAB_TEST_DATA) / "fidelity" / "make-j1.perfetto-trace").string();
+  std::string why;
+  auto recorded = import(path, why);
+  ASSERT_TRUE(recorded) << why;
+  auto w = replay::extractWorkload(*recorded);
+  ASSERT_TRUE(w.has_value()) << w.error().message();
+  const auto rcu = std::find_if(w->tasks.begin(), w->tasks.end(), [](const replay::Task& t) { return t.tid == 15; });
+  ASSERT_NE(rcu, w->tasks.end());
+  EXPECT_EQ(rcu->comm, "rcu_preempt");
+  EXPECT_EQ(rcu->irqWakeupsBesideIdle, 74u);
+  EXPECT_EQ(rcu->irqWakeupsKeptBusy, 24u);
+  size_t othersKept = 0;
+  for (const replay::Task& t : w->tasks) othersKept += t.tid != 15 && t.irqWakeupsKeptBusy > 0;
+  EXPECT_EQ(othersKept, 0u);
+  EXPECT_TRUE(expectBaselineWithinBounds(path, {"migrations"}).empty());
+  EXPECT_EQ(expectBaselineWithinBounds(path, {"migrations"}, 1, false, {"irq_wake_pack=off"}),
+            std::vector<std::string>{"migrations"});
 }
 
 // The dataflow gates of the default workload (wakeup_dependency=dataflow,
