@@ -462,6 +462,7 @@ PacketLayout::Scan PacketLayout::scan(const std::string& streamFile) const {
     if (packetBits / 8 > s.fileSize - off)
       return problem("packet of " + std::to_string(packetBits / 8) + " bytes cut short by the end of the file (" +
                      std::to_string(s.fileSize - off) + " bytes left)");
+    s.packetOffsets.push_back(off);
     off += packetBits / 8;
     ++s.packets;
   }

@@ -29,6 +29,7 @@ class PacketLayout {
     uint64_t packets = 0;    ///< good packets
     uint64_t goodBytes = 0;  ///< bytes before the first bad packet (fileSize if none)
     std::string problem;     ///< why the packet at goodBytes is bad; empty if none
+    std::vector<uint64_t> packetOffsets;  ///< where each good packet starts, in order
   };
   /// Walks the packets of one stream file. Never throws; reads only the
   /// header and context of each packet.

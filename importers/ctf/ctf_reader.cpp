@@ -637,6 +637,9 @@ class EventSink {
     const bt_error* error = nullptr;
     std::string message;
     std::string file;
+    /// The file's packet (from 0) the failure is in, or after, for an error
+    /// (babeltrace2 says no place): the last one whose beginning came.
+    std::optional<uint64_t> packet;
   };
   std::vector<StreamFailure> takeStreamFailures() {
     std::vector<StreamFailure> failures;
@@ -644,7 +647,8 @@ class EventSink {
       if (!u.failed || (!u.error && u.timeWentBack.empty())) continue;
       // src.ctf.fs names a stream by its file's absolute path.
       const char* name = u.stream ? bt_stream_get_name(u.stream) : nullptr;
-      failures.push_back({std::exchange(u.error, nullptr), std::exchange(u.timeWentBack, {}), name ? name : ""});
+      failures.push_back(
+          {std::exchange(u.error, nullptr), std::exchange(u.timeWentBack, {}), name ? name : "", u.failedPacket});
     }
     return failures;
   }
@@ -675,6 +679,9 @@ class EventSink {
     const bt_error* error = nullptr;    // babeltrace2's why, until the reader takes it
     std::string timeWentBack;           // or ours
     const bt_stream* stream = nullptr;  // the stream it carries (from its beginning on)
+    // Packet beginnings pulled, and before the current batch: where in its file a failure is.
+    uint64_t packetsPulled = 0, packetsBeforeBatch = 0;
+    std::optional<uint64_t> failedPacket;
     struct {  // which of its messages have a default clock snapshot (its class says)
       bool events = false, packetBeginnings = false, packetEnds = false, discardedEvents = false,
            discardedPackets = false;
@@ -748,6 +755,7 @@ class EventSink {
         break;
       }
       case BT_MESSAGE_TYPE_PACKET_BEGINNING:
+        ++u.packetsPulled;
         if (u.clocks.packetBeginnings) snapshot = bt_message_packet_beginning_borrow_default_clock_snapshot_const(msg);
         break;
       case BT_MESSAGE_TYPE_PACKET_END:
@@ -788,8 +796,10 @@ class EventSink {
         // goes on without this one, whose rest counts as lost (finish()).
         u.error = bt_current_thread_take_error();
         u.failed = u.ended = true;
+        u.failedPacket = u.packetsPulled ? u.packetsPulled - 1 : 0;
         return false;
     }
+    u.packetsBeforeBatch = u.packetsPulled;
     u.msgs.assign(msgs, msgs + count);
     u.ts.resize(count);
     for (uint64_t i = 0; i < count; ++i) u.ts[i] = orderTime(u, msgs[i]);
@@ -845,6 +855,9 @@ class EventSink {
         u.timeWentBack = "time goes back from " + std::to_string(m_lastMerged) + " ns to " + std::to_string(t) +
                          " ns; the stream cannot be merged in time order from here on";
         u.failed = u.ended = true;
+        uint64_t begun = u.packetsBeforeBatch;
+        for (size_t i = 0; i <= u.next; ++i) begun += bt_message_get_type(u.msgs[i]) == BT_MESSAGE_TYPE_PACKET_BEGINNING;
+        u.failedPacket = begun ? begun - 1 : 0;
         for (size_t i = u.next; i < u.msgs.size(); ++i) bt_message_put_ref(u.msgs[i]);
         u.msgs.clear();
         u.next = 0;
@@ -1759,12 +1772,15 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
   } joinBuilder{feed, builderThread};
 
   // Our own walk over the packets first: babeltrace2 loops forever or aborts
-  // on some packet sizes (ctf_packet_check.h).
+  // on some packet sizes (ctf_packet_check.h). Where each packet starts is
+  // kept to say where a stream that fails later failed.
+  std::map<std::string, std::vector<uint64_t>> packetOffsets;  // by the stream file's normal path
   for (size_t t = 0; t < traceDirs.size(); ++t) {
     const auto layout = PacketLayout::fromMetadata((fs::path(traceDirs[t]) / "metadata").string());
     if (!layout) continue;  // babeltrace2 will say what is wrong with the metadata
     for (const auto& name : streamFileNames(traceDirs[t])) {
-      const auto scan = layout->scan((fs::path(traceDirs[t]) / name).string());
+      auto scan = layout->scan((fs::path(traceDirs[t]) / name).string());
+      packetOffsets[(fs::path(traceDirs[t]) / name).lexically_normal().string()] = std::move(scan.packetOffsets);
       if (scan.problem.empty()) continue;
       if (!repairs[t]) {
         auto mirror = RepairedTraceDir::create(traceDirs[t]);
@@ -1872,6 +1888,14 @@ core::Status readTraces(const std::vector<std::string>& traceDirs, core::SchedBu
       note.root = failure.message;
     }
     if (note.file.empty() && !failure.file.empty()) note.file = paths.toOriginal(failure.file);
+    if (const auto offsets = packetOffsets.find(fs::path(note.file).lexically_normal().string());
+        failure.packet && !note.offset && offsets != packetOffsets.end() && *failure.packet < offsets->second.size()) {
+      // babeltrace2 says no place: the packet it was in, or the last one begun before.
+      note.offset = offsets->second[*failure.packet];
+      note.root = std::string(failure.error ? "in or after" : "in") + " the packet that starts here (packet " +
+                  std::to_string(*failure.packet + 1) + " of " + std::to_string(offsets->second.size()) +
+                  "): " + note.root;
+    }
     note.root += active->streamCount() > 1
                      ? "; its events before and the other streams' were imported, its rest counted as lost"
                      : "; its events before were imported, its rest counted as lost";

@@ -92,9 +92,12 @@ const CorruptCase kCases[] = {
     {"ctf/corrupt/truncated-metadata", Outcome::Error, nullptr, "metadata: invalid CTF metadata"},
     // The times are babeltrace2's own muxer's ("ts=1700000000000001030,
     // last-returned-ts=4294073385365415932"), which the reader used to run.
+    // The event whose time goes back is in chan_0's first packet, of two:
+    // `babeltrace2 -c sink.text.details` shows it before the second packet's beginning.
     {"ctf/corrupt/flipped-bits", Outcome::Partial, nullptr,
-     "chan_0: time goes back from 4294073385365415932 ns to 1700000000000001030 ns; the stream cannot be merged "
-     "in time order from here on; its events before were imported, its rest counted as lost"},
+     "chan_0: byte offset 0: in the packet that starts here (packet 1 of 2): time goes back from "
+     "4294073385365415932 ns to 1700000000000001030 ns; the stream cannot be merged in time order from here on; "
+     "its events before were imported, its rest counted as lost"},
     {"ctf/corrupt/huge-content-size", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (content_size 18446744073709551608 bits does not fit packet_size 5632"},
     {"ctf/corrupt/huge-packet-size", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet of 137438953472 bytes cut short by the end of the file"},
     {"ctf/corrupt/packet-size-below-header", Outcome::Error, nullptr, "chan_0: byte offset 0: not a readable CTF stream file (packet_size 64 bits is smaller than its own header"},

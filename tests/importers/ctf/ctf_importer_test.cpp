@@ -5,6 +5,8 @@
 // always a clear error naming the file, the valid prefix kept, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -463,6 +465,50 @@ TEST(CtfImporterBadInput, AStreamUnreadableMidwayEndsAloneAndTheOthersReadOn) {
     EXPECT_EQ(o.dataLoss.cpu[0], 1) << offset;
     EXPECT_LT(o.dataLoss.count[0], 0) << offset;
   }
+}
+
+// babeltrace2 names no place when a stream fails; the error names the packet.
+// channel0_5 of the shared many-threads LTTng trace holds 4 packets, the
+// third starting at byte 524288 (its CTF magic is there). Scribbled 1000
+// bytes into that packet, the stream fails there, after babeltrace2 emitted
+// the packet's beginning: its details sink, reading that stream alone, shows
+// 3 packet beginnings before it gives up. The error names the third packet
+// and its start.
+TEST(CtfImporterBadInput, AStreamThatFailsMidwayNamesItsPacket) {
+  const std::string shared = ctftest::sharedPath("public/tracecompass-test-traces/many-threads");
+  if (!fs::is_directory(shared)) GTEST_SKIP() << "needs ../shared/traces (absent: " << shared << ")";
+  if (!ctftest::babeltraceInstalled()) GTEST_SKIP() << "babeltrace2 CLI (make setup) not installed: no reference";
+  TempCopy tmp(shared);
+  const std::string stream = tmp.path("channel0_5");
+  {
+    std::ifstream in(stream, std::ios::binary);
+    in.seekg(524288);
+    char magic[4] = {};
+    in.read(magic, 4);
+    ASSERT_EQ(std::string(magic, 4), std::string("\xc1\x1f\xfc\xc1", 4)) << "no packet starts at 524288";
+  }
+  ctftest::scribble(stream, 524288 + 1000, 64, 3);
+  test_support::ScratchDir alone("ctf-failing-stream");
+  fs::copy_file(tmp.path("metadata"), alone.file("metadata"));
+  fs::copy_file(stream, alone.file("channel0_5"));
+  const std::string details = "babeltrace2 '" + alone.path().string() +
+                              "' -c sink.text.details -p with-metadata=false,compact=true 2>/dev/null"
+                              " | grep -c 'Packet beginning'";
+  FILE* pipe = ::popen(details.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char count[32] = {};
+  ASSERT_NE(std::fgets(count, sizeof count, pipe), nullptr);
+  ::pclose(pipe);
+  ASSERT_EQ(std::string(count), "3\n") << "babeltrace2 does not fail in the third packet";
+  ASSERT_FALSE(ctftest::babeltraceCounts(alone.path().string()).has_value()) << "babeltrace2 reads it all";
+
+  const Outcome o = importOutcome(tmp.dir());
+  ASSERT_TRUE(o.model) << o.error;
+  EXPECT_TRUE(o.partial);
+  EXPECT_NE(o.error.find(stream + ": byte offset 524288: in or after the packet that starts here (packet 3 of 4): "
+                                  "unreadable from here on (babeltrace2: "),
+            std::string::npos)
+      << o.error;
 }
 
 TEST(CtfImporterBadInput, StrayFileInTraceFolder) {
