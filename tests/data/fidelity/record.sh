@@ -54,8 +54,10 @@ rec() {
     fi
   done
   # The scheduler's settings beside each trace, as schedlab-cli record saves them
-  # (autogroup, vCPU packing: README "Replay fidelity").
-  for f in trace.dat perf.data; do
+  # (autogroup, vCPU packing: README "Replay fidelity"); a CTF folder's go
+  # beside the folder (ctf.sched), where the import looks for them.
+  for f in trace.dat perf.data ctf; do
+    [ -e "$out/$name/$f" ] || continue
     sysctl -a 2>/dev/null | grep '^kernel\.sched_' > "$out/$name/$f.sched" || true
   done
   echo "$name recorded"
