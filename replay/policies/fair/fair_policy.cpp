@@ -686,7 +686,8 @@ void defineParams(Params& p, Variant variant) {
                  "kernel.sched_vcpu_pack (a vendor knob upstream does not have), else off");
   p.defineChoice("irq_wake_pack", "measured", {"measured", "off"},
                  "wakeups from interrupt context on a busy CPU, of a task whose previous CPU is idle: measured = "
-                 "each stays on the busy CPU (where it waits for a balance to pull it) with the share of such "
+                 "each stays on the busy CPU (where it does not preempt, and waits for the CPU's next tick or a "
+                 "balance to pull it) with the share of such "
                  "wakeups of that task the recording kept there, once it had at least 8 of them, drawn per wakeup "
                  "(seed); the recording kernels did this for rcu_preempt woken from the RCU softirq (docs/models.md "
                  "5.5), which fair.c does not (wake_affine_idle() takes the idle previous CPU); off = fair.c as "

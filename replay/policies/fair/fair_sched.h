@@ -312,8 +312,9 @@ class FairPolicy final : public Policy {
   bool m_wakePack = false;        // the measured wakeup packing of packedWakeup()
   bool m_irqWakePack = false;     // irq_wake_pack=measured: keptOnBusyCpu()
   // The wakee keptOnBusyCpu() left on the busy CPU: it does not preempt there.
-  // The recordings show such wakees wait until a balance at the busy CPU's
-  // next tick pulls them to the idle CPU.
+  // In the recordings about half of such wakees waited a whole tick (most for
+  // a balance to pull them) and the others preempted at once; waiting for the
+  // busy CPU's next tick sits between the two (docs/models.md 5.5).
   TaskId m_keptBusyWakee = kNoTask;
   bool m_nohzKick = true, m_wakeupPreemption = true;
   bool m_gentle = true, m_startDebit = true, m_nextBuddy = false, m_lastBuddy = true;
