@@ -65,39 +65,45 @@ core::Topology defaultTopology(const Workload& w) {
   return core::Topology::flat(maxCpu + 1, "default: one CPU per CPU the workload names");
 }
 
+// The first eight tasks a measured rule names in its origin, " (a, b, ...)".
+class TaskNames {
+ public:
+  void add(std::string name) {
+    if (++m_count <= 8) m_text += (m_text.empty() ? " (" : ", ") + name;
+  }
+  size_t count() const { return m_count; }
+  std::string text() const { return m_count == 0 ? "" : m_text + (m_count > 8 ? ", ...)" : ")"); }
+
+ private:
+  std::string m_text;
+  size_t m_count = 0;
+};
+
 // How irq_wakeup_time=measured judged the workload's tasks, for its origin.
 std::string timerSleepsOrigin(const Workload& w) {
   if (w.kind != "trace") return "no recording: every sleep is relative";
-  std::string names;
-  size_t absolute = 0;
-  for (const Task& t : w.tasks) {
-    if (!t.absoluteTimers) continue;
-    if (++absolute <= 8) names += (names.empty() ? " (" : ", ") + t.comm + " " + std::to_string(t.tid);
-  }
-  if (absolute > 8) names += ", ...";
-  if (absolute > 0) names += ")";
-  return "measured from the recording: absolute timers for " + std::to_string(absolute) + " of the " +
-         std::to_string(w.timerTasksJudged) + " user tasks with at least 8 timer cycles" + names;
+  TaskNames absolute;
+  for (const Task& t : w.tasks)
+    if (t.absoluteTimers) absolute.add(t.comm + " " + std::to_string(t.tid));
+  return "measured from the recording: absolute timers for " + std::to_string(absolute.count()) + " of the " +
+         std::to_string(w.timerTasksJudged) + " user tasks with at least 8 timer cycles" + absolute.text();
 }
 
 // How irq_wake_pack=measured found the workload's tasks, for its origin.
 std::string irqWakePackOrigin(const Workload& w) {
   if (w.kind != "trace") return "no recording: fair.c's placement";
-  std::string names;
-  size_t kept = 0, judged = 0;
+  TaskNames kept;
+  size_t judged = 0;
   for (const Task& t : w.tasks) {
     if (t.irqWakeupsBesideIdle < kMinIrqWakeupsBesideIdle) continue;
     ++judged;
-    if (t.irqWakeupsKeptBusy == 0) continue;
-    if (++kept <= 8)
-      names += (names.empty() ? " (" : ", ") + t.comm + " " + std::to_string(t.tid) + ": " +
-               std::to_string(t.irqWakeupsKeptBusy) + " of " + std::to_string(t.irqWakeupsBesideIdle);
+    if (t.irqWakeupsKeptBusy > 0)
+      kept.add(t.comm + " " + std::to_string(t.tid) + ": " + std::to_string(t.irqWakeupsKeptBusy) + " of " +
+               std::to_string(t.irqWakeupsBesideIdle));
   }
-  if (kept > 8) names += ", ...";
-  if (kept > 0) names += ")";
-  return "measured from the recording: " + std::to_string(kept) + " of the " + std::to_string(judged) +
+  return "measured from the recording: " + std::to_string(kept.count()) + " of the " + std::to_string(judged) +
          " tasks with at least " + std::to_string(kMinIrqWakeupsBesideIdle) +
-         " interrupt wakeups on a busy CPU beside their idle one kept some there" + names;
+         " interrupt wakeups on a busy CPU beside their idle one kept some there" + kept.text();
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 #include <charconv>
 #include <future>
 #include <numeric>
-#include <queue>
 #include <optional>
+#include <queue>
 #include <tuple>
 #include <unordered_map>
 
@@ -198,9 +198,9 @@ std::array<DelayDistribution, kWakeupPaths> measureWakeupDelays(const core::Trac
 // Wakeups from interrupt context on a CPU running a task, of a task whose
 // previous CPU was idle then: fair.c sends them to the idle CPU
 // (wake_affine_idle(), select_idle_sibling()), but the recording kernels kept
-// some on the busy CPU, where they waited for the tick's balance to pull them
-// (rcu_preempt woken from the RCU softirq beside a compiler: 24 of 78 in a
-// make -j1). Per thread: {such wakeups, those kept on the busy CPU}.
+// some on the busy CPU (rcu_preempt woken from the RCU softirq beside a
+// compiler: 24 of 74 in a make -j1; docs/models.md 5.5). Per thread: {such
+// wakeups, those kept on the busy CPU}.
 std::vector<std::pair<uint32_t, uint32_t>> measureIrqWakeupsBesideIdle(const core::TraceModel& m) {
   std::vector<std::pair<uint32_t, uint32_t>> out(m.threads.size(), {0, 0});
   const auto& ws = m.wakeups;
@@ -220,14 +220,9 @@ std::vector<std::pair<uint32_t, uint32_t>> measureIrqWakeupsBesideIdle(const cor
     if (busy >= m.cpuSlices.size() || kindAt(busy, ws.ts[i]) != core::SliceKind::Task) continue;
     // Where it slept: its state row before the wakeup names the CPU it last ran on.
     const auto [first, last] = m.stateRowsOf(ws.wakee[i]);
-    uint32_t lo = first, hi = last;
-    while (lo < hi) {
-      const uint32_t mid = lo + (hi - lo) / 2;
-      if (st.ts[mid] < ws.ts[i]) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo == first) continue;
-    const size_t prev = st.cpu[lo - 1];
+    const auto row = std::lower_bound(st.ts.begin() + first, st.ts.begin() + last, ws.ts[i]) - st.ts.begin();
+    if (row == first) continue;
+    const size_t prev = st.cpu[static_cast<size_t>(row - 1)];
     if (prev == busy || prev >= m.cpuSlices.size() || kindAt(prev, ws.ts[i]) != core::SliceKind::Idle) continue;
     auto& [besideIdle, keptBusy] = out[ws.wakee[i].value];
     ++besideIdle;

@@ -288,6 +288,9 @@ class FairPolicy final : public Policy {
   /// wake_pack: whether this wakeup of `t` stays on busy CPU `busy` rather than go to idle `idle`,
   /// its previous CPU or the one the idle search found.
   bool packedWakeup(TaskId t, int busy, int idle, bool idleIsPrevious) const;
+  /// Whether `t` may stay on busy CPU `busy` instead of taking `idle`, an
+  /// available idle CPU of a domain they share (the measured packing rules).
+  bool busyBesideIdle(TaskId t, int busy, int idle) const;
   /// irq_wake_pack: whether this interrupt's wakeup of `t` stays on busy CPU
   /// `busy` rather than go to its idle previous CPU `prev`.
   bool keptOnBusyCpu(TaskId t, int busy, int prev) const;

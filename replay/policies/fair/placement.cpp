@@ -148,10 +148,13 @@ double measuredStayShare(double util, double sleptMs) {
   return measuredShare(kMeasured, 20, util, sleptMs);
 }
 
+bool FairPolicy::busyBesideIdle(TaskId t, int busy, int idle) const {
+  return busy != idle && !m_e->idle(busy) && m_e->idle(idle) && availableIdle(idle) && m_e->allowed(t, busy) &&
+         spanningDomain(busy, idle);
+}
+
 bool FairPolicy::packedWakeup(TaskId t, int busy, int idle, bool idleIsPrevious) const {
-  if (busy == idle || m_e->idle(busy) || !m_e->idle(idle) || !availableIdle(idle) || !m_e->allowed(t, busy) ||
-      !spanningDomain(busy, idle))
-    return false;
+  if (!busyBesideIdle(t, busy, idle)) return false;
   const double util = cpuUtil(busy) / 1024.0;
   const double share =
       idleIsPrevious ? measuredPackingShare(util, static_cast<double>(m_e->now() - m_e->switchedAt(idle)) / 1e6)
@@ -163,8 +166,7 @@ bool FairPolicy::packedWakeup(TaskId t, int busy, int idle, bool idleIsPrevious)
 bool FairPolicy::keptOnBusyCpu(TaskId t, int busy, int prev) const {
   const Task& task = m_e->task(t);
   if (task.irqWakeupsBesideIdle < kMinIrqWakeupsBesideIdle || task.irqWakeupsKeptBusy == 0) return false;
-  if (busy == prev || m_e->idle(busy) || !m_e->idle(prev) || !availableIdle(prev) || !m_e->allowed(t, busy))
-    return false;
+  if (!busyBesideIdle(t, busy, prev)) return false;
   return m_e->drawPolicyChance() < static_cast<double>(task.irqWakeupsKeptBusy) / task.irqWakeupsBesideIdle;
 }
 

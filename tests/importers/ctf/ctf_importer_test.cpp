@@ -5,9 +5,8 @@
 // always a clear error naming the file, the valid prefix kept, never a crash.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
