@@ -116,6 +116,14 @@ int64_t TraceModel::stateEnd(uint32_t row) const {
   return std::max(threadStates.ts[row], threads.endTs[u.value]);
 }
 
+std::optional<uint32_t> TraceModel::stateRowBefore(Utid u, int64_t ts) const {
+  const auto [first, last] = stateRowsOf(u);
+  const auto begin = threadStates.ts.begin();
+  const auto row = static_cast<uint32_t>(std::lower_bound(begin + first, begin + last, ts) - begin);
+  if (row == first) return std::nullopt;
+  return row - 1;
+}
+
 int64_t TraceModel::lostEvents() const {
   int64_t total = 0;
   for (int64_t c : dataLoss.count) total += std::max<int64_t>(c, 0);

@@ -339,6 +339,9 @@ class TraceModel {
     return {threadStates.rowsBegin[u.value], threadStates.rowsBegin[u.value + 1]};
   }
   int64_t stateEnd(uint32_t row) const;  ///< end of a state interval
+  /// The thread's state row in force just before `ts` (the last one that
+  /// starts before it); nullopt when the thread has no row before `ts`.
+  std::optional<uint32_t> stateRowBefore(Utid u, int64_t ts) const;
   Utid threadOfStateRow(uint32_t row) const;
   /// Total events lost (rows with unknown counts count as 0 here; see dataLoss).
   int64_t lostEvents() const;

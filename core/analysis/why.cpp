@@ -266,14 +266,13 @@ CriticalPath criticalPath(const TraceModel& m, Utid utid, TimeRange range) {
   Utid task = utid;
   int64_t t = path.end;
   while (t > range.from) {
-    const auto [b, e] = m.stateRowsOf(task);
-    const auto first = st.ts.begin() + b, last = st.ts.begin() + e;
-    const auto it = std::lower_bound(first, last, t);  // rows before `it` start before t
-    if (it == first) {
+    const auto row = m.stateRowBefore(task, t);
+    if (!row) {
       path.stop = PathStop::TaskUnseen;
       break;
     }
-    const auto r = static_cast<uint32_t>(it - st.ts.begin() - 1);
+    const uint32_t r = *row;
+    const auto [b, e] = m.stateRowsOf(task);
     const auto state = pathStateOf(st.state[r]);
     if (!state) {
       path.stop = PathStop::UnknownState;
@@ -352,10 +351,9 @@ WhyReport explainTask(const TraceModel& m, Utid u, TimeRange range) {
     share.utid = waker;
     ++share.count;
     // The sleep it ended: the state row before the wakeup.
-    const auto first = st.ts.begin() + b, last = st.ts.begin() + e;
-    const auto it = std::lower_bound(first, last, w.ts[i]);
-    if (it == first) continue;
-    const auto r = static_cast<uint32_t>(it - st.ts.begin() - 1);
+    const auto row = m.stateRowBefore(u, w.ts[i]);
+    if (!row) continue;
+    const uint32_t r = *row;
     const StateClass c = classify(st.state[r]);
     if (c == StateClass::Sleep || c == StateClass::Blocked) share.sleepNs += overlap(st.ts[r], w.ts[i], range.from, range.to);
   }

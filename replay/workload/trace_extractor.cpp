@@ -219,10 +219,9 @@ std::vector<std::pair<uint32_t, uint32_t>> measureIrqWakeupsBesideIdle(const cor
     const size_t busy = ws.wakerCpu[i];
     if (busy >= m.cpuSlices.size() || kindAt(busy, ws.ts[i]) != core::SliceKind::Task) continue;
     // Where it slept: its state row before the wakeup names the CPU it last ran on.
-    const auto [first, last] = m.stateRowsOf(ws.wakee[i]);
-    const auto row = std::lower_bound(st.ts.begin() + first, st.ts.begin() + last, ws.ts[i]) - st.ts.begin();
-    if (row == first) continue;
-    const size_t prev = st.cpu[static_cast<size_t>(row - 1)];
+    const auto row = m.stateRowBefore(ws.wakee[i], ws.ts[i]);
+    if (!row) continue;
+    const size_t prev = st.cpu[*row];
     if (prev == busy || prev >= m.cpuSlices.size() || kindAt(prev, ws.ts[i]) != core::SliceKind::Idle) continue;
     auto& [besideIdle, keptBusy] = out[ws.wakee[i].value];
     ++besideIdle;

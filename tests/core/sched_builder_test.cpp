@@ -2,6 +2,7 @@
 // task identity and the diagnostics for contradictory input.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -82,6 +83,21 @@ TEST(SchedBuilder, ThreadStatesTrackEachTask) {
   EXPECT_EQ(m->threadStates.state[fa], TaskState::Running);
   EXPECT_EQ(m->threadStates.state[fa + 1], TaskState::RunnablePreempted);
   EXPECT_EQ(m->threadStates.state[fa + 2], TaskState::Running);
+}
+
+// The row in force just before an instant: the last one that starts before it.
+TEST(SchedBuilder, StateRowBeforeIsTheLastRowStartingEarlier) {
+  auto m = preemptionTrace();
+  const auto b = utidOfTid(*m, 2);
+  const uint32_t first = m->stateRowsOf(b).first;  // Runnable at 50, Running at 100, Sleeping at 150
+  EXPECT_EQ(m->stateRowBefore(b, 10), std::nullopt);
+  EXPECT_EQ(m->stateRowBefore(b, 50), std::nullopt);  // a row starting at the instant is not before it
+  EXPECT_EQ(m->stateRowBefore(b, 51), first);
+  EXPECT_EQ(m->stateRowBefore(b, 100), first);
+  EXPECT_EQ(m->stateRowBefore(b, 120), first + 1);
+  EXPECT_EQ(m->stateRowBefore(b, 10'000), first + 2);
+  // Another thread's rows do not count: A's first row starts at 0.
+  EXPECT_EQ(m->stateRowBefore(utidOfTid(*m, 1), 1), m->stateRowsOf(utidOfTid(*m, 1)).first);
 }
 
 // A task stored thread by thread has its rows further apart than a CPU's: this
