@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -124,6 +125,13 @@ struct SchedBuilder::ThreadRt {
   int64_t lastStateTs = INT64_MIN;  // the time of its last thread-state row
   uint32_t stateRows = 0;
   int64_t lastMoveTs = INT64_MIN;  // its last sched_migrate_task
+  // Its comm as the model has it, kept here while it fits TASK_COMM_LEN:
+  // nearly every event names its task's comm again, and comparing with this
+  // copy, in the cache line the event touches anyway, spares the string
+  // pool's lookup (noteComm()).
+  char commBytes[16];
+  uint8_t commLen = kNoCommCopy;
+  static constexpr uint8_t kNoCommCopy = UINT8_MAX;
   // The latest event of its own that shows it was not yet running where it
   // runs next: its wakeup (or other state change), or a move after it, which
   // comes before it can run on the CPU it was moved to.
@@ -522,9 +530,40 @@ Utid SchedBuilder::threadFor(int32_t tid, std::string_view comm, int64_t ts, boo
   return u;
 }
 
+namespace {
+// Equality of two texts of n <= 16 bytes in at most four loads a side, each
+// inside [p, p + n): a memcmp call per event cost more than the rest of noteComm().
+bool sameShortText(const char* a, const char* b, size_t n) {
+  const auto load8 = [](const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  const auto load4 = [](const char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  if (n >= 8) return load8(a) == load8(b) && load8(a + n - 8) == load8(b + n - 8);
+  if (n >= 4) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace
+
 void SchedBuilder::noteComm(Utid u, std::string_view comm, int64_t ts) {
-  if (comm.empty() || comm == kUnknownComm || u == kIdleUtid) return;
+  if (comm.empty() || u == kIdleUtid) return;
+  ThreadRt& rt = m_threads[u.value];
+  if (rt.commLen == comm.size() && sameShortText(rt.commBytes, comm.data(), comm.size())) return;
+  if (comm == kUnknownComm) return;
   auto& current = m_model->threads.comm[u.value];
+  if (comm.size() <= sizeof rt.commBytes) {
+    std::memcpy(rt.commBytes, comm.data(), comm.size());
+    rt.commLen = static_cast<uint8_t>(comm.size());
+  } else {
+    rt.commLen = ThreadRt::kNoCommCopy;
+  }
   if (m_model->strings.get(current) == comm) return;
   const StringId id = m_model->strings.intern(comm);
   if (current.value != 0) {

@@ -501,6 +501,37 @@ TEST(SchedBuilder, CommChangesAreKept) {
   EXPECT_EQ(m->comm(m->threadOfStateRow(0)), "make");
 }
 
+
+// The builder keeps a thread's comm inline to spare the string pool: every
+// length range it compares in its own way (1-3, 4-7, 8-16 bytes, longer), a
+// name that differs only in its last byte, and a change back to an earlier name.
+TEST(SchedBuilder, CommChangesAreKeptForEveryLengthAndChangeBack) {
+  const std::vector<std::string> comms = {
+      "ab",  "ac",  "ab",  "abcd1", "abcd2", "abcdefghij", "abcdefghiX", "abcdefghiX",
+      "0123456789abcdef", "0123456789abcdeF", "0123456789abcdefghij", "0123456789abcdefghiJ",
+      "0123456789abcdefghiJ", "ab"};
+  core::SchedBuilder b;
+  core::SwitchArgs a;
+  a.prevTid = 7;
+  a.prevState = TaskState::Sleeping;
+  a.nextTid = 0;
+  int64_t ts = 10;
+  for (const std::string& comm : comms) {
+    a.prevComm = comm;
+    b.onSwitch({ts, 0, 7, 0}, a);
+    ts += 10;
+  }
+  auto m = b.finalize();
+  // Each name but the first and the two repeats ("abcdefghiX", "...ghiJ") is a change.
+  const std::vector<std::string> changed = {"ac", "ab", "abcd1", "abcd2", "abcdefghij", "abcdefghiX",
+                                            "0123456789abcdef", "0123456789abcdeF", "0123456789abcdefghij",
+                                            "0123456789abcdefghiJ", "ab"};
+  ASSERT_EQ(m->commChanges.size(), changed.size());
+  for (size_t i = 0; i < changed.size(); ++i) EXPECT_EQ(m->strings.get(m->commChanges.comm[i]), changed[i]) << i;
+  EXPECT_EQ(m->commChanges.ts[0], 20);
+  EXPECT_EQ(m->commChanges.ts.back(), 140);
+  EXPECT_EQ(m->comm(m->threadOfStateRow(0)), "ab");
+}
 TEST(SchedBuilder, ModelStaysWithinItsMemoryBudget) {
   // A busy two-CPU ping-pong: the model must stay at or below 32 bytes/event.
   TraceBuilder t;
