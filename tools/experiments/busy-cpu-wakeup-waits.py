@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""How long tasks woken onto a busy CPU wait, and which of them are vfork parents.
+
+A wakeup latency p99 of a few hundred wakeups is decided by a handful of long
+waits (docs/models.md 8.3, builds' wakeup latency). This counts the
+wakeups (sched_wakeup) whose target CPU was running another task, by whether
+the waker ran on the target CPU (local) or another (remote) and by how long
+the wakee waited for its switch-in: under 100 us, under 1 ms, or longer. It
+counts apart the wakeups of a parent by a child it forked (a vfork parent
+woken at its child's exec), and prints each wait of 1 ms or more.
+
+  tools/experiments/busy-cpu-wakeup-waits.py TRACE
+
+TRACE is a trace.dat (read with `trace-cmd report`) or ftrace text such as
+`schedlab-cli replay ... --out FILE` writes.
+"""
+import collections
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(?:\S+\s+)?([\d.]+):\s+(\w+):\s+(.*)$")
+WAKEUP_REPORT = re.compile(r"(.+?):(\d+) \[-?\d+\] CPU:(\d+)")
+WAKEUP_TEXT = re.compile(r"comm=(.+?) pid=(\d+) prio=-?\d+ target_cpu=(\d+)")
+SWITCH_REPORT = re.compile(r"(.+?):(\d+) \[-?\d+\] (\S+) ==> (.+?):(\d+) \[")
+SWITCH_TEXT = re.compile(r"prev_comm=(.+?) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.+?) next_pid=(\d+)")
+FORK = re.compile(r"pid=(\d+) child_comm=.* child_pid=(\d+)")
+
+
+def lines(path):
+    if path.endswith(".dat"):
+        out = subprocess.run(["trace-cmd", "report", "-i", path], capture_output=True, text=True, check=True)
+        return out.stdout.splitlines()
+    with open(path) as f:
+        return f.read().splitlines()
+
+
+def bucket(wait_us):
+    return "<100us" if wait_us < 100 else "<1ms" if wait_us < 1000 else ">=1ms"
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    running = {}  # cpu -> (tid, comm)
+    parent_of = {}
+    pending = {}  # wakee tid -> (ts, locality, vfork parent, wakee comm, running comm, waker comm)
+    counts = collections.Counter()
+    long_waits = []
+    for line in lines(sys.argv[1]):
+        m = LINE.match(line)
+        if not m:
+            continue
+        comm, pid, cpu, ts, event, rest = m.groups()
+        pid, cpu, ts = int(pid), int(cpu), float(ts)
+        if event == "sched_process_fork":
+            f = FORK.search(rest)
+            if f:
+                parent_of[int(f.group(2))] = int(f.group(1))
+        elif event == "sched_wakeup":
+            w = WAKEUP_REPORT.match(rest) or WAKEUP_TEXT.search(rest)
+            if not w:
+                continue
+            wakee, target = int(w.group(2)), int(w.group(3))
+            current = running.get(target, (0, "idle"))
+            if current[0] not in (0, wakee):
+                pending[wakee] = (ts, "local" if cpu == target else "remote", parent_of.get(pid) == wakee,
+                                  w.group(1), current[1], comm)
+        elif event == "sched_switch":
+            s = SWITCH_REPORT.match(rest) or SWITCH_TEXT.search(rest)
+            if not s:
+                continue
+            nxt = int(s.group(5))
+            running[cpu] = (nxt, s.group(4))
+            if nxt in pending:
+                woken, locality, vfork, wakee_comm, running_comm, waker = pending.pop(nxt)
+                wait_us = (ts - woken) * 1e6
+                counts[("all", locality, bucket(wait_us))] += 1
+                if vfork:
+                    counts[("vfork parent", locality, bucket(wait_us))] += 1
+                if wait_us >= 1000:
+                    long_waits.append(f"{woken:.6f} {wait_us:8.0f} us  {wakee_comm} ({locality}, woken by {waker}) "
+                                      f"behind {running_comm}; in when {s.group(1)} left ({s.group(3)})")
+    for key in sorted(counts):
+        print(f"{key[0]:13s} {key[1]:7s} {key[2]:7s} {counts[key]}")
+    for w in long_waits:
+        print(w)
+
+
+if __name__ == "__main__":
+    main()
