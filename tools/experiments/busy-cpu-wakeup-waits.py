@@ -10,6 +10,13 @@ counts apart the wakeups of a parent by a child it forked (a vfork parent
 woken at its child's exec), and prints each wait of 1 ms or more.
 
   tools/experiments/busy-cpu-wakeup-waits.py TRACE
+  tools/experiments/busy-cpu-wakeup-waits.py --by-parent-runtime TRACE
+
+With --by-parent-runtime it counts instead the first wakeup of each forking
+parent by its child (a vfork parent woken at the child's exec), by the CPU time
+the parent had run since it was forked itself (to the nearest of the spins of
+tools/experiments/vfork-wakeup.c, plus 60 us for its fork), and whether the
+parent ran within 100 us.
 
 TRACE is a trace.dat (read with `trace-cmd report`) or ftrace text such as
 `schedlab-cli replay ... --out FILE` writes.
@@ -39,7 +46,56 @@ def bucket(wait_us):
     return "<100us" if wait_us < 100 else "<1ms" if wait_us < 1000 else ">=1ms"
 
 
+SPINS = [0, 100, 300, 500, 650, 800, 1000, 1300, 2000]
+
+
+def by_parent_runtime(path):
+    born = set()
+    runtime = collections.defaultdict(float)
+    running_since = {}
+    awaiting = {}  # parent -> the child whose first wakeup of it is awaited
+    pending = {}  # parent -> (woken at, its runtime then)
+    counts = collections.defaultdict(lambda: [0, 0])
+    for line in lines(path):
+        m = LINE.match(line)
+        if not m:
+            continue
+        comm, pid, cpu, ts, event, rest = m.groups()
+        pid, ts = int(pid), float(ts)
+        if event == "sched_process_fork":
+            f = FORK.search(rest)
+            if f:
+                born.add(int(f.group(2)))
+                awaiting[int(f.group(1))] = int(f.group(2))
+        elif event == "sched_wakeup":
+            w = WAKEUP_REPORT.match(rest) or WAKEUP_TEXT.search(rest)
+            if w and awaiting.get(int(w.group(2))) == pid:
+                parent = int(w.group(2))
+                del awaiting[parent]
+                if parent in born:
+                    pending[parent] = (ts, runtime[parent])
+        elif event == "sched_switch":
+            s = SWITCH_REPORT.match(rest) or SWITCH_TEXT.search(rest)
+            if not s:
+                continue
+            prev, nxt = int(s.group(2)), int(s.group(5))
+            if prev in running_since:
+                runtime[prev] += ts - running_since.pop(prev)
+            running_since[nxt] = ts
+            if nxt in pending:
+                woken, ran = pending.pop(nxt)
+                spin = min(SPINS, key=lambda x: abs(x - (ran * 1e6 - 60)))
+                counts[spin][0 if (ts - woken) * 1e6 < 100 else 1] += 1
+    for spin in sorted(counts):
+        quick, waited = counts[spin]
+        print(f"parent ran about {spin:4d} us: {quick + waited:3d} wakeups by its child, {quick:3d} ran within 100 us, "
+              f"{waited:3d} waited")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--by-parent-runtime":
+        by_parent_runtime(sys.argv[2])
+        return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     running = {}  # cpu -> (tid, comm)
