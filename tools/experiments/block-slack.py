@@ -18,21 +18,11 @@ import argparse
 import bisect
 import collections
 import re
-import subprocess
 import sys
 
-LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(?:\S+\s+)?([\d.]+):\s+(\w+):\s+(.*)$")
-SWITCH_REPORT = re.compile(r"(.+?):(\d+) \[-?\d+\] (\S+) ==> (.+?):(\d+) \[")
-SWITCH_TEXT = re.compile(r"prev_comm=(.+?) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.+?) next_pid=(\d+)")
+from sched_text import LINE, SWITCH_REPORT, SWITCH_TEXT, lines
+
 WAKING = re.compile(r"comm=(.+?) pid=(\d+)")
-
-
-def lines(path):
-    if path.endswith(".dat"):
-        out = subprocess.run(["trace-cmd", "report", "-i", path], capture_output=True, text=True, check=True)
-        return out.stdout.splitlines()
-    with open(path) as f:
-        return f.read().splitlines()
 
 
 def main():

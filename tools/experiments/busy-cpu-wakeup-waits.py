@@ -23,23 +23,13 @@ TRACE is a trace.dat (read with `trace-cmd report`) or ftrace text such as
 """
 import collections
 import re
-import subprocess
 import sys
 
-LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(?:\S+\s+)?([\d.]+):\s+(\w+):\s+(.*)$")
+from sched_text import LINE, SWITCH_REPORT, SWITCH_TEXT, lines
+
 WAKEUP_REPORT = re.compile(r"(.+?):(\d+) \[-?\d+\] CPU:(\d+)")
 WAKEUP_TEXT = re.compile(r"comm=(.+?) pid=(\d+) prio=-?\d+ target_cpu=(\d+)")
-SWITCH_REPORT = re.compile(r"(.+?):(\d+) \[-?\d+\] (\S+) ==> (.+?):(\d+) \[")
-SWITCH_TEXT = re.compile(r"prev_comm=(.+?) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.+?) next_pid=(\d+)")
 FORK = re.compile(r"pid=(\d+) child_comm=.* child_pid=(\d+)")
-
-
-def lines(path):
-    if path.endswith(".dat"):
-        out = subprocess.run(["trace-cmd", "report", "-i", path], capture_output=True, text=True, check=True)
-        return out.stdout.splitlines()
-    with open(path) as f:
-        return f.read().splitlines()
 
 
 def bucket(wait_us):
