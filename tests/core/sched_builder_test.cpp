@@ -501,7 +501,6 @@ TEST(SchedBuilder, CommChangesAreKept) {
   EXPECT_EQ(m->comm(m->threadOfStateRow(0)), "make");
 }
 
-
 // The builder keeps a thread's comm inline to spare the string pool: every
 // length range it compares in its own way (1-3, 4-7, 8-16 bytes, longer), a
 // name that differs only in its last byte, and a change back to an earlier name.
@@ -532,6 +531,7 @@ TEST(SchedBuilder, CommChangesAreKeptForEveryLengthAndChangeBack) {
   EXPECT_EQ(m->commChanges.ts.back(), 140);
   EXPECT_EQ(m->comm(m->threadOfStateRow(0)), "ab");
 }
+
 TEST(SchedBuilder, ModelStaysWithinItsMemoryBudget) {
   // A busy two-CPU ping-pong: the model must stay at or below 32 bytes/event.
   TraceBuilder t;
