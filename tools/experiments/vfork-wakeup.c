@@ -4,9 +4,9 @@
 // those parents waited for a tick behind the child they had just made.
 //
 // A new process (forked as make forks g++), pinned to CPU 1 with its parent
-// and children, runs SPIN us of CPU and then vforks; the child execs this program again, which notes when its
-// new image started (CLOCK_MONOTONIC, through a pipe) and spins 20 ms. The
-// parent notes when it resumed from vfork. Resumed before the new image
+// and children, runs SPIN us of CPU and then vforks; the child execs this
+// program again, which notes when its new image started (CLOCK_MONOTONIC,
+// through a pipe) and spins 20 ms. The parent notes when it resumed from vfork. Resumed before the new image
 // started: the parent preempted the child at its exec (the wakeup). Resumed
 // later: it waited behind the child, by the time given. 40 rounds per SPIN,
 // each after a 20 ms sleep.
