@@ -6,10 +6,10 @@
 // A new process (forked as make forks g++), pinned to CPU 1 with its parent
 // and children, runs SPIN us of CPU and then vforks; the child execs this
 // program again, which notes when its new image started (CLOCK_MONOTONIC,
-// through a pipe) and spins 20 ms. The parent notes when it resumed from vfork. Resumed before the new image
-// started: the parent preempted the child at its exec (the wakeup). Resumed
-// later: it waited behind the child, by the time given. 40 rounds per SPIN,
-// each after a 20 ms sleep.
+// through a pipe) and spins 20 ms. The parent notes when it resumed from
+// vfork. Resumed before the new image started: the parent preempted the
+// child at its exec (the wakeup). Resumed later: it waited behind the child,
+// by the time given. 40 rounds per SPIN, each after a 20 ms sleep.
 //
 //   cc -O2 -o vfork-wakeup tools/experiments/vfork-wakeup.c && ./vfork-wakeup [--sleep-first]
 //
@@ -73,9 +73,8 @@ int main(int argc, char** argv) {
   }
   static const int spins[] = {0, 100, 300, 500, 650, 800, 1000, 1300, 2000};
   for (size_t s = 0; s < sizeof spins / sizeof spins[0]; ++s) {
-    int preempted = 0;
-    long long waits[40];
-    int waited = 0;
+    int preempted = 0, waited = 0;
+    long long waited_ns = 0;
     for (int round = 0; round < 40; ++round) {
       int p[2];
       if (pipe(p) != 0) return 1;
@@ -111,15 +110,15 @@ int main(int argc, char** argv) {
       close(r[0]);
       close(r[1]);
       waitpid(middle, NULL, 0);
-      if (result[0] < result[1])
+      if (result[0] < result[1]) {
         ++preempted;
-      else
-        waits[waited++] = result[0] - result[1];
+      } else {
+        ++waited;
+        waited_ns += result[0] - result[1];
+      }
     }
-    long long sum = 0;
-    for (int i = 0; i < waited; ++i) sum += waits[i];
     printf("parent ran %4d us before vfork: preempted the child at its exec %2d/40, waited %2d/40 (mean %lld us)\n",
-           spins[s], preempted, waited, waited ? sum / waited / 1000 : 0);
+           spins[s], preempted, waited, waited ? waited_ns / waited / 1000 : 0);
   }
   return 0;
 }
