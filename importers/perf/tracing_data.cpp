@@ -116,15 +116,60 @@ TracepointFormat toFormat(const tep_event& ev, std::string_view text) {
   return f;
 }
 
-// The kernel writes event formats as printable ASCII lines. libtraceevent 1.7
-// dereferences a NULL token when a byte outside that (0x7f and up, e.g. in
-// "char comm[\x9d6]") starts a token: found by perfdata_fuzzer, a crash of
-// every import of such a file. Text with other bytes is no format: left out.
+bool isPrintable(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+bool isDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Consumes `key` and the digits up to the ';' after them.
+bool numberField(std::string_view& line, std::string_view key) {
+  if (!line.starts_with(key)) return false;
+  line.remove_prefix(key.size());
+  const size_t semi = line.find(';');
+  if (semi == std::string_view::npos || !isDigits(line.substr(0, semi))) return false;
+  line.remove_prefix(semi + 1);
+  return true;
+}
+
+// "\tfield:DECL;\toffset:N;\tsize:N;" with an optional "\tsigned:N;", DECL
+// printable ASCII.
+bool isFieldLine(std::string_view line) {
+  if (!line.starts_with("\tfield:")) return false;
+  line.remove_prefix(7);
+  const size_t semi = line.find(';');
+  if (semi == std::string_view::npos) return false;
+  if (!isPrintable(line.substr(0, semi))) return false;
+  line.remove_prefix(semi + 1);
+  if (!numberField(line, "\toffset:") || !numberField(line, "\tsize:")) return false;
+  return line.empty() || (numberField(line, "\tsigned:") && line.empty());
+}
+
+// Whether libtraceevent may parse this format text (the part before its
+// print fmt). libtraceevent 1.7 dereferences a NULL token on some garbled
+// formats: a byte of 0x7f or above starting a token ("char comm[\x9d6]"), or
+// the text ending inside a field's brackets ("char next_comm["), both found by
+// perfdata_fuzzer, each a crash of every import of such a file. The kernel
+// writes only whole lines of these kinds: text with any other is no format,
+// and is left out.
 bool isFormatText(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u == '\t' || u == '\n' || (u >= 0x20 && u < 0x7f);
-  });
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    if (nl == std::string_view::npos) return false;  // a line cut short
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl + 1);
+    if (line.empty() || line == "format:") continue;
+    if (line.starts_with("name: ")) {
+      const std::string_view name = line.substr(6);
+      if (name.empty() || !isPrintable(name) || name.find(' ') != std::string_view::npos) return false;
+      continue;
+    }
+    if (line.starts_with("ID: ") && isDigits(line.substr(4))) continue;
+    if (!isFieldLine(line)) return false;
+  }
+  return true;
 }
 
 }  // namespace

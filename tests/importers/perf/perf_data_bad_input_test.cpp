@@ -173,6 +173,27 @@ TEST(PerfDataBadInputFormats, BinaryBytesInAFormatDoNotReachLibtraceevent) {
   EXPECT_EQ(o.events, 324u) << o.message;
 }
 
+// A format cut inside a field's brackets ("char next_comm[" and then the
+// "print fmt:" the importer stops at, the mutation perfdata_fuzzer found on
+// 2026-12-07) crashed libtraceevent 1.7 too. Overwritten in place, so every
+// size stays: the format is left out, every record still read and counted
+// (324, as above); only the switches' fields are not decoded.
+TEST(PerfDataBadInputFormats, AFormatCutInsideBracketsDoesNotReachLibtraceevent) {
+  Bytes b = kOriginal;
+  const std::string_view name = "name: sched_switch\n";
+  const std::string_view field = "next_comm[16];";
+  const auto at = std::search(b.begin(), b.end(), name.begin(), name.end());
+  ASSERT_NE(at, b.end());
+  const auto comm = std::search(at, b.end(), field.begin(), field.end());
+  ASSERT_NE(comm, b.end());
+  const std::string_view cut = "print fmt:";
+  std::copy(cut.begin(), cut.end(), comm + 10);  // "next_comm[" then "print fmt:"
+  TempDir dir;
+  const Outcome o = importBytes(dir, "cut-format.data", b);
+  ASSERT_TRUE(o.ok) << o.message;
+  EXPECT_EQ(o.events, 324u) << o.message;
+}
+
 // Cut anywhere: the header, the attrs, the data, the feature sections.
 TEST(PerfDataBadInputSweep, TruncatedAnywhere) {
   const Bytes& full = kOriginal;
