@@ -152,6 +152,18 @@ TEST(PerfDataBadInputOffsets, NamesTheBadRecord) {
   EXPECT_GE(o.events, 50u);
 }
 
+// The recording with `text` written over an event format's bytes, from `skip`
+// bytes into the first `field` after "name: EVENT".
+Bytes withFormatOverwritten(std::string_view event, std::string_view field, size_t skip, std::string_view text) {
+  Bytes b = kOriginal;
+  const std::string name = "name: " + std::string(event) + "\n";
+  const auto at = std::search(b.begin(), b.end(), name.begin(), name.end());
+  const auto found = std::search(at, b.end(), field.begin(), field.end());
+  EXPECT_NE(found, b.end()) << event << " " << field;
+  if (found != b.end()) std::copy(text.begin(), text.end(), found + static_cast<std::ptrdiff_t>(skip));
+  return b;
+}
+
 // A byte outside printable ASCII starting a token of an event format
 // ("char comm[\x9d6]" in sched_wakeup's, the mutation perfdata_fuzzer found)
 // crashed libtraceevent 1.7, so every import of the file; the format is left
@@ -159,14 +171,7 @@ TEST(PerfDataBadInputOffsets, NamesTheBadRecord) {
 // stored perf script text: 159 switches, 80 + 80 wakeups, 3 migrations, one
 // exec, one exit); only the wakeups' fields are not decoded.
 TEST(PerfDataBadInputFormats, BinaryBytesInAFormatDoNotReachLibtraceevent) {
-  Bytes b = kOriginal;
-  const std::string_view name = "name: sched_wakeup\n";
-  const std::string_view field = "comm[16]";
-  const auto at = std::search(b.begin(), b.end(), name.begin(), name.end());
-  ASSERT_NE(at, b.end());
-  const auto comm = std::search(at, b.end(), field.begin(), field.end());
-  ASSERT_NE(comm, b.end());
-  *(comm + 5) = 0x9d;
+  const Bytes b = withFormatOverwritten("sched_wakeup", "comm[16]", 5, "\x9d");
   TempDir dir;
   const Outcome o = importBytes(dir, "binary-format.data", b);
   ASSERT_TRUE(o.ok) << o.message;
@@ -179,15 +184,7 @@ TEST(PerfDataBadInputFormats, BinaryBytesInAFormatDoNotReachLibtraceevent) {
 // size stays: the format is left out, every record still read and counted
 // (324, as above); only the switches' fields are not decoded.
 TEST(PerfDataBadInputFormats, AFormatCutInsideBracketsDoesNotReachLibtraceevent) {
-  Bytes b = kOriginal;
-  const std::string_view name = "name: sched_switch\n";
-  const std::string_view field = "next_comm[16];";
-  const auto at = std::search(b.begin(), b.end(), name.begin(), name.end());
-  ASSERT_NE(at, b.end());
-  const auto comm = std::search(at, b.end(), field.begin(), field.end());
-  ASSERT_NE(comm, b.end());
-  const std::string_view cut = "print fmt:";
-  std::copy(cut.begin(), cut.end(), comm + 10);  // "next_comm[" then "print fmt:"
+  const Bytes b = withFormatOverwritten("sched_switch", "next_comm[16];", 10, "print fmt:");
   TempDir dir;
   const Outcome o = importBytes(dir, "cut-format.data", b);
   ASSERT_TRUE(o.ok) << o.message;
