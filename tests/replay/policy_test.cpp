@@ -920,6 +920,77 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
   EXPECT_EQ(preemptionsOfB(""), 2u) << "the default is the kernel's";
 }
 
+// --- the wakeup test's pick and delayed tasks (6.18.33, ac8e69e69363) ---
+
+namespace {
+
+// One CPU, as make forks g++ and g++ vforks cc1plus (tools/experiments/vfork-wakeup.c):
+// G runs 5 us and sleeps 1 ms, then runs 30 us, forking P at 10 us, and sleeps;
+// P runs 42 us, vforking C at 40 us, and sleeps until C wakes it at
+// `cWakesPAt` of its work; C runs 500 us.
+replay::Workload vforkChain(int64_t cWakesPAt) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task g;
+  g.tid = g.tgid = 100;
+  g.comm = "g";
+  g.exits = true;
+  const auto sleepFor = [](int64_t work, int64_t sleepNs) {
+    return replay::Burst{.work = work, .wake = replay::WakeKind::Sleep, .interruptWake = true, .sleepNs = sleepNs};
+  };
+  g.bursts = {replay::Burst{.work = 5'000}, sleepFor(30'000, 1'000'000), sleepFor(10'000, 100'000'000)};
+  g.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 1, .target = 1, .kind = replay::TriggerKind::Fork});
+  replay::Task p;
+  p.tid = p.tgid = 101;
+  p.comm = "p";
+  p.parent = 0;
+  p.exits = true;
+  p.bursts = {replay::Burst{.work = 42'000}, replay::Burst{.work = 5'000, .wake = replay::WakeKind::Task, .waker = 2}};
+  p.triggers.push_back(replay::Trigger{.offset = 40'000, .burst = 0, .target = 2, .kind = replay::TriggerKind::Fork});
+  replay::Task c;
+  c.tid = c.tgid = 102;
+  c.comm = "c";
+  c.parent = 1;
+  c.exits = true;
+  c.bursts = {replay::Burst{.work = 500'000}};
+  c.triggers.push_back(replay::Trigger{.offset = cWakesPAt, .burst = 0, .target = 1, .targetBurst = 1});
+  w.tasks = {g, p, c};
+  return w;
+}
+
+}  // namespace
+
+// vforkChain(20 us), vruntimes from G's wakeup, which gives it a whole 0.7 ms
+// slice (deadline 700): P is placed at 10 (deadline 10 + 350, half a slice);
+// G sleeps at 30 behind V = 20, so DELAY_DEQUEUE keeps it queued. P places C
+// at V = (30 + 50)/2 = 40 (deadline 390) and sleeps at 52 behind V = (30 + 52 +
+// 40)/3 = 40.7: delayed too; the pick takes C, whose deadline is earlier than
+// G's. C wakes P at 60; P keeps vruntime 52 (its lag against C's vruntime of
+// its pick is negative). With G counted, V = (30 + 52 + 60)/3 = 47.3: P is not
+// eligible, and the pick is G, the only eligible entity, so before 6.18.33 C
+// runs on and finishes its 500 us with no preemption. From 6.18.33 the wakeup test picks
+// as pick_next_entity() does: G leaves the queue, V = (52 + 60)/2 = 56, P is
+// eligible with the earlier deadline (360 against C's 390) and preempts C. The
+// kernel does the latter for the vfork parent of tools/experiments/vfork-wakeup.c
+// (docs/models.md §8.3). Both runs leave out fork preemption, on before 6.18.33.
+TEST(EevdfPolicy, WakeupTestDequeuesTheDelayedTaskItsPickReaches) {
+  const auto involuntaryOfC = [](const char* release, int64_t cWakesPAt) {
+    const auto r = replayOn(vforkChain(cWakesPAt), "eevdf", 1,
+                            {std::string("release=") + release, "wakeup_preempt_fork=false"});
+    EXPECT_TRUE(r.model);
+    if (!r.model) return uint64_t{99};
+    for (const auto& t : core::analysis::computeStats(*r.model).tasks)
+      if (t.comm == "c") return t.switchesInvoluntary;
+    ADD_FAILURE() << "no task c";
+    return uint64_t{99};
+  };
+  EXPECT_EQ(involuntaryOfC("6.18.33", 20'000), 1u);
+  EXPECT_EQ(involuntaryOfC("6.18.32", 20'000), 0u);
+  // At 10 us of C's work V = (52 + 50)/2 = 51 without G: P is not eligible
+  // there either, and C keeps the CPU in both.
+  EXPECT_EQ(involuntaryOfC("6.18.33", 10'000), 0u);
+}
+
 // --- the model's DELAY_DEQUEUE counters (replay's "Model:" line) ---
 
 // delayedSleeper(): A blocks at 20 us behind B and is kept queued.

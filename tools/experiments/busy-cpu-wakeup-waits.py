@@ -11,12 +11,26 @@ woken at its child's exec), and prints each wait of 1 ms or more.
 
   tools/experiments/busy-cpu-wakeup-waits.py TRACE
   tools/experiments/busy-cpu-wakeup-waits.py --by-parent-runtime TRACE
+  tools/experiments/busy-cpu-wakeup-waits.py --margins TRACE
 
 With --by-parent-runtime it counts instead the first wakeup of each forking
 parent by its child (a vfork parent woken at the child's exec), by the CPU time
 the parent had run since it was forked itself (to the nearest of the spins of
 tools/experiments/vfork-wakeup.c, plus 60 us for its fork), and whether the
 parent ran within 100 us.
+
+With --margins (a recording of tools/experiments/vfork-wakeup.c) it puts each
+round's entities where EEVDF's vruntimes have them when the child wakes the
+parent, from the run times in the trace: the grandparent G ran a us after
+placing the parent P (at V) and slept, delayed; P ran b us, placed the child C
+at V, ran b2 us more and slept, delayed too; C ran c us and woke P. Equal
+weights, vruntimes from P's placement: G = a, P = b + b2, C = (a + b)/2 + c.
+It prints which of two rules, with the best threshold for each, separates
+the rounds where P preempted C (switched in within 100 us), of those where P
+ran less than 650 us (within its first deadline): P - V with G
+counted in V (the kernel before 6.18.33), or P - C (G out of the queue, as
+the wakeup test dequeues it from 6.18.33: docs/models.md 5.3), and how many
+rounds each puts on the wrong side.
 
 TRACE is a trace.dat (read with `trace-cmd report`) or ftrace text such as
 `schedlab-cli replay ... --out FILE` writes.
@@ -96,6 +110,60 @@ def by_parent_runtime(path):
               f"{waited:3d} waited")
 
 
+def vfork_rounds(path):
+    """(a, b, b2, c, preempted) per round of vfork-wakeup.c, in us."""
+    child_of = {}  # P -> C
+    ran_since = {}  # tid -> switch-in time
+    state = {}  # P -> the round's times as they come
+    for kind, ts, *args in events(path):
+        if kind == "fork":
+            parent, child = args
+            if parent in state and "b" not in state[parent]:
+                state[parent]["b"] = ts - ran_since.get(parent, ts)
+                state[parent]["cfork"] = ts
+                child_of[parent] = child
+            else:
+                state.setdefault(child, {"pfork": ts, "g": parent})
+        elif kind == "wakeup":
+            (waker, _, _), (wakee, _, _) = args
+            st = state.get(wakee)
+            if st and child_of.get(wakee) == waker and "c" not in st and "cin" in st:
+                st["c"] = ts - st["cin"]
+                st["woken"] = ts
+        else:
+            _, (prev, _, _), (nxt, _) = args
+            ran_since[nxt] = ts
+            st = state.get(prev)
+            if st and "b" in st and "b2" not in st:
+                st["b2"] = ts - st["cfork"]
+                st["cin"] = ts
+            for p, st in state.items():
+                if st.get("g") == prev and "a" not in st and nxt == p:
+                    st["a"] = ts - st["pfork"]
+            st = state.get(nxt)
+            if st and "woken" in st and "preempted" not in st:
+                st["preempted"] = (ts - st["woken"]) * 1e6 < 100
+    for st in state.values():
+        if all(k in st for k in ("a", "b", "b2", "c", "preempted")):
+            yield st["a"] * 1e6, st["b"] * 1e6, st["b2"] * 1e6, st["c"] * 1e6, st["preempted"]
+
+
+def margins(path):
+    # Only the rounds where P ran less than its first deadline (half of the
+    # 1.4 ms slice of a two-CPU machine): past it, the fork's update_curr()
+    # gives P a new one and reschedules it, which is another story (8.3).
+    rounds = [r for r in vfork_rounds(path) if r[1] + r[2] < 650]
+    rules = {
+        "P - V, G counted in V": lambda a, b, b2, c: (b + b2) - (a + (b + b2) + (a + b) / 2 + c) / 3,
+        "P - C, G out of the queue": lambda a, b, b2, c: (b + b2) - ((a + b) / 2 + c),
+    }
+    print(f"{len(rounds)} rounds where the parent ran under 650 us, {sum(r[4] for r in rounds)} preempted")
+    for name, rule in rules.items():
+        values = [(rule(a, b, b2, c), preempted) for a, b, b2, c, preempted in rounds]
+        wrong, threshold = min((sum((v <= t / 2) != p for v, p in values), t / 2) for t in range(-200, 201))
+        print(f"{name:26s}: preempted when <= {threshold:5.1f} us: {wrong} rounds on the wrong side")
+
+
 def busy_cpu_waits(path):
     running = {}  # cpu -> (tid, comm)
     parent_of = {}
@@ -133,6 +201,8 @@ def busy_cpu_waits(path):
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--by-parent-runtime":
         by_parent_runtime(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--margins":
+        margins(sys.argv[2])
     elif len(sys.argv) == 2:
         busy_cpu_waits(sys.argv[1])
     else:

@@ -11,11 +11,20 @@
 // child at its exec (the wakeup). Resumed later: it waited behind the child,
 // by the time given. 40 rounds per SPIN, each after a 20 ms sleep.
 //
-//   cc -O2 -o vfork-wakeup tools/experiments/vfork-wakeup.c && ./vfork-wakeup [--sleep-first]
+//   cc -O2 -o vfork-wakeup tools/experiments/vfork-wakeup.c
+//   ./vfork-wakeup [--sleep-first] [--spins LIST] [--rounds N]
+//                  [--dump-at-resume FILE | --dump-before-exec FILE]
 //
 // --sleep-first: the new process sleeps 5 ms before it runs, so that the CPU
 // idles and the process that forked it, queued still if it slept not
 // eligible (DELAY_DEQUEUE), leaves the queue at the idle pick.
+// --spins LIST: the spins, in us, comma-separated (default
+// 0,100,300,500,650,800,1000,1300,2000); --rounds N: rounds per spin.
+// --dump-at-resume FILE: the parent appends /sys/kernel/debug/sched/debug to
+// FILE as soon as it resumes from vfork (each entity's vruntime, eligibility
+// and deadline, and each cfs_rq's nr_queued, delayed entities included);
+// --dump-before-exec FILE: the child does, before its exec. Either costs the
+// process that copies it about a millisecond of CPU.
 //
 // Run it on an otherwise idle machine. On Linux 6.18.44-fc-v1272 (2 vCPUs,
 // AMD EPYC), 2026-12-07, preempted / waited of 40 (the waits 2.3-2.7 ms on
@@ -25,16 +34,21 @@
 //   parent ran  300 us:  0 / 40       parent ran 1300 us:  6 / 34
 //   parent ran  500 us:  0 / 40       parent ran 2000 us: 13 / 27
 //   parent ran  650 us:  0 / 40
-// Recorded with ../shared/tools/record-sched-trace (tracedat) and replayed on
-// one CPU (`--topology 1x1`: the trace carries no affinity), the baseline
-// gets 0 us wrong the other way (0 preempted of 37) and from 500 us on lets
-// the parent preempt in 16-30 of 40 (docs/models.md 8.3, "builds' wakeup
-// latency p99"); tools/experiments/busy-cpu-wakeup-waits.py
-// --by-parent-runtime counts both.
+// and with --spins 0,10,20,30,40,50,60,70,80 --rounds 25: 25, 25, 24, 10, 1,
+// 1, 0, 0 and 0 of 25 preempted. Recorded with
+// ../shared/tools/record-sched-trace (tracedat) and replayed on one CPU
+// (`--topology 1x1 --param base_slice_ns=1400000`: the trace carries no
+// affinity, and the kernel scales the slice by its two online CPUs), the
+// baseline agrees up to 650 us since it dequeues the delayed grandparent at
+// the wakeup test as 6.18.33 does, and from 800 us lets the parent preempt
+// too often (docs/models.md 8.3, "builds' wakeup latency p99");
+// tools/experiments/busy-cpu-wakeup-waits.py --by-parent-runtime counts both,
+// and --margins relates each round's outcome to the entities' vruntimes.
 // With --sleep-first the kernel lets the parent preempt at every spin (40 of
 // 40 each), and the replay does as the trace shows (335 of the 336 rounds up
-// to 1.3 ms in both): the difference lies in the queued grandparent.
+// to 1.3 ms in both).
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +69,21 @@ static void spin_us(long long us) {
   }
 }
 
+// Appends the scheduler's debug file to `out`: read() and write() only,
+// which a vfork child may call.
+static void dump_sched_debug(int out, const char* when) {
+  static char buf[1 << 20];
+  const int in = open("/sys/kernel/debug/sched/debug", O_RDONLY);
+  if (in < 0) return;
+  size_t n = 0;
+  ssize_t r;
+  while (n < sizeof buf && (r = read(in, buf + n, sizeof buf - n)) > 0) n += (size_t)r;
+  close(in);
+  char head[96];
+  const int h = snprintf(head, sizeof head, "=== %s, pid %d\n", when, (int)getpid());
+  if (write(out, head, (size_t)h) != h || write(out, buf, n) != (ssize_t)n) return;
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "--child") == 0) {
     const long long started = now_ns();
@@ -63,7 +92,41 @@ int main(int argc, char** argv) {
     spin_us(20000);
     return 0;
   }
-  const int sleep_first = argc == 2 && strcmp(argv[1], "--sleep-first") == 0;
+  int sleep_first = 0, rounds = 40, dump_fd = -1, dump_in_child = 0, nspins = 0;
+  int spins[64];
+  const char* spin_list = "0,100,300,500,650,800,1000,1300,2000";
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--sleep-first") == 0) {
+      sleep_first = 1;
+    } else if (strcmp(argv[i], "--spins") == 0 && i + 1 < argc) {
+      spin_list = argv[++i];
+    } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      rounds = atoi(argv[++i]);
+    } else if ((strcmp(argv[i], "--dump-at-resume") == 0 || strcmp(argv[i], "--dump-before-exec") == 0) &&
+               i + 1 < argc) {
+      dump_in_child = strcmp(argv[i], "--dump-before-exec") == 0;
+      dump_fd = open(argv[++i], O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (dump_fd < 0) {
+        perror(argv[i]);
+        return 1;
+      }
+    } else {
+      fprintf(stderr,
+              "usage: %s [--sleep-first] [--spins LIST] [--rounds N] [--dump-at-resume FILE | --dump-before-exec "
+              "FILE]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  for (const char* p = spin_list; *p && nspins < 64; ++nspins) {
+    char* end;
+    spins[nspins] = (int)strtol(p, &end, 10);
+    if (end == p) {
+      fprintf(stderr, "bad --spins: %s\n", spin_list);
+      return 2;
+    }
+    p = *end == ',' ? end + 1 : end;
+  }
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(1, &one);
@@ -71,11 +134,10 @@ int main(int argc, char** argv) {
     perror("sched_setaffinity");
     return 1;
   }
-  static const int spins[] = {0, 100, 300, 500, 650, 800, 1000, 1300, 2000};
-  for (size_t s = 0; s < sizeof spins / sizeof spins[0]; ++s) {
+  for (int s = 0; s < nspins; ++s) {
     int preempted = 0, waited = 0;
     long long waited_ns = 0;
-    for (int round = 0; round < 40; ++round) {
+    for (int round = 0; round < rounds; ++round) {
       int p[2];
       if (pipe(p) != 0) return 1;
       char fd[16];
@@ -90,11 +152,13 @@ int main(int argc, char** argv) {
         spin_us(spins[s]);
         const pid_t pid = vfork();
         if (pid == 0) {
+          if (dump_fd >= 0 && dump_in_child) dump_sched_debug(dump_fd, "child before exec");
           char* args[] = {argv[0], "--child", fd, NULL};
           execv("/proc/self/exe", args);
           _exit(127);
         }
         const long long resumed = now_ns();
+        if (dump_fd >= 0 && !dump_in_child) dump_sched_debug(dump_fd, "parent resumed");
         long long started = 0;
         close(p[1]);
         if (read(p[0], &started, sizeof started) != sizeof started) _exit(1);
@@ -117,8 +181,8 @@ int main(int argc, char** argv) {
         waited_ns += result[0] - result[1];
       }
     }
-    printf("parent ran %4d us before vfork: preempted the child at its exec %2d/40, waited %2d/40 (mean %lld us)\n",
-           spins[s], preempted, waited, waited ? waited_ns / waited / 1000 : 0);
+    printf("parent ran %4d us before vfork: preempted the child at its exec %2d/%d, waited %2d/%d (mean %lld us)\n",
+           spins[s], preempted, rounds, waited, rounds, waited ? waited_ns / waited / 1000 : 0);
   }
   return 0;
 }

@@ -178,10 +178,25 @@ void FairPolicy::preemptBuddy(int cpu, FairRq& q, uint32_t c, uint32_t t, uint32
       return;
     }
   }
-  if (pickEevdf(q, true, true) == t)
+  if (wakeupPick(cpu, q, true) == t)
     m_e->resched(cpu);
   else if (m_runToParity && c != kNone)
     shortenProtectedSlice(q, c);  // update_protect_slice(): a queued shorter slice ends the protection sooner
+}
+
+// The wakeup test's pick (`pick:` in check_preempt_wakeup_fair()). From
+// 6.18.33 (ac8e69e69363, "Fix wakeup_preempt_fair() vs delayed dequeue") it
+// picks as pick_next_entity() does: a delayed entity it reaches is eligible,
+// so it leaves the queue and the pick starts over. Before, an eligible
+// delayed task with an earlier deadline than the wakee's won the test and
+// kept the running task on, still counted in V. tools/experiments/vfork-wakeup.c
+// shows the recording kernel deciding without it (docs/models.md 8.3).
+uint32_t FairPolicy::wakeupPick(int cpu, const FairRq& q, bool protect) {
+  for (;;) {
+    const uint32_t picked = pickEevdf(q, true, protect);
+    if (!wakeupPickDequeuesDelayed() || picked == kNone || !m_ents[picked].delayed) return picked;
+    finishDelayedDequeue(cpu, picked);
+  }
 }
 
 // A delayed task leaves the queue for good (dequeue_entities() with

@@ -263,7 +263,7 @@ void FairPolicy::preemptEevdf(int cpu, FairRq& q, uint32_t c, uint32_t t, uint32
   } else if (shorter && q.eligible(m_ents, t) && (ep.deadline < ec.deadline || !q.eligible(m_ents, c))) {
     cancelProtectedSlice(c);  // 6.12's do_preempt_short(): the cut stays even if the wakee loses now
   }
-  if (pickEevdf(q, true, protect) == t) {
+  if (wakeupPick(cpu, q, protect) == t) {
     if (shorter && m_release >= KernelVersion{6, 17, 0}) cancelProtectedSlice(c);
     m_e->resched(cpu);
   } else if (m_runToParity && shorter && protectedSliceVprot()) {

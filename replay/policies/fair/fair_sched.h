@@ -187,6 +187,7 @@ class FairPolicy final : public Policy {
   uint32_t pickEevdfNext(int cpu);
   /// check_preempt_wakeup_fair() from 6.18.33 for a wakee without a shorter slice.
   void preemptBuddy(int cpu, FairRq& q, uint32_t c, uint32_t t, uint32_t flags);
+  uint32_t wakeupPick(int cpu, const FairRq& q, bool protect);
   int64_t sliceOf(uint32_t t) const;
   int64_t queuedSliceBound(const FairRq& q, bool wantMax, uint32_t except) const;
   bool protectedSlice(uint32_t c) const;
@@ -335,6 +336,8 @@ class FairPolicy final : public Policy {
   bool lagLimitFromMaxSlice() const { return m_release >= KernelVersion{6, 18, 17}; }
   // e837456fdca8 (6.18.33): the wakeup test's buddy rules and PICK_BUDDY inside __pick_eevdf().
   bool buddyWakeupRules() const { return m_release >= KernelVersion{6, 18, 33}; }
+  // ac8e69e69363 (6.18.33): the wakeup test's pick dequeues the delayed entities it reaches.
+  bool wakeupPickDequeuesDelayed() const { return m_release >= KernelVersion{6, 18, 33}; }
   bool syncAffineIgnoresDelayed() const { return m_release >= KernelVersion{6, 18, 0}; }
   uint64_t m_rtSeq = 0;
   bool m_csConfigured = false, m_csActive = false, m_fiBalance = true;
