@@ -76,6 +76,14 @@ void defineEngineParams(Params& params) {
                    "of its CPU (another task's timer, the tick), else at its expiry (hrtimer soft and hard expiry, "
                    "kernel/time/hrtimer.c). Applied to sleeps the recording saw end by an interrupt, whose recorded end "
                    "is taken as the hard expiry. docs/models.md §8.1");
+  params.defineChoice("preempt", "none", {"none", "voluntary", "full"},
+                      "the recording kernel's preemption model (CONFIG_PREEMPT_*, or preempt= with PREEMPT_DYNAMIC), "
+                      "which a sched trace does not record: with none, a parent that vforks runs on to its vfork wait "
+                      "whatever reschedules its CPU in between, since clone() has no preemption point there (with "
+                      "voluntary, might_sleep() in wait_for_completion() is one). The replay knows that span only "
+                      "for vfork: a fork followed by an uninterruptible sleep that the child ends. Default none, "
+                      "Kconfig's default and what the recording machine of README \"Replay fidelity\" runs. "
+                      "docs/models.md §8.1");
   params.defineInt("seed", 1, 0, INT64_MAX,
                    "seed of the draws from measured distributions and shares (wake_pack); same seed, same replay");
   params.defineText("cpu_speed", "1.0",
@@ -106,6 +114,7 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
   c.timerSlackNs = params.getInt("timer_slack_ns");
   c.ttwuQueue = params.has("ttwu_queue") && params.getBool("ttwu_queue");
+  c.preemptNone = params.get("preempt") == "none";
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
   const std::string& irqCpu = params.get("irq_wakeup_cpu");
   c.irqWakeupCpu = irqCpu == "recorded"   ? EngineConfig::IrqWakeupCpu::Recorded
@@ -537,6 +546,11 @@ void Engine::fireTriggers(int cpu, TaskId t) {
     ++r.nextTrigger;
     if (tr.target == kNoTask || tr.target >= m_tasks.size()) continue;
     if (tr.kind == TriggerKind::Fork) {
+      if (m_config.preemptNone && r.burst + 1 < task.bursts.size()) {
+        const Burst& wait = task.bursts[r.burst + 1];
+        r.inVfork = wait.wake == WakeKind::Task && wait.waker == tr.target && !wait.gate &&
+                    wait.blockState == core::TaskState::Blocked;
+      }
       if (m_tasks[tr.target].state == TState::NotStarted) startTask(tr.target, t, cpu);
       continue;
     }
@@ -573,6 +587,7 @@ void Engine::fireTriggers(int cpu, TaskId t) {
 
 void Engine::burstDone(int cpu, TaskId t) {
   TaskRt& r = m_tasks[t];
+  r.inVfork = false;  // it sleeps now, or (its child already released it) returns to user space
   const Task& task = m_workload.tasks[t];
   m_outcome[t].lastEnd = m_now;
   if (task.inMakespan) m_lastBurstEnd = std::max(m_lastBurstEnd, m_now);
@@ -862,7 +877,8 @@ void Engine::flushResched() {
   for (int round = 0; round < 100000; ++round) {
     bool any = false;
     for (int cpu = 0; cpu < cpuCount(); ++cpu) {
-      if (!m_cpus[static_cast<size_t>(cpu)].needResched) continue;
+      const CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
+      if (!c.needResched || (c.curr != kNoTask && m_tasks[c.curr].inVfork)) continue;
       any = true;
       schedule(cpu);
 

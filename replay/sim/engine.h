@@ -52,6 +52,9 @@ struct EngineConfig {
   /// ttwu_queue: a remote wakeup onto an idle CPU is queued there only when
   /// that CPU takes it in (core.c's wakelist), not when the waker picks it.
   bool ttwuQueue = false;
+  /// preempt=none: a vfork parent runs on to its vfork wait whatever reschedules
+  /// its CPU meanwhile (no preemption point in that system call).
+  bool preemptNone = false;
   std::vector<double> cpuSpeed;  ///< per CPU (missing CPUs: 1.0)
   double smtFactor = 1.0;        ///< a task's rate while an SMT sibling is busy (topologies with SMT only)
   std::vector<TaskAttributes> taskAttrs;  ///< per workload task (missing: defaults)
@@ -213,6 +216,7 @@ class Engine {
     std::vector<std::pair<uint32_t, int64_t>> firedMarks;
     uint32_t tokens = 0;      // counted wakeups it has received and not yet used
     int lastRanCpu = -1;
+    bool inVfork = false;  // forked a child it now waits for in the same system call (CLONE_VFORK)
   };
   struct CpuRt {
     TaskId curr = kNoTask;

@@ -991,6 +991,57 @@ TEST(EevdfPolicy, WakeupTestDequeuesTheDelayedTaskItsPickReaches) {
   EXPECT_EQ(involuntaryOfC("6.18.33", 10'000), 0u);
 }
 
+// --- preempt: a vfork parent runs on to its vfork wait under PREEMPT_NONE ---
+
+// One CPU. P runs 5 us and sleeps 1 ms; 98 us after it wakes it vforks C,
+// and 2 us later it sleeps uninterruptibly until C, 50 us into its run,
+// releases it. C has a 100 us custom slice, so PREEMPT_SHORT lets it preempt
+// P at its fork (deadline 98 + 50 against P's 700 us of vruntime). The kernel
+// has no preemption point between wake_up_new_task() and the vfork wait
+// unless it is built for voluntary preemption (might_sleep() in
+// wait_for_completion()), so under preempt=none P sleeps 2 us later as
+// recorded, a voluntary switch; under voluntary it is preempted at once
+// (no measured delay here), and by the time it runs again C has released
+// it, so it never sleeps there.
+TEST(EngineVfork, ParentRunsOnToItsVforkWaitWithoutPreemption) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  replay::Task p;
+  p.tid = p.tgid = 100;
+  p.comm = "p";
+  p.exits = true;
+  p.bursts = {replay::Burst{.work = 5'000},
+              replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .interruptWake = true,
+                            .sleepNs = 1'000'000},
+              replay::Burst{.work = 10'000,
+                            .wake = replay::WakeKind::Task,
+                            .blockState = core::TaskState::Blocked,
+                            .waker = 1}};
+  p.triggers.push_back(replay::Trigger{.offset = 98'000, .burst = 1, .target = 1, .kind = replay::TriggerKind::Fork});
+  replay::Task c;
+  c.tid = c.tgid = 101;
+  c.comm = "c";
+  c.parent = 0;
+  c.exits = true;
+  c.bursts = {replay::Burst{.work = 200'000}};
+  c.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 0, .target = 0, .targetBurst = 2});
+  w.tasks = {p, c};
+  const auto switchesOfP = [&](const char* preempt) {
+    const auto r = replayOn(w, "eevdf", 1,
+                            {"release=6.18.44", "task_slice=tid:101=100000", std::string("preempt=") + preempt});
+    EXPECT_TRUE(r.model);
+    if (!r.model) return std::pair<uint64_t, uint64_t>{99, 99};
+    for (const auto& t : core::analysis::computeStats(*r.model).tasks)
+      if (t.comm == "p") return std::pair{t.switchesVoluntary, t.switchesInvoluntary};
+    ADD_FAILURE() << "no task p";
+    return std::pair<uint64_t, uint64_t>{99, 99};
+  };
+  // (voluntary, involuntary): the 1 ms sleep, the vfork wait and the exit.
+  using Switches = std::pair<uint64_t, uint64_t>;
+  EXPECT_EQ(switchesOfP("none"), Switches(3, 0));
+  EXPECT_EQ(switchesOfP("voluntary"), Switches(2, 1));
+}
+
 // --- the model's DELAY_DEQUEUE counters (replay's "Model:" line) ---
 
 // delayedSleeper(): A blocks at 20 us behind B and is kept queued.

@@ -39,9 +39,10 @@
 // ../shared/tools/record-sched-trace (tracedat) and replayed on one CPU
 // (`--topology 1x1 --param base_slice_ns=1400000`: the trace carries no
 // affinity, and the kernel scales the slice by its two online CPUs), the
-// baseline agrees up to 650 us since it dequeues the delayed grandparent at
-// the wakeup test as 6.18.33 does, and from 800 us lets the parent preempt
-// too often (docs/models.md 8.3, "builds' wakeup latency p99");
+// baseline agrees at every spin (docs/models.md 8.3, "builds' wakeup latency
+// p99"): up to 650 us since it dequeues the delayed grandparent at the
+// wakeup test as 6.18.33 does, from 800 us since it lets the parent run on
+// to its vfork wait (preempt=none, 8.1);
 // tools/experiments/busy-cpu-wakeup-waits.py --by-parent-runtime counts both,
 // and --margins relates each round's outcome to the entities' vruntimes.
 // With --sleep-first the kernel lets the parent preempt at every spin (40 of
