@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <ostream>
 #include <set>
 
 #include "core/analysis/stats.h"
@@ -889,6 +890,24 @@ replay::Workload delayedSleeper(const std::vector<replay::Burst>& aAfter, const 
 
 const replay::Burst kWokenByB{.work = 3'000, .wake = replay::WakeKind::Task, .waker = 1};
 
+struct Switches {
+  uint64_t voluntary = 0, involuntary = 0;
+  bool operator==(const Switches&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Switches& s) {
+  return os << "(voluntary " << s.voluntary << ", involuntary " << s.involuntary << ")";
+}
+
+// The replayed switches of the task named `comm` (a failure when there is none).
+Switches switchesOf(const replay::ReplayResult& r, const std::string& comm) {
+  EXPECT_TRUE(r.model);
+  if (!r.model) return {};
+  for (const auto& t : core::analysis::computeStats(*r.model).tasks)
+    if (t.comm == comm) return {t.switchesVoluntary, t.switchesInvoluntary};
+  ADD_FAILURE() << "no task " << comm;
+  return {};
+}
+
 }  // namespace
 
 // delayedSleeper() on one CPU (a 0.7 ms slice): A forks B at 10 us of its work (B is
@@ -907,13 +926,7 @@ TEST(EevdfPolicy, RequeuedDelayedTaskMeasuresItsLagAgainstTheRunningTasksLastUpd
   const auto preemptionsOfB = [&](const char* lag) {
     std::vector<std::string> params = {"release=6.18.44"};
     if (*lag) params.push_back(std::string("requeue_lag_curr=") + lag);
-    const auto r = replayOn(w, "eevdf", 1, params);
-    EXPECT_TRUE(r.model);
-    if (!r.model) return uint64_t{0};
-    for (const auto& t : core::analysis::computeStats(*r.model).tasks)
-      if (t.comm == "b") return t.switchesInvoluntary;
-    ADD_FAILURE() << "no task b";
-    return uint64_t{0};
+    return switchesOf(replayOn(w, "eevdf", 1, params), "b").involuntary;
   };
   EXPECT_EQ(preemptionsOfB("stale"), 2u);
   EXPECT_EQ(preemptionsOfB("updated"), 0u);
@@ -929,31 +942,22 @@ namespace {
 // P runs 42 us, vforking C at 40 us, and sleeps until C wakes it at
 // `cWakesPAt` of its work; C runs 500 us.
 replay::Workload vforkChain(int64_t cWakesPAt) {
-  replay::Workload w;
-  w.kind = "rt-app";
-  replay::Task g;
-  g.tid = g.tgid = 100;
-  g.comm = "g";
-  g.exits = true;
   const auto sleepFor = [](int64_t work, int64_t sleepNs) {
     return replay::Burst{.work = work, .wake = replay::WakeKind::Sleep, .interruptWake = true, .sleepNs = sleepNs};
   };
-  g.bursts = {replay::Burst{.work = 5'000}, sleepFor(30'000, 1'000'000), sleepFor(10'000, 100'000'000)};
+  replay::Task g = replay_test::exitingTask(
+      100, "g", -1, {replay::Burst{.work = 5'000}, sleepFor(30'000, 1'000'000), sleepFor(10'000, 100'000'000)});
   g.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 1, .target = 1, .kind = replay::TriggerKind::Fork});
-  replay::Task p;
-  p.tid = p.tgid = 101;
-  p.comm = "p";
+  replay::Task p = replay_test::exitingTask(
+      101, "p", -1,
+      {replay::Burst{.work = 42'000}, replay::Burst{.work = 5'000, .wake = replay::WakeKind::Task, .waker = 2}});
   p.parent = 0;
-  p.exits = true;
-  p.bursts = {replay::Burst{.work = 42'000}, replay::Burst{.work = 5'000, .wake = replay::WakeKind::Task, .waker = 2}};
   p.triggers.push_back(replay::Trigger{.offset = 40'000, .burst = 0, .target = 2, .kind = replay::TriggerKind::Fork});
-  replay::Task c;
-  c.tid = c.tgid = 102;
-  c.comm = "c";
+  replay::Task c = replay_test::exitingTask(102, "c", -1, {replay::Burst{.work = 500'000}});
   c.parent = 1;
-  c.exits = true;
-  c.bursts = {replay::Burst{.work = 500'000}};
   c.triggers.push_back(replay::Trigger{.offset = cWakesPAt, .burst = 0, .target = 1, .targetBurst = 1});
+  replay::Workload w;
+  w.kind = "rt-app";
   w.tasks = {g, p, c};
   return w;
 }
@@ -977,12 +981,7 @@ TEST(EevdfPolicy, WakeupTestDequeuesTheDelayedTaskItsPickReaches) {
   const auto involuntaryOfC = [](const char* release, int64_t cWakesPAt) {
     const auto r = replayOn(vforkChain(cWakesPAt), "eevdf", 1,
                             {std::string("release=") + release, "wakeup_preempt_fork=false"});
-    EXPECT_TRUE(r.model);
-    if (!r.model) return uint64_t{99};
-    for (const auto& t : core::analysis::computeStats(*r.model).tasks)
-      if (t.comm == "c") return t.switchesInvoluntary;
-    ADD_FAILURE() << "no task c";
-    return uint64_t{99};
+    return switchesOf(r, "c").involuntary;
   };
   EXPECT_EQ(involuntaryOfC("6.18.33", 20'000), 1u);
   EXPECT_EQ(involuntaryOfC("6.18.32", 20'000), 0u);
@@ -1004,42 +1003,27 @@ TEST(EevdfPolicy, WakeupTestDequeuesTheDelayedTaskItsPickReaches) {
 // (no measured delay here), and by the time it runs again C has released
 // it, so it never sleeps there.
 TEST(EngineVfork, ParentRunsOnToItsVforkWaitWithoutPreemption) {
+  replay::Task p = replay_test::exitingTask(
+      100, "p", -1,
+      {replay::Burst{.work = 5'000},
+       replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .interruptWake = true, .sleepNs = 1'000'000},
+       replay::Burst{
+           .work = 10'000, .wake = replay::WakeKind::Task, .blockState = core::TaskState::Blocked, .waker = 1}});
+  p.triggers.push_back(replay::Trigger{.offset = 98'000, .burst = 1, .target = 1, .kind = replay::TriggerKind::Fork});
+  replay::Task c = replay_test::exitingTask(101, "c", -1, {replay::Burst{.work = 200'000}});
+  c.parent = 0;
+  c.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 0, .target = 0, .targetBurst = 2});
   replay::Workload w;
   w.kind = "rt-app";
-  replay::Task p;
-  p.tid = p.tgid = 100;
-  p.comm = "p";
-  p.exits = true;
-  p.bursts = {replay::Burst{.work = 5'000},
-              replay::Burst{.work = 100'000, .wake = replay::WakeKind::Sleep, .interruptWake = true,
-                            .sleepNs = 1'000'000},
-              replay::Burst{.work = 10'000,
-                            .wake = replay::WakeKind::Task,
-                            .blockState = core::TaskState::Blocked,
-                            .waker = 1}};
-  p.triggers.push_back(replay::Trigger{.offset = 98'000, .burst = 1, .target = 1, .kind = replay::TriggerKind::Fork});
-  replay::Task c;
-  c.tid = c.tgid = 101;
-  c.comm = "c";
-  c.parent = 0;
-  c.exits = true;
-  c.bursts = {replay::Burst{.work = 200'000}};
-  c.triggers.push_back(replay::Trigger{.offset = 50'000, .burst = 0, .target = 0, .targetBurst = 2});
   w.tasks = {p, c};
   const auto switchesOfP = [&](const char* preempt) {
-    const auto r = replayOn(w, "eevdf", 1,
-                            {"release=6.18.44", "task_slice=tid:101=100000", std::string("preempt=") + preempt});
-    EXPECT_TRUE(r.model);
-    if (!r.model) return std::pair<uint64_t, uint64_t>{99, 99};
-    for (const auto& t : core::analysis::computeStats(*r.model).tasks)
-      if (t.comm == "p") return std::pair{t.switchesVoluntary, t.switchesInvoluntary};
-    ADD_FAILURE() << "no task p";
-    return std::pair<uint64_t, uint64_t>{99, 99};
+    return switchesOf(
+        replayOn(w, "eevdf", 1, {"release=6.18.44", "task_slice=tid:101=100000", std::string("preempt=") + preempt}),
+        "p");
   };
-  // (voluntary, involuntary): the 1 ms sleep, the vfork wait and the exit.
-  using Switches = std::pair<uint64_t, uint64_t>;
-  EXPECT_EQ(switchesOfP("none"), Switches(3, 0));
-  EXPECT_EQ(switchesOfP("voluntary"), Switches(2, 1));
+  // The 1 ms sleep, the vfork wait and the exit are voluntary.
+  EXPECT_EQ(switchesOfP("none"), (Switches{3, 0}));
+  EXPECT_EQ(switchesOfP("voluntary"), (Switches{2, 1}));
 }
 
 // --- the model's DELAY_DEQUEUE counters (replay's "Model:" line) ---
