@@ -83,4 +83,43 @@ ParsedSchedSettings parseSchedSettings(std::string_view text) {
 
 std::string schedSettingsPath(const std::string& tracePath) { return tracePath + ".sched"; }
 
+namespace {
+
+bool configHas(std::string_view config, std::string_view option) {
+  for (size_t at = config.find(option); at != std::string_view::npos; at = config.find(option, at + 1)) {
+    const bool lineStart = at == 0 || config[at - 1] == '\n';
+    const std::string_view rest = config.substr(at + option.size());
+    if (lineStart && rest.starts_with("=y") && (rest.size() == 2 || rest[2] == '\n')) return true;
+  }
+  return false;
+}
+
+bool knownMode(std::string_view mode) {
+  return mode == "none" || mode == "voluntary" || mode == "full" || mode == "lazy";
+}
+
+}  // namespace
+
+std::string preemptionModel(std::string_view debugfs, std::string_view config, std::string_view cmdline) {
+  if (const size_t open = debugfs.find('('); open != std::string_view::npos) {
+    const size_t close = debugfs.find(')', open);
+    if (close != std::string_view::npos && knownMode(debugfs.substr(open + 1, close - open - 1)))
+      return std::string(debugfs.substr(open + 1, close - open - 1));
+  }
+  if (configHas(config, "CONFIG_PREEMPT_DYNAMIC")) {
+    for (size_t at = cmdline.find("preempt="); at != std::string_view::npos; at = cmdline.find("preempt=", at + 1)) {
+      if (at > 0 && !isSpace(cmdline[at - 1])) continue;  // not e.g. "nopreempt=" or "rcupdate.preempt="
+      std::string_view mode = cmdline.substr(at + 8);
+      mode = mode.substr(0, std::min(mode.size(), static_cast<size_t>(std::find_if(mode.begin(), mode.end(), isSpace) -
+                                                                        mode.begin())));
+      if (knownMode(mode)) return std::string(mode);
+    }
+  }
+  if (configHas(config, "CONFIG_PREEMPT_RT") || configHas(config, "CONFIG_PREEMPT")) return "full";
+  if (configHas(config, "CONFIG_PREEMPT_LAZY")) return "lazy";
+  if (configHas(config, "CONFIG_PREEMPT_VOLUNTARY")) return "voluntary";
+  if (configHas(config, "CONFIG_PREEMPT_NONE")) return "none";
+  return {};
+}
+
 }  // namespace core

@@ -48,4 +48,19 @@ inline constexpr const char* kVcpuPackSetting = "kernel.sched_vcpu_pack";
 /// The metadata key naming the settings file an import read.
 inline constexpr const char* kSchedSettingsFromKey = "sched_settings_from";
 
+/// The recording kernel's preemption model (none, voluntary, full or lazy),
+/// which `schedlab-cli record` adds to the settings under this name: not a
+/// sysctl, but what /sys/kernel/debug/sched/preempt shows. No trace carries it.
+inline constexpr const char* kPreemptSetting = "sched.preempt";
+
+/// A kernel's preemption model from what it shows: the mode in parentheses of
+/// /sys/kernel/debug/sched/preempt ("none voluntary (full) lazy") when
+/// `debugfs` has one; else its configuration (`config`, the text of
+/// /proc/config.gz or /boot/config-RELEASE): CONFIG_PREEMPT_RT and
+/// CONFIG_PREEMPT are "full", CONFIG_PREEMPT_LAZY "lazy",
+/// CONFIG_PREEMPT_VOLUNTARY "voluntary", CONFIG_PREEMPT_NONE "none", and with
+/// CONFIG_PREEMPT_DYNAMIC a preempt=MODE on the command line (`cmdline`)
+/// chooses instead. Empty when neither tells.
+std::string preemptionModel(std::string_view debugfs, std::string_view config, std::string_view cmdline);
+
 }  // namespace core

@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <charconv>
@@ -43,6 +44,37 @@ std::string readText(const fs::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// A gzip file's text (/proc/config.gz), empty when it cannot be read.
+std::string readGzipText(const char* path) {
+  gzFile in = gzopen(path, "rb");
+  if (!in) return {};
+  std::string text;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(in, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  const bool failed = n < 0;
+  gzclose(in);
+  return failed ? std::string() : text;
+}
+
+// The kernel's preemption model as a settings line (core::kPreemptSetting),
+// empty when it shows none: no trace format carries it, and a replay reads it
+// (the `preempt` parameter, docs/models.md 8.1).
+std::string preemptSettingLines() {
+  const std::string debugfs = readText("/sys/kernel/debug/sched/preempt");
+  std::string config = readGzipText("/proc/config.gz");
+  if (config.empty()) {
+    utsname u{};
+    if (::uname(&u) == 0) config = readText(std::string("/boot/config-") + u.release);
+  }
+  const std::string model = core::preemptionModel(debugfs, config, readText("/proc/cmdline"));
+  if (model.empty()) return {};
+  return std::string("# ") + core::kPreemptSetting +
+         ": the kernel's preemption model (not a sysctl: /sys/kernel/debug/sched/preempt, else its configuration "
+         "and preempt= on its command line)\n" +
+         core::kPreemptSetting + " = " + model + "\n";
 }
 
 // "overrun: 21204" in a per_cpu/cpuN/stats text.
@@ -317,8 +349,10 @@ core::Status Recording::writeOutputs() {
                            m_result.topologyFile);
       !st)
     return st;
-  if (auto st = saveBeside(core::captureSchedSettings(), core::schedSettingsPath(m_options.output),
-                           "scheduler settings", m_result.schedSettingsFile);
+  auto settings = core::captureSchedSettings();
+  if (settings) *settings += preemptSettingLines();
+  if (auto st = saveBeside(settings, core::schedSettingsPath(m_options.output), "scheduler settings",
+                           m_result.schedSettingsFile);
       !st)
     return st;
   return saveBeside(m_autogroupsAtStart, core::autogroupsPath(m_options.output), "task autogroups",

@@ -160,6 +160,7 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   if (auto st = fair::resolveEevdfRelease(params, workload.kernelRelease); !st) return core::Error(st.message());
   fair::resolveWakePack(params, workload.schedSettingsKnown, workload.vcpuPackSetting);
   fair::resolveAutogroup(params, workload.kind == "trace", workload.schedSettingsKnown, workload.autogroupSetting);
+  resolvePreempt(params, workload.kind == "trace", workload.schedSettingsKnown, workload.preemptSetting);
   Unmodelled unmodelled = workload.unmodelled;
   if (params.has("autogroup") && params.get("autogroup") == "on") unmodelled.recordedWithAutogroup = 0;
   // Delays "from the recording" are resolved here so that what is stored is what was used.

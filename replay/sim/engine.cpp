@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "core/sched_settings.h"
+
 namespace replay {
 
 void defineEngineParams(Params& params) {
@@ -76,14 +78,14 @@ void defineEngineParams(Params& params) {
                    "of its CPU (another task's timer, the tick), else at its expiry (hrtimer soft and hard expiry, "
                    "kernel/time/hrtimer.c). Applied to sleeps the recording saw end by an interrupt, whose recorded end "
                    "is taken as the hard expiry. docs/models.md §8.1");
-  params.defineChoice("preempt", "none", {"none", "voluntary", "full"},
+  params.defineChoice("preempt", "settings", {"settings", "none", "voluntary", "full"},
                       "the recording kernel's preemption model (CONFIG_PREEMPT_*, or preempt= with PREEMPT_DYNAMIC), "
                       "which a sched trace does not record: with none, a parent that vforks runs on to its vfork wait "
                       "whatever reschedules its CPU in between, since clone() has no preemption point there (with "
                       "voluntary, might_sleep() in wait_for_completion() is one). The replay knows that span only "
-                      "for vfork: a fork followed by an uninterruptible sleep that the child ends. Default none, "
-                      "Kconfig's default and what the recording machine of README \"Replay fidelity\" runs. "
-                      "docs/models.md §8.1");
+                      "for vfork: a fork followed by an uninterruptible sleep that the child ends. settings = as "
+                      "sched.preempt beside the recording says (schedlab-cli record saves it; lazy counts as none "
+                      "there), else none, Kconfig's default. docs/models.md §8.1");
   params.defineInt("seed", 1, 0, INT64_MAX,
                    "seed of the draws from measured distributions and shares (wake_pack); same seed, same replay");
   params.defineText("cpu_speed", "1.0",
@@ -98,6 +100,21 @@ void defineEngineParams(Params& params) {
   params.defineText("smt.task_factor", "",
                     "per-task override of smt.factor: rules SELECTOR=F separated by ';' (SELECTOR: comm:REGEX, "
                     "tgid:N, tid:N, all, rt, fair), e.g. comm:^stream$=0.9 for a memory-bound task that loses less");
+}
+
+void resolvePreempt(Params& params, bool isRecording, bool settingsKnown, const std::string& setting) {
+  if (params.get("preempt") != "settings") return;
+  const std::string name = core::kPreemptSetting;
+  if (setting == "none" || setting == "voluntary" || setting == "full")
+    (void)params.resolve("preempt", setting, "the settings beside the recording: " + name + " = " + setting);
+  else if (setting == "lazy")  // a fair task's reschedule waits for the return to user space or the tick
+    (void)params.resolve("preempt", "none", "the settings beside the recording: " + name + " = lazy, none's in a vfork");
+  else
+    (void)params.resolve("preempt", "none",
+                         (!isRecording     ? std::string("a written workload")
+                          : settingsKnown ? "the settings beside the recording do not have " + name
+                                          : std::string("no scheduler settings beside the recording")) +
+                             ": Kconfig's default");
 }
 
 core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) {

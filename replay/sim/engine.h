@@ -63,6 +63,9 @@ struct EngineConfig {
 /// Declares the engine's parameters (hz, context_switch_ns, migration_ns, the
 /// wakeup delays, cpu_speed, smt.factor, smt.task_factor).
 void defineEngineParams(Params& params);
+/// preempt=settings: the preemption model the settings beside a recording
+/// name (core::kPreemptSetting), else none, with where it came from.
+void resolvePreempt(Params& params, bool isRecording, bool settingsKnown, const std::string& setting);
 /// Reads them back; errors for malformed cpu_speed lists. Per-task attributes
 /// (smt.task_factor and the policies' cookies and clamps) are resolved by the caller.
 core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount);

@@ -696,6 +696,7 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
   }
   w.schedSettingsKnown = m.metadata.count(core::kSchedSettingsFromKey) != 0;
   if (const auto it = m.metadata.find(core::kVcpuPackSetting); it != m.metadata.end()) w.vcpuPackSetting = it->second;
+  if (const auto it = m.metadata.find(core::kPreemptSetting); it != m.metadata.end()) w.preemptSetting = it->second;
   // Read from the model alone: measured on another thread while the runs are gathered.
   auto delays = std::async(std::launch::async, [&m, &options] {
     return std::make_tuple(measureWakeupDelays(m),

@@ -191,6 +191,7 @@ struct Workload {
   bool schedSettingsKnown = false;
   std::string vcpuPackSetting;  ///< kernel.sched_vcpu_pack among them; empty when not set there
   std::string autogroupSetting;  ///< kernel.sched_autogroup_enabled among them; empty when not set there
+  std::string preemptSetting;    ///< sched.preempt (the preemption model) among them; empty when not set there
   Unmodelled unmodelled;
   uint64_t dataflowGates = 0;  ///< bursts split by ExtractOptions::dataflowGates (Burst::gate)
   /// From the first burst's start to the last burst's end of the makespan tasks

@@ -76,4 +76,28 @@ TEST(SchedSettings, CapturesThisMachinesSettings) {
   }
 }
 
+// The preemption model: debugfs's mode in parentheses first; else the
+// configuration's choice, which preempt= overrides only with PREEMPT_DYNAMIC.
+// This machine's /proc/config.gz reads CONFIG_PREEMPT_BUILD=y,
+// CONFIG_PREEMPT_NONE=y, CONFIG_PREEMPTION=y, CONFIG_PREEMPT_DYNAMIC=y.
+TEST(SchedSettings, PreemptionModelFromDebugfsConfigAndCommandLine) {
+  const std::string dynamicNone =
+      "# CONFIG_PREEMPT_NONE_BUILD is not set\nCONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_NONE=y\n"
+      "# CONFIG_PREEMPT_VOLUNTARY is not set\n# CONFIG_PREEMPT is not set\nCONFIG_PREEMPTION=y\n"
+      "CONFIG_PREEMPT_DYNAMIC=y\n";
+  EXPECT_EQ(core::preemptionModel("none voluntary (full) lazy\n", dynamicNone, ""), "full");
+  EXPECT_EQ(core::preemptionModel("(none) voluntary full lazy\n", "", "preempt=full"), "none");
+  EXPECT_EQ(core::preemptionModel("", dynamicNone, "quiet sched_vcpu_pack=15"), "none");
+  EXPECT_EQ(core::preemptionModel("", dynamicNone, "quiet preempt=voluntary console=ttyS0"), "voluntary");
+  EXPECT_EQ(core::preemptionModel("", dynamicNone, "rcupdate.preempt=full nopreempt=lazy"), "none");
+  EXPECT_EQ(core::preemptionModel("", dynamicNone, "preempt=bogus"), "none");
+  // Without PREEMPT_DYNAMIC the kernel ignores preempt=.
+  EXPECT_EQ(core::preemptionModel("", "CONFIG_PREEMPT_VOLUNTARY=y\n", "preempt=full"), "voluntary");
+  EXPECT_EQ(core::preemptionModel("", "CONFIG_PREEMPT=y\nCONFIG_PREEMPTION=y\n", ""), "full");
+  EXPECT_EQ(core::preemptionModel("", "CONFIG_PREEMPT_RT=y\n", ""), "full");
+  EXPECT_EQ(core::preemptionModel("", "CONFIG_PREEMPT_LAZY=y\n", ""), "lazy");
+  EXPECT_EQ(core::preemptionModel("", "CONFIG_PREEMPT_NONE=yes\n# CONFIG_PREEMPT_NONE is not set\n", ""), "");
+  EXPECT_EQ(core::preemptionModel("no mode marked\n", "", ""), "");
+}
+
 }  // namespace

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "app/cli/cli.h"
+#include "core/sched_settings.h"
 #include "core/topology.h"
 #include "core/topology_snapshot.h"
 #include "importers/importer.h"
@@ -155,15 +156,22 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
   EXPECT_EQ(listed, expected);
 
   // The scheduler settings beside it are /proc/sys/kernel/sched_* file by
-  // file, and the import put them in the run's metadata.
+  // file, and the kernel's preemption model where its configuration shows it;
+  // the import put them in the run's metadata.
   EXPECT_EQ(r->schedSettingsFile, o.output + ".sched");
   std::set<std::string> settings, schedFiles;
+  std::string preempt;
   std::istringstream settingLines(readFile(r->schedSettingsFile));
   for (std::string line; std::getline(settingLines, line);) {
     if (line.empty() || line[0] == '#') continue;
     const size_t eq = line.find(" = ");
     ASSERT_NE(eq, std::string::npos) << line;
     const std::string name = line.substr(0, eq);
+    if (name == core::kPreemptSetting) {
+      preempt = line.substr(eq + 3);
+      EXPECT_EQ(m->metadata[name], preempt);
+      continue;
+    }
     ASSERT_TRUE(name.starts_with("kernel.sched")) << line;
     std::istringstream file(readFile("/proc/sys/kernel/" + name.substr(7)));
     std::string word, words;
@@ -176,6 +184,9 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
     if (f.path().filename().string().starts_with("sched") && f.is_regular_file() && !readFile(f.path()).empty())
       schedFiles.insert(f.path().filename().string());
   EXPECT_EQ(settings, schedFiles);
+  if (fs::exists("/proc/config.gz"))
+    EXPECT_TRUE(preempt == "none" || preempt == "voluntary" || preempt == "full" || preempt == "lazy")
+        << "sched.preempt = '" << preempt << "' with /proc/config.gz to read";
 
   // The autogroups beside it are /proc's: this process, whose thread drained
   // the buffers while tracing ran, is in the model with the group

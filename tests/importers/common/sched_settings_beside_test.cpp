@@ -73,6 +73,25 @@ TEST(SchedSettingsBeside, VcpuPackingSettingTurnsWakePackOn) {
             Pair("measured", "the settings beside the recording: kernel.sched_vcpu_pack = 15"));
 }
 
+// preempt=settings (the default) takes the preemption model that `schedlab-cli
+// record` saves as sched.preempt; lazy defers a fair task's reschedule to the
+// return to user space or the tick, so in a vfork it is none's; without the
+// setting, Kconfig's default, none.
+TEST(SchedSettingsBeside, PreemptFollowsTheRecordedPreemptionModel) {
+  ScratchDir dir("sched-settings-preempt");
+  const std::string trace = demoCopy(dir);
+  const auto preemptWith = [&](const char* settings) { return paramWithSettings(trace, settings, "preempt"); };
+  EXPECT_EQ(preemptWith(nullptr), Pair("none", "no scheduler settings beside the recording: Kconfig's default"));
+  EXPECT_EQ(preemptWith("kernel.sched_autogroup_enabled = 1\n"),
+            Pair("none", "the settings beside the recording do not have sched.preempt: Kconfig's default"));
+  EXPECT_EQ(preemptWith("sched.preempt = voluntary\n"),
+            Pair("voluntary", "the settings beside the recording: sched.preempt = voluntary"));
+  EXPECT_EQ(preemptWith("sched.preempt = full\n"),
+            Pair("full", "the settings beside the recording: sched.preempt = full"));
+  EXPECT_EQ(preemptWith("sched.preempt = lazy\n"),
+            Pair("none", "the settings beside the recording: sched.preempt = lazy, none's in a vfork"));
+}
+
 // autogroup=settings (the default) models the sessions' groups as the
 // settings beside the recording say, and, without them, as the kernel does
 // by default; a written workload has no sessions.
