@@ -110,8 +110,7 @@ std::string preemptionModel(std::string_view debugfs, std::string_view config, s
     for (size_t at = cmdline.find("preempt="); at != std::string_view::npos; at = cmdline.find("preempt=", at + 1)) {
       if (at > 0 && !isSpace(cmdline[at - 1])) continue;  // not e.g. "nopreempt=" or "rcupdate.preempt="
       std::string_view mode = cmdline.substr(at + 8);
-      mode = mode.substr(0, std::min(mode.size(), static_cast<size_t>(std::find_if(mode.begin(), mode.end(), isSpace) -
-                                                                        mode.begin())));
+      mode = mode.substr(0, mode.find_first_of(" \t\n"));
       if (knownMode(mode)) return std::string(mode);
     }
   }

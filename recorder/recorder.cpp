@@ -5,7 +5,6 @@
 #include <sys/eventfd.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <charconv>
@@ -19,6 +18,7 @@
 #include "core/autogroup_snapshot.h"
 #include "core/sched_settings.h"
 #include "core/topology_snapshot.h"
+#include "importers/compressed_input.h"
 #include "importers/tracedat/tracedat_writer.h"
 #include "recorder/tracefs_instance.h"
 #include "recorder/traced_command.h"
@@ -46,25 +46,15 @@ std::string readText(const fs::path& path) {
   return text.str();
 }
 
-// A gzip file's text (/proc/config.gz), empty when it cannot be read.
-std::string readGzipText(const char* path) {
-  gzFile in = gzopen(path, "rb");
-  if (!in) return {};
-  std::string text;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(in, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  const bool failed = n < 0;
-  gzclose(in);
-  return failed ? std::string() : text;
-}
-
 // The kernel's preemption model as a settings line (core::kPreemptSetting),
 // empty when it shows none: no trace format carries it, and a replay reads it
 // (the `preempt` parameter, docs/models.md 8.1).
 std::string preemptSettingLines() {
   const std::string debugfs = readText("/sys/kernel/debug/sched/preempt");
-  std::string config = readGzipText("/proc/config.gz");
+  // /proc/config.gz is about 150 KB; 4 MiB holds any configuration.
+  std::string config;
+  if (auto head = importers::decompressedHead("/proc/config.gz", importers::Compression::Gzip, 4 << 20))
+    config.assign(reinterpret_cast<const char*>(head->data()), head->size());
   if (config.empty()) {
     utsname u{};
     if (::uname(&u) == 0) config = readText(std::string("/boot/config-") + u.release);

@@ -131,7 +131,7 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount) 
   c.seed = static_cast<uint64_t>(params.getInt("seed"));
   c.timerSlackNs = params.getInt("timer_slack_ns");
   c.ttwuQueue = params.has("ttwu_queue") && params.getBool("ttwu_queue");
-  c.preemptNone = params.get("preempt") == "none";
+  c.preemptNone = params.get("preempt") == "none" || params.get("preempt") == "settings";  // unresolved: the default
   c.countedWakeups = params.get("wakeup_dependency") == "counted";
   const std::string& irqCpu = params.get("irq_wakeup_cpu");
   c.irqWakeupCpu = irqCpu == "recorded"   ? EngineConfig::IrqWakeupCpu::Recorded

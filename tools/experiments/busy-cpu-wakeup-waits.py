@@ -137,10 +137,9 @@ def vfork_rounds(path):
             if st and "b" in st and "b2" not in st:
                 st["b2"] = ts - st["cfork"]
                 st["cin"] = ts
-            for p, st in state.items():
-                if st.get("g") == prev and "a" not in st and nxt == p:
-                    st["a"] = ts - st["pfork"]
             st = state.get(nxt)
+            if st and st["g"] == prev and "a" not in st:
+                st["a"] = ts - st["pfork"]
             if st and "woken" in st and "preempted" not in st:
                 st["preempted"] = (ts - st["woken"]) * 1e6 < 100
     for st in state.values():
