@@ -95,6 +95,9 @@ class FairRq {
     int64_t vruntime;
     uint64_t seq;
     uint32_t id;
+    // The entity's deadline, which no path changes while it is queued outside
+    // curr: pick_eevdf's walk then reads the keys alone, not an entity each.
+    int64_t deadline;
     bool operator<(const Key& o) const { return vruntime != o.vruntime ? vruntime < o.vruntime : seq < o.seq; }
   };
 

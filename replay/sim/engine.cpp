@@ -278,13 +278,13 @@ void Engine::resched(int cpu) {
     path = idle ? (local ? WakeupPath::LocalIdle : WakeupPath::RemoteIdle)
                 : (local ? WakeupPath::LocalPreempt : WakeupPath::RemotePreempt);
   else if (!idle || local) {  // a tick, a block, balancing on its own CPU: schedule() now
-    c.needResched = true;
+    c.needResched = m_reschedPending = true;
     return;
   }
   if (c.ipiPending || c.needResched) return;  // already on its way
   const int64_t delay = drawWakeupDelay(path);
   if (delay <= 0) {
-    c.needResched = true;
+    c.needResched = m_reschedPending = true;
     return;
   }
   c.ipiPending = true;
@@ -373,8 +373,7 @@ void Engine::moveQueued(TaskId t, int dest) {
 }
 
 void Engine::push(int64_t time, EvKind kind, uint32_t a, uint64_t b) {
-  m_heap.push_back({time, m_seq++, kind, a, b});
-  std::push_heap(m_heap.begin(), m_heap.end(), std::greater<>());
+  m_events.push({time, m_seq++, kind, a, b});
 }
 
 core::Status Engine::run(const std::stop_token& stop) {
@@ -406,10 +405,8 @@ core::Status Engine::run(const std::stop_token& stop) {
   if (m_workload.durationNs > 0) push(m_workload.originTs + m_workload.durationNs, EvKind::End, 0, 0);
 
   uint64_t handled = 0;
-  while (!m_heap.empty() && !m_ended) {
-    std::pop_heap(m_heap.begin(), m_heap.end(), std::greater<>());
-    const Event e = m_heap.back();
-    m_heap.pop_back();
+  while (!m_events.empty() && !m_ended) {
+    const Event e = m_events.pop();
     m_now = std::max(m_now, e.time);
     handle(e);
     flushResched();
@@ -501,7 +498,7 @@ void Engine::handle(const Event& e) {
       m_ctxCpu = static_cast<int>(e.a);
       if (c.ipiPending && c.ipiGen == e.b) {
         c.ipiPending = false;
-        c.needResched = true;
+        c.needResched = m_reschedPending = true;
       }
       break;
     }
@@ -891,17 +888,25 @@ void Engine::schedule(int cpu) {
 }
 
 void Engine::flushResched() {
+  if (!m_reschedPending) return;  // most events reschedule nothing: no walk over the CPUs
   for (int round = 0; round < 100000; ++round) {
-    bool any = false;
+    bool any = false, deferred = false;
     for (int cpu = 0; cpu < cpuCount(); ++cpu) {
       const CpuRt& c = m_cpus[static_cast<size_t>(cpu)];
-      if (!c.needResched || (c.curr != kNoTask && m_tasks[c.curr].inVfork)) continue;
+      if (!c.needResched) continue;
+      if (c.curr != kNoTask && m_tasks[c.curr].inVfork) {
+        deferred = true;
+        continue;
+      }
       any = true;
       schedule(cpu);
 
       if (!m_error.empty()) return;
     }
-    if (!any) return;
+    if (!any) {
+      m_reschedPending = deferred;
+      return;
+    }
   }
   fail(std::string(m_policy.name()) + ": CPUs keep rescheduling each other without progress at t=" +
        std::to_string(m_now));

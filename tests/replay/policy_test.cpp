@@ -143,16 +143,17 @@ TEST(EevdfArithmetic, AverageVruntimeAndEligibility) {
   ents[0].vruntime = 0, ents[0].weight = 1024, ents[0].onRq = true;
   ents[1].vruntime = 3'000'000, ents[1].weight = 1024, ents[1].onRq = true;
   ents[2].vruntime = 6'000'000, ents[2].weight = 2048, ents[2].onRq = true;
+  // Deadlines are set before the entities join the tree, whose keys carry them.
+  ents[0].deadline = 9'000'000;
+  ents[1].deadline = 4'000'000;
+  ents[2].deadline = 1'000'000;  // earliest, but not eligible
   for (uint32_t i = 0; i < 3; ++i) rq.treeInsert(ents, i);
   // V = (0*1024 + 3ms*1024 + 6ms*2048) / 4096 = 3.75 ms.
   EXPECT_EQ(rq.avgVruntimeOf(ents), 3'750'000);
   EXPECT_TRUE(rq.eligible(ents, 0));   // v <= V
   EXPECT_TRUE(rq.eligible(ents, 1));
   EXPECT_FALSE(rq.eligible(ents, 2));  // 6 ms > 3.75 ms
-  // Deadlines: the eligible entity with the earliest deadline wins, even if not leftmost.
-  ents[0].deadline = 9'000'000;
-  ents[1].deadline = 4'000'000;
-  ents[2].deadline = 1'000'000;  // earliest, but not eligible
+  // The eligible entity with the earliest deadline wins, even if not leftmost.
   EXPECT_EQ(rq.earliestEligible(ents), 1u);
   // min_vruntime moves to the leftmost; V is unchanged by that bookkeeping.
   rq.updateMinVruntime(ents);

@@ -2,6 +2,7 @@
 // the kernel's weight tables and fixed-point __calc_delta(), shared by CFS and
 // EEVDF and exposed for unit tests.
 #include <algorithm>
+#include <cassert>
 
 #include "replay/policies/fair/fair_sched.h"
 
@@ -61,14 +62,14 @@ bool FairRq::eligible(const std::vector<Entity>& ents, uint32_t id) const {
 void FairRq::treeInsert(std::vector<Entity>& ents, uint32_t id) {
   Entity& e = ents[id];
   e.seq = ++m_seq;
-  tree.insert({e.vruntime, e.seq, id});
+  tree.insert({e.vruntime, e.seq, id, e.deadline});
   avgVruntime += (e.vruntime - minVruntime) * e.weight;
   avgLoad += e.weight;
 }
 
 void FairRq::treeErase(std::vector<Entity>& ents, uint32_t id) {
   Entity& e = ents[id];
-  tree.erase({e.vruntime, e.seq, id});
+  tree.erase({e.vruntime, e.seq, id, e.deadline});
   avgVruntime -= (e.vruntime - minVruntime) * e.weight;
   avgLoad -= e.weight;
 }
@@ -90,10 +91,12 @@ void FairRq::advanceMinVruntime(int64_t v) {
 uint32_t FairRq::earliestEligible(const std::vector<Entity>& ents) const {
   const auto [avg, ld] = sumsWithCurr(ents);
   uint32_t best = kNone;
+  int64_t bestDeadline = 0;
   // Eligibility falls with vruntime, so the eligible entities are a prefix of the tree.
   for (const Key& k : tree) {
     if (avg < (k.vruntime - minVruntime) * ld) break;
-    if (best == kNone || ents[k.id].deadline < ents[best].deadline) best = k.id;
+    assert(k.deadline == ents[k.id].deadline);
+    if (best == kNone || k.deadline < bestDeadline) best = k.id, bestDeadline = k.deadline;
   }
   return best;
 }
