@@ -16,6 +16,11 @@ and the chances that were passed. This counts both:
   goes by the wakelist); and how long such a task then waited before it ran
   on the idle CPU, when it did.
 
+Beside each count, the CPU's avg_idle at the time, followed as core.c does
+(an average with weight 1/8 of each idle's length, from the CPU going idle to
+the next wakeup onto it, capped at 1 ms, twice migration_cost): the cost gate
+skips the balance while it is below the balance's cost.
+
   tools/experiments/newidle-chances.py TRACE...
 
 TRACE is a trace.dat (read with `trace-cmd report`) or ftrace text such as
@@ -34,6 +39,7 @@ MIGRATE = re.compile(r"pid=(\d+) prio=(\d+) orig_cpu=(\d+) dest_cpu=(\d+)")
 PRIO = re.compile(r"\[(\d+)\] \S+ ==>|prev_prio=(\d+)")
 MIGRATION_COST = 0.0005
 IN_FLIGHT = 20e-6
+AVG_IDLE_CAP = 2 * MIGRATION_COST
 
 
 def count(path):
@@ -44,7 +50,9 @@ def count(path):
     in_flight_until = {}  # tid -> end of its wakeup's wakelist trip (woken onto an idle CPU)
     pulled_in = {}  # cpu -> (tid, when) of the last task it migrated to itself
     waiting_idle = {}  # cpu -> (since, candidates) after a passed chance
-    pulls = passed = 0
+    avg_idle = {}  # cpu -> s
+    idle_since = {}  # cpu -> when it went idle, until a wakeup onto it
+    pull_avg_idle, passed_avg_idle = [], []
     later = []
 
     def enqueue(tid, cpu):
@@ -66,6 +74,9 @@ def count(path):
             w = WAKEUP.match(rest)
             if w and int(w.group(3)) >= 100:
                 tid, target = int(w.group(2)), int(w.group(4))
+                if target in idle_since:
+                    a = avg_idle.get(target, AVG_IDLE_CAP)
+                    avg_idle[target] = min(AVG_IDLE_CAP, a + (ts - idle_since.pop(target) - a) / 8)
                 enqueue(tid, target)
                 if not running.get(target):
                     in_flight_until[tid] = ts + IN_FLIGHT
@@ -93,26 +104,32 @@ def count(path):
                     later.append(ts - since)
             if nxt and prev and not state.startswith("R") and pulled_in.get(cpu, (None, 0))[0] == nxt \
                     and ts - pulled_in[cpu][1] < IN_FLIGHT:
-                pulls += 1
+                pull_avg_idle.append(avg_idle.get(cpu, AVG_IDLE_CAP))
             dequeue(nxt)
             running[cpu] = nxt
             if nxt == 0:
+                idle_since[cpu] = ts
                 candidates = {t for c, q in queued.items() if c != cpu and running.get(c) for t in q
                               if ts - last_ran.get(t, -1.0) > MIGRATION_COST and ts >= in_flight_until.get(t, 0.0)}
                 if candidates:
-                    passed += 1
+                    passed_avg_idle.append(avg_idle.get(cpu, AVG_IDLE_CAP))
                     waiting_idle[cpu] = (ts, candidates)
-    return pulls, passed, later
+    return pull_avg_idle, passed_avg_idle, later
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+
+    def avg_idle_us(values):
+        return f" (avg_idle median {statistics.median(values) * 1e6:.0f} us)" if values else ""
+
     for path in sys.argv[1:]:
         pulls, passed, later = count(path)
         waited = f", {len(later)} of those later ran there after a median {statistics.median(later) * 1e3:.2f} ms" \
             if later else ""
-        print(f"{path}: {pulls} pulls at once; {passed} chances passed{waited}")
+        print(f"{path}: {len(pulls)} pulls at once{avg_idle_us(pulls)}; "
+              f"{len(passed)} chances passed{avg_idle_us(passed)}{waited}")
 
 
 if __name__ == "__main__":
