@@ -1027,6 +1027,47 @@ TEST(EngineVfork, ParentRunsOnToItsVforkWaitWithoutPreemption) {
   EXPECT_EQ(switchesOfP("voluntary"), (Switches{2, 1}));
 }
 
+// Two CPUs. P, on CPU 0, vforks C at 10 us of its 100 us burst and then waits
+// for C, which runs on CPU 1 and releases it 5 us into its run, before P gets
+// to its wait. Q arrives on CPU 0 at 30 us with a 100 us custom slice: under
+// preempt=none its preemption of P waits for P's return to user space, at the
+// end of P's burst, where P finds itself released and goes on without
+// sleeping: Q runs from 100 us, P's only involuntary switch. Under voluntary
+// Q runs at once.
+TEST(EngineVfork, PreemptionDeferredInAVforkTakesEffectWhenTheParentRunsOn) {
+  replay::Task p = replay_test::exitingTask(
+      100, "p", 0,
+      {replay::Burst{.work = 100'000},
+       replay::Burst{
+           .work = 200'000, .wake = replay::WakeKind::Task, .blockState = core::TaskState::Blocked, .waker = 1}});
+  p.triggers.push_back(replay::Trigger{.offset = 10'000, .burst = 0, .target = 1, .kind = replay::TriggerKind::Fork});
+  replay::Task c = replay_test::exitingTask(101, "c", -1, {replay::Burst{.work = 50'000}});
+  c.parent = 0;
+  c.affinity = {1};
+  c.triggers.push_back(replay::Trigger{.offset = 5'000, .burst = 0, .target = 0, .targetBurst = 1});
+  replay::Task q = replay_test::exitingTask(102, "q", 0, {replay::Burst{.work = 20'000}});
+  q.startTs = 30'000;
+  q.affinity = {0};
+  replay::Workload w;
+  w.kind = "rt-app";
+  w.tasks = {p, c, q};
+  const auto firstRunOf = [](const replay::ReplayResult& r, const std::string& comm) {
+    int64_t first = INT64_MAX;
+    for (const auto& slices : r.model->cpuSlices)
+      for (size_t i = 0; i < slices.size(); ++i)
+        if (slices.kind[i] == core::SliceKind::Task && r.model->comm(slices.utid[i]) == comm)
+          first = std::min(first, slices.ts[i]);
+    return first;
+  };
+  const auto run = [&](const char* preempt) {
+    return replayOn(w, "eevdf", 2, {"release=6.18.44", "task_slice=tid:102=100000", std::string("preempt=") + preempt});
+  };
+  const auto none = run("none");
+  EXPECT_EQ(firstRunOf(none, "q"), 100'000);
+  EXPECT_EQ(switchesOf(none, "p"), (Switches{1, 1}));  // preempted by Q, then its exit
+  EXPECT_EQ(firstRunOf(run("voluntary"), "q"), 30'000);
+}
+
 // --- the model's DELAY_DEQUEUE counters (replay's "Model:" line) ---
 
 // delayedSleeper(): A blocks at 20 us behind B and is kept queued.
