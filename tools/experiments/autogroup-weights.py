@@ -2,53 +2,38 @@
 """The weight the kernel gives a session's autogroup entity on each CPU.
 
 Runs COMMAND in a session of its own (so in an autogroup of its own)
-and, until it exits, copies /sys/kernel/debug/sched/debug every INTERVAL ms
+and, until it exits, copies /sys/kernel/debug/sched/debug every PERIOD ms
 (root), reading the group entity of that autogroup on each CPU:
 `.se->load.weight` (calc_group_shares(): the group's 1024 split by PELT
 load averages), while its queue holds a task. Prints each CPU's quantiles and
 a histogram in steps of 64. SchedLab's model splits the weight by the
 weights queued now (docs/models.md 5.6).
 
-  sudo tools/experiments/autogroup-weights.py [--interval MS] -- COMMAND ARGS...
+  sudo tools/experiments/autogroup-weights.py [--period MS] -- COMMAND ARGS...
 """
-import argparse
 import collections
 import re
-import subprocess
-import time
 
-DEBUG = "/sys/kernel/debug/sched/debug"
+from sched_debug import command_line, copies_while
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--interval", type=float, default=2.0, help="ms between copies (default 2)")
-    ap.add_argument("command", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        ap.error("a COMMAND is needed")
-
-    child = subprocess.Popen(command, start_new_session=True)  # setsid() before the exec: its own autogroup
+    args, command = command_line(__doc__, 2.0)
     group = None
     weights = collections.defaultdict(list)  # cpu -> weights while queued
-    while child.poll() is None:
+    for child, text in copies_while("autogroup-weights", command, args.period, own_session=True):
         if group is None:
             try:
                 with open(f"/proc/{child.pid}/autogroup") as f:
                     group = f.read().split()[0]  # "/autogroup-N"
             except OSError:
-                pass
-        if group:
-            with open(DEBUG) as f:
-                text = f.read()
-            for m in re.finditer(r"cfs_rq\[(\d+)\]:%s\n(.*?)\n\n" % re.escape(group), text, re.S):
-                block = m.group(2)
-                queued = re.search(r"\.nr_queued\s*:\s*(\d+)", block)
-                weight = re.search(r"\.se->load\.weight\s*:\s*(\d+)", block)
-                if queued and weight and int(queued.group(1)) > 0:
-                    weights[int(m.group(1))].append(int(weight.group(1)) // 1024)  # scale_load_down()
-        time.sleep(args.interval / 1000)
+                continue
+        for m in re.finditer(r"cfs_rq\[(\d+)\]:%s\n(.*?)\n\n" % re.escape(group), text, re.S):
+            block = m.group(2)
+            queued = re.search(r"\.nr_queued\s*:\s*(\d+)", block)
+            weight = re.search(r"\.se->load\.weight\s*:\s*(\d+)", block)
+            if queued and weight and int(queued.group(1)) > 0:
+                weights[int(m.group(1))].append(int(weight.group(1)) // 1024)  # scale_load_down()
 
     print(f"{' '.join(command)}: {group or 'no autogroup seen'}")
     for cpu in sorted(weights):

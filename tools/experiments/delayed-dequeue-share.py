@@ -17,14 +17,12 @@ runs on. Needs root (debugfs).
 Each read of the file costs about a millisecond on a small machine: at the
 default 5 ms the sampler takes a fifth of a CPU from the command.
 """
-import argparse
 import os
 import re
-import subprocess
 import sys
-import time
 
-DEBUG = "/sys/kernel/debug/sched/debug"
+from sched_debug import command_line, copies_while
+
 FIELD = re.compile(r"^cpu#(\d+)|^cfs_rq\[(\d+)\]:(\S+)|^\s+\.(h_nr_queued|h_nr_runnable|curr->pid)\s+:\s+(\d+)", re.M)
 
 
@@ -47,22 +45,11 @@ def sample(text):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--period", type=float, default=5.0, help="ms between samples (default 5)")
-    ap.add_argument("command", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        ap.error("a COMMAND to run is needed")
-    try:
-        open(DEBUG).read()
-    except OSError as e:
-        sys.exit(f"delayed-dequeue-share: cannot read {DEBUG}: {e.strerror} (root and debugfs needed)")
+    args, command = command_line(__doc__, 5.0)
     me = os.getpid()
     busy = held = delayed_sum = samples = 0
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    while child.poll() is None:
-        cpus = sample(open(DEBUG).read())
+    for _, text in copies_while("delayed-dequeue-share", command, args.period):
+        cpus = sample(text)
         if not cpus or any(v[0] < v[1] for v in cpus.values()):
             continue  # a read torn by a concurrent change: h_nr_runnable never exceeds h_nr_queued
         samples += 1
@@ -75,9 +62,6 @@ def main():
             if queued > runnable:
                 held += 1
                 delayed_sum += queued - runnable
-        time.sleep(args.period / 1000)
-    if child.returncode != 0:
-        print(f"delayed-dequeue-share: the command exited with {child.returncode}", file=sys.stderr)
     if busy == 0:
         sys.exit("delayed-dequeue-share: no sample found a CPU with work queued")
     print(f"{samples} samples, {busy} of a CPU with work queued: one with a delayed entity in {held} "
