@@ -103,8 +103,8 @@ bool knownMode(std::string_view mode) {
 std::string preemptionModel(std::string_view debugfs, std::string_view config, std::string_view cmdline) {
   if (const size_t open = debugfs.find('('); open != std::string_view::npos) {
     const size_t close = debugfs.find(')', open);
-    if (close != std::string_view::npos && knownMode(debugfs.substr(open + 1, close - open - 1)))
-      return std::string(debugfs.substr(open + 1, close - open - 1));
+    const std::string_view mode = debugfs.substr(open + 1, close - open - 1);
+    if (close != std::string_view::npos && knownMode(mode)) return std::string(mode);
   }
   if (configHas(config, "CONFIG_PREEMPT_DYNAMIC")) {
     for (size_t at = cmdline.find("preempt="); at != std::string_view::npos; at = cmdline.find("preempt=", at + 1)) {

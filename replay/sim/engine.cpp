@@ -106,14 +106,12 @@ void resolvePreempt(Params& params, bool isRecording, bool settingsKnown, const 
   if (params.get("preempt") != "settings") return;
   const std::string name = core::kPreemptSetting;
   if (setting == "none" || setting == "voluntary" || setting == "full")
-    (void)params.resolve("preempt", setting, "the settings beside the recording: " + name + " = " + setting);
+    (void)params.resolve("preempt", setting, settingBeside(name, setting));
   else if (setting == "lazy")  // a fair task's reschedule waits for the return to user space or the tick
-    (void)params.resolve("preempt", "none", "the settings beside the recording: " + name + " = lazy, none's in a vfork");
+    (void)params.resolve("preempt", "none", settingBeside(name, "lazy") + ", none's in a vfork");
   else
     (void)params.resolve("preempt", "none",
-                         (!isRecording     ? std::string("a written workload")
-                          : settingsKnown ? "the settings beside the recording do not have " + name
-                                          : std::string("no scheduler settings beside the recording")) +
+                         (isRecording ? settingNotBeside(name, settingsKnown) : "a written workload") +
                              ": Kconfig's default");
 }
 

@@ -70,4 +70,15 @@ class Params {
   std::vector<Spec> m_specs;
 };
 
+/// Where a parameter resolved from the scheduler settings saved beside a
+/// recording (schedlab-cli record) got its value: the setting's line, or why
+/// there was none (the file lacks it, or there is no file).
+inline std::string settingBeside(const std::string& name, const std::string& value) {
+  return "the settings beside the recording: " + name + " = " + value;
+}
+inline std::string settingNotBeside(const std::string& name, bool settingsKnown) {
+  return settingsKnown ? "the settings beside the recording do not have " + name
+                       : "no scheduler settings beside the recording";
+}
+
 }  // namespace replay

@@ -807,9 +807,9 @@ void resolveWakePack(Params& p, bool settingsKnown, const std::string& vcpuPack)
   // A vendor knob (docs/models.md 5.5): present and non-zero on the kernels measured to pack.
   const std::string setting = core::kVcpuPackSetting;
   (void)p.resolve("wake_pack", !vcpuPack.empty() && vcpuPack != "0" ? "measured" : "off",
-                  !vcpuPack.empty() ? "the settings beside the recording: " + setting + " = " + vcpuPack
-                  : settingsKnown   ? "the settings beside the recording do not have " + setting
-                                    : "no scheduler settings beside the recording; schedlab-cli record saves them");
+                  !vcpuPack.empty() ? settingBeside(setting, vcpuPack)
+                                    : settingNotBeside(setting, settingsKnown) +
+                                          (settingsKnown ? "" : "; schedlab-cli record saves them"));
 }
 
 void resolveAutogroup(Params& p, bool isRecording, bool settingsKnown, const std::string& setting) {
@@ -818,12 +818,10 @@ void resolveAutogroup(Params& p, bool isRecording, bool settingsKnown, const std
   if (!isRecording)
     (void)p.resolve("autogroup", "off", "a written workload has no sessions");
   else if (!setting.empty())
-    (void)p.resolve("autogroup", setting == "0" ? "off" : "on", "the settings beside the recording: " + name + " = " + setting);
+    (void)p.resolve("autogroup", setting == "0" ? "off" : "on", settingBeside(name, setting));
   else
     (void)p.resolve("autogroup", "on",
-                    (settingsKnown ? "the settings beside the recording do not have " + name
-                                   : std::string("no scheduler settings beside the recording")) +
-                        ": the kernel's default, on when built with CONFIG_SCHED_AUTOGROUP");
+                    settingNotBeside(name, settingsKnown) + ": the kernel's default, on when built with CONFIG_SCHED_AUTOGROUP");
 }
 
 std::unique_ptr<Policy> make(const Params& params, Variant variant, int cpuCount) {
