@@ -315,11 +315,10 @@ core::Result<ReplayResult> runReplay(const Workload& workload, const ReplayOptio
   v.unmodelled = unmodelled;
   for (size_t t = 0; t < workload.tasks.size(); ++t) {
     const TaskOutcome& o = result.outcomes[t];
-    const int64_t work = workload.tasks[t].totalWork();
-    v.workRecordedNs += work;
+    v.workRecordedNs += o.workTotal;
     v.workReplayNs += o.workDone;
     if (!o.finished) ++v.tasksUnfinished;
-    if (o.workDone != work) ++v.tasksWorkMismatch;
+    if (o.workDone != o.workTotal) ++v.tasksWorkMismatch;
   }
   // (An rt-app duration cuts tasks short by design: such replays report false here.)
   v.workConserved = v.tasksUnfinished == 0 && v.tasksWorkMismatch == 0;

@@ -610,7 +610,7 @@ int replayCommand(const std::vector<std::string>& argv, std::ostream& out, std::
   out << "Source:      " << spec.source() << "\n";
   out << "Topology:    " << result.topology.describe() << "\n";
   out << "Workload:    " << workload.tasks.size() << " tasks, " << workload.burstCount() << " bursts, "
-      << formatDuration(workload.totalWork()) << " of CPU work (" << workload.kind << ")";
+      << formatDuration(result.validation.workRecordedNs) << " of CPU work (" << workload.kind << ")";
   if (workload.dataflowGates) out << ", " << workload.dataflowGates << " of them dataflow gates";
   out << "\n";
   out << "Parameters:  (a note says where a value came from; the others are the model's defaults, each\n"

@@ -425,9 +425,12 @@ core::Status Engine::run(const std::stop_token& stop) {
     const Task& task = m_workload.tasks[t];
     TaskOutcome& o = m_outcome[t];
     o.finished = r.state == TState::Dead || r.state == TState::Done;
+    // Summed once here for every reader: a big trace's bursts are tens of MB,
+    // each pass over them about 10 ms of the command.
+    o.workTotal = task.totalWork();
     int64_t work = 0;
     if (o.finished) {
-      work = task.totalWork();
+      work = o.workTotal;
     } else if (r.state != TState::NotStarted) {
       for (uint32_t b = 0; b < r.burst && b < task.bursts.size(); ++b) work += task.bursts[b].work;
       work += r.done;

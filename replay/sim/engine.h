@@ -76,6 +76,7 @@ core::Result<EngineConfig> engineConfigFrom(const Params& params, int cpuCount);
 struct TaskOutcome {
   int64_t runtimeNs = 0;   ///< time on a CPU
   int64_t workDone = 0;    ///< work consumed (ns at full speed)
+  int64_t workTotal = 0;   ///< the task's work in the workload (Task::totalWork())
   int64_t firstStart = -1; ///< when its first burst became runnable
   int64_t lastEnd = -1;    ///< when its last completed burst ended
   bool finished = false;   ///< every burst done (exited, or asleep for good)
