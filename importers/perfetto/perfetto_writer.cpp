@@ -264,7 +264,14 @@ void Writer::switches() {
                     s.utid[i], runPrio(s, i), s.kind[i] == core::SliceKind::ForcedIdle, afterLoss);
         lastEvent = s.ts[i];
       } else if (!switchedIn) {
-        marker(s.ts[i], cpu, afterLoss);  // the CPU is seen from here: its first slice starts here
+        // The CPU is seen from here: its first slice starts here, forced idle
+        // when core scheduling held the CPU idle before its first switch.
+        if (s.kind[i] == core::SliceKind::ForcedIdle) {
+          begin(s.ts[i], cpu, afterLoss).varint(kEventSchedlabIdleKind, 2);
+          end();
+        } else {
+          marker(s.ts[i], cpu, afterLoss);
+        }
         lastEvent = s.ts[i];
       }
       afterLoss = false;

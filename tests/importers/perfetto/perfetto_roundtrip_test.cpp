@@ -263,6 +263,46 @@ TEST(PerfettoRoundTrip, AReplayWithCoreSchedulingKeepsItsForcedIdleCookiesAndTop
   fs::remove(out);
 }
 
+// Core scheduling can hold a CPU idle before its first switch: its record
+// then begins with a forced-idle slice (no switch to write). On one SMT pair
+// with a cookie per thread, "a" (SCHED_FIFO) runs on CPU 1 from 0; "b", new at
+// 1 ms on CPU 0, has another cookie, so CPU 0 is forced idle from 1 ms until
+// "a" exits at 10 ms. The export writes that slice's kind with the event that
+// begins CPU 0's record; a bare marker there read back as plain idle.
+TEST(PerfettoRoundTrip, AForcedIdleSliceThatBeginsACpusRecordKeepsItsKind) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  for (int i = 0; i < 2; ++i) {
+    replay::Task t;
+    t.tid = t.tgid = 100 + i;
+    t.comm = i ? "b" : "a";
+    t.startCpu = 1 - i;
+    t.startTs = i * 1'000'000;
+    t.prio = i ? 120 : 0;  // "a" is SCHED_FIFO 99 and keeps the core
+    if (!i) t.policy = replay::SchedPolicy::Fifo;
+    t.exits = true;
+    t.bursts.push_back(replay::Burst{.work = 10'000'000});
+    w.tasks.push_back(t);
+  }
+  replay::ReplayOptions options;
+  options.model = "eevdf+coresched";
+  options.topology = core::Topology::uniform(1, 2);
+  options.params = {"coresched.cookie=per-thread"};
+  auto result = replay::runReplay(w, options);
+  ASSERT_TRUE(result) << result.error().message();
+  const core::TraceModel& replayed = *result->model;
+  bool begins = false;
+  for (const auto& s : replayed.cpuSlices)
+    begins |= s.size() > 0 && s.kind[0] == core::SliceKind::ForcedIdle && (s.flags[0] & core::kSliceStartUnknown);
+  ASSERT_TRUE(begins) << "no CPU's record begins forced idle: the case is not made";
+  const std::string out = scratch("forced-idle-first.perfetto-trace");
+  ASSERT_TRUE(importers::perfetto::writePerfetto(replayed, out));
+  auto back = import(out);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(firstSliceDifference(replayed, *back), "none");
+  EXPECT_EQ(core::analysis::computeStats(*back).forcedIdleNs, core::analysis::computeStats(replayed).forcedIdleNs);
+}
+
 // The compact encoding of a real recording's events (its Perfetto export,
 // re-encoded by the test's own writer) against their per-event form.
 // The recordings: SchedLab's exports of a trace.dat (the fixture and a shared
