@@ -1193,3 +1193,36 @@ TEST(FairBalance, PeriodicBalanceCountsItsIntervalInJiffiesWhenTicksRunLate) {
     }
   }
 }
+
+// nohz_idle_balance() is rebalance_domains() as CPU_IDLE: its failed attempts
+// count (sd->nr_balance_failed), and once more than cache_nice_tries (1) have
+// failed it moves a cache-hot task. "a" runs 4.1 ms on CPU 0 and exits; "b"
+// and "c", 40 ms each, take turns on CPU 1 at its ticks (HZ=250: 4, 8, 12 ms
+// ...; EEVDF's 0.7 ms slices end at each tick, where CFS's 6 ms ones would
+// leave "c" not yet run, cold, at 4.1 ms). CPU 0 goes idle at 4.1 ms, when the
+// waiting hog left CPU 1 0.1 ms ago
+// (cache-hot: migration_cost 0.5 ms), so its newidle pull takes nothing. CPU
+// 1's ticks then kick it, and it balances 20 us later (idle_wakeup_ns), after
+// the tick's switch: the waiting hog left 20 us before. The periodic balance
+// of CPU 0 at its own 4 ms tick failed once already (the waiting hog was
+// cache-hot, or weighed more than half the load between the CPUs), the kick
+// at 8 ms fails too (2 failures), and the kick at 12 ms moves "b", switched out
+// by that tick: "b" runs on CPU 0 from 12.02 ms and "c" stays on CPU 1. A kick
+// that pulled as a newidle balance does never counts, found a hot hog at every
+// tick, and left both on CPU 1 to 80 ms.
+TEST(FairBalance, NohzIdleBalanceMovesACacheHotTaskAfterFailedAttempts) {
+  replay::Workload w;
+  w.kind = "rt-app";
+  w.tasks.push_back(exitingTask(100, "a", 0, 4'100'000));
+  w.tasks.push_back(exitingTask(101, "b", 1, 40'000'000));
+  w.tasks.push_back(exitingTask(102, "c", 1, 40'000'000));
+  const auto r = replayOn(w, "eevdf", 2, {"idle_wakeup_ns=20000", "tick_delay_ns=0"});
+  ASSERT_TRUE(r.model);
+  const auto& m = r.model->migrations;
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(r.model->comm(m.utid[0]), "b");
+  EXPECT_EQ(m.destCpu[0], 0);
+  EXPECT_EQ(m.ts[0], 12'020'000);
+  EXPECT_EQ(r.outcomes[1].lastEnd, 12'020'000 + 32'000'000);  // "b": 8 ms done by 12 ms
+  EXPECT_EQ(r.outcomes[2].lastEnd, 12'000'000 + 36'000'000);  // "c": 4 ms done by 12 ms
+}

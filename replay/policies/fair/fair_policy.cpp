@@ -309,6 +309,12 @@ void FairPolicy::dequeue(int cpu, TaskId t, bool dying) {
 
 TaskId FairPolicy::pickNext(int cpu, TaskId prev, bool prevRunnable) {
   Rq& r = rq(cpu);
+  // A kick is for this pick only (idleBalance() reads it): a CPU that found a
+  // task queued meanwhile has nothing to balance for.
+  struct KickEnds {
+    bool& kicked;
+    ~KickEnds() { kicked = false; }
+  } kickEnds{r.nohzKicked};
   if (prev != kNoTask && isFair(prev) && r.running == prev && (prevRunnable || m_ents[prev].delayed)) {
     // put_prev_entity(): back into the tree (a delayed sleeper too: it is still
     // queued). A group's entity stays current until the pick leaves the group.
@@ -708,11 +714,15 @@ void defineParams(Params& p, Variant variant) {
               "average load (sum of runnable weights) exceeds its own group's by the domain's imbalance_pct, moving "
               "at most half the two CPUs' difference (a task heavier than what is left is skipped, its weight "
               "halved per failed attempt); a CPU about to go idle pulls one such task from the CPU with most "
-              "queued tasks, nearest domain first; a busy CPU with queued tasks kicks an idle CPU at its tick to "
-              "do that (nohz_idle_balance)");
+              "queued tasks, nearest domain first; a busy CPU with queued tasks kicks an idle CPU at its tick, "
+              "which then balances as CPU_IDLE (nohz_idle_balance: every interval, one task, a cache-hot one after "
+              "failed attempts)");
   p.defineInt("busy_factor", 16, 1, 1000, "sd->busy_factor: busy CPUs balance this many times less often");
   p.defineInt("imbalance_pct", 117, 100, 1000, "sd->imbalance_pct of the LLC (MC), node (PKG) and NUMA domains; SMT domains use 110");
-  p.defineBool("nohz_idle_balance", true, "a busy CPU with queued tasks kicks an idle CPU at its tick to pull one");
+  p.defineBool("nohz_idle_balance", true,
+               "a busy CPU with queued tasks kicks an idle CPU at its tick, which then balances as CPU_IDLE: per "
+               "domain every interval (not stretched by busy_factor), one queued task, a cache-hot one once more "
+               "than cache_nice_tries attempts failed (docs/models.md 5.5)");
   p.defineInt("rr_timeslice_ms", 100, 1, 100'000, "sched_rr_timeslice_ms: SCHED_RR round-robin slice");
 }
 

@@ -49,13 +49,17 @@ class FairPolicy final : public Policy {
   struct Rq {
     FairRq cfs;
     std::set<RtKey> rt;  // queued and running RT tasks of this CPU
-    // Per scheduling domain of this CPU, innermost first: when it balances next
-    // (sd->last_balance + interval) and sd->nr_balance_failed.
+    // Per scheduling domain of this CPU, innermost first: when it last
+    // balanced (sd->last_balance, in jiffies' ns; due one interval later,
+    // stretched by busy_factor while the CPU is busy: get_sd_balance_interval())
+    // and sd->nr_balance_failed.
     struct DomainBalance {
-      int64_t next = 0;
+      static constexpr int64_t kNever = INT64_MIN;
+      int64_t last = kNever;
       int failed = 0;
     };
     std::vector<DomainBalance> sd;
+    bool nohzKicked = false;  // idle, kicked by a busy CPU's tick: its next pick balances as CPU_IDLE
     int idleTasks = 0;  // SCHED_IDLE entities on the fair queue
     // PELT load (cfs_rq->avg.load_avg): the runnable weight, decayed, with the
     // blocked load of tasks that last ran here; up to date at loadStamp.
@@ -281,6 +285,7 @@ class FairPolicy final : public Policy {
   const Engine::SchedDomain* spanningDomain(int cpu, int other) const;
   int64_t imbalancePct(const Engine::SchedDomain& d) const;
   int64_t balanceIntervalMs(const Engine::SchedDomain& d) const;
+  bool balanceDue(const Rq::DomainBalance& sd, const Engine::SchedDomain& d, int64_t jiffies, int64_t busyFactor) const;
   void recordWakee(TaskId waker, TaskId wakee);
   bool wakeWide(TaskId waker, TaskId wakee) const;
   int llcSize(int cpu) const;
@@ -301,6 +306,9 @@ class FairPolicy final : public Policy {
   bool cacheHot(uint32_t t, int dst) const;
   std::vector<uint32_t> movable(int src, int dst) const;
   void idleBalance(int cpu);
+  void newidleBalance(int cpu);
+  void nohzIdleBalance(int cpu);
+  int idlePullSource(int cpu, int inner, int level) const;
   void loadBalance(int cpu, size_t level);
 
   Engine* m_e = nullptr;

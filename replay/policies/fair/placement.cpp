@@ -191,6 +191,7 @@ void FairPolicy::balance(int cpu) {
       const int c = (cpu + i) % n;
       if (!m_e->online(c) || nrRunning(c) != 0) continue;
       if (hasMovableFor(cpu, c)) {
+        rq(c).nohzKicked = true;
         m_e->resched(c);
         break;
       }
@@ -202,14 +203,19 @@ void FairPolicy::balance(int cpu) {
   const auto& domains = m_e->domains(cpu);
   r.sd.resize(domains.size());
   for (size_t level = 0; level < domains.size(); ++level) {
-    if (jiffies < r.sd[level].next) continue;
-    r.sd[level].next = jiffies + balanceIntervalMs(*domains[level]) * 1'000'000 * m_busyFactor;
+    if (!balanceDue(r.sd[level], *domains[level], jiffies, m_busyFactor)) continue;
+    r.sd[level].last = jiffies;
     loadBalance(cpu, level);
   }
 }
 
 // sd_init(): SMT domains balance at 110%, the others at the parameter's 117%.
 int64_t FairPolicy::imbalancePct(const Engine::SchedDomain& d) const { return d.level == 1 ? 110 : m_imbalancePct; }
+
+bool FairPolicy::balanceDue(const Rq::DomainBalance& sd, const Engine::SchedDomain& d, int64_t jiffies,
+                             int64_t busyFactor) const {
+  return sd.last == Rq::DomainBalance::kNever || jiffies >= sd.last + balanceIntervalMs(d) * 1'000'000 * busyFactor;
+}
 
 int64_t FairPolicy::balanceIntervalMs(const Engine::SchedDomain& d) const {
   return m_balanceIntervalMs > 0 ? m_balanceIntervalMs : static_cast<int64_t>(d.cpus.size());
@@ -524,22 +530,41 @@ std::vector<uint32_t> FairPolicy::movable(int src, int dst) const {
   return out;
 }
 
-void FairPolicy::idleBalance(int cpu) {
+// The CPU an idle `cpu` pulls from at a domain: the one with the most queued
+// fair tasks among the CPUs it adds to the domain below (those nearer than
+// `inner` were tried there).
+int FairPolicy::idlePullSource(int cpu, int inner, int level) const {
   const int n = m_e->cpuCount();
+  int src = -1;
+  size_t most = 0;
+  for (int i = 1; i < n; ++i) {
+    const int c = (cpu + i) % n;
+    const int distance = m_e->locality(cpu, c);
+    if (distance <= inner || distance > level) continue;
+    // detach_tasks() takes nothing from a runqueue of one task (nr_running
+    // <= 1, the current one included): a wakee queued on a CPU that is still
+    // leaving idle stays there.
+    const size_t q = fairWaiting(c);
+    if (q > most && nrRunning(c) >= 2 && hasMovableFor(c, cpu)) src = c, most = q;
+  }
+  return src;
+}
+
+// A CPU about to go idle (its pick found no task): the newidle pull, or,
+// when a busy CPU's tick kicked it (nohz_balancer_kick()), the nohz idle
+// balance, which it runs once the kick's IPI reaches it: after the busy CPU
+// has switched at that tick.
+void FairPolicy::idleBalance(int cpu) {
+  if (std::exchange(rq(cpu).nohzKicked, false))
+    nohzIdleBalance(cpu);
+  else
+    newidleBalance(cpu);
+}
+
+void FairPolicy::newidleBalance(int cpu) {
   int inner = 0;  // locality of the CPUs the previous domain already covered
   for (const Engine::SchedDomain* d : m_e->domains(cpu)) {
-    int src = -1;
-    size_t most = 0;
-    for (int i = 1; i < n; ++i) {
-      const int c = (cpu + i) % n;
-      const int distance = m_e->locality(cpu, c);
-      if (distance <= inner || distance > d->level) continue;
-      // detach_tasks() takes nothing from a runqueue of one task (nr_running
-      // <= 1, the current one included): a wakee queued on a CPU that is still
-      // leaving idle stays there.
-      const size_t q = fairWaiting(c);
-      if (q > most && nrRunning(c) >= 2 && hasMovableFor(c, cpu)) src = c, most = q;
-    }
+    const int src = idlePullSource(cpu, inner, d->level);
     inner = d->level;
     if (src < 0) continue;
     for (uint32_t t : movable(src, cpu)) {
@@ -547,6 +572,41 @@ void FairPolicy::idleBalance(int cpu) {
       moveFair(src, cpu, t);
       return;
     }
+  }
+}
+
+// nohz_idle_balance(): rebalance_domains() as CPU_IDLE. Each domain balances
+// at its own interval (an idle CPU's is not stretched by busy_factor); with
+// the CPU idle, calculate_imbalance() asks the busiest group for a task
+// (migrate_task: counts, not weights), and the attempt counts as a periodic
+// balance's does: once more than cache_nice_tries have failed, a cache-hot
+// task moves. A newidle pull never counts: two hogs taking turns on one CPU
+// are each cache-hot when the kick lands, just after the tick switched them,
+// and while the kick pulled as newidle the other CPU idled for good (129 ms
+// of the 2026-12-07 nicemix perf.data's replay).
+void FairPolicy::nohzIdleBalance(int cpu) {
+  const int64_t jiffies = m_e->jiffiesNs();
+  const auto& domains = m_e->domains(cpu);
+  Rq& r = rq(cpu);
+  r.sd.resize(domains.size());
+  int inner = 0;
+  for (size_t level = 0; level < domains.size(); ++level) {
+    const Engine::SchedDomain& d = *domains[level];
+    const int covered = inner;
+    inner = d.level;
+    Rq::DomainBalance& sd = r.sd[level];
+    if (!balanceDue(sd, d, jiffies, 1)) continue;
+    sd.last = jiffies;
+    const int src = idlePullSource(cpu, covered, d.level);
+    if (src < 0) continue;
+    const int cacheNiceTries = d.level == 4 ? 2 : 1;
+    for (uint32_t t : movable(src, cpu)) {
+      if (cacheHot(t, cpu) && sd.failed <= cacheNiceTries) continue;
+      moveFair(src, cpu, t);
+      sd.failed = 0;
+      return;
+    }
+    sd.failed = std::min(sd.failed + 1, 62);
   }
 }
 
