@@ -80,7 +80,7 @@ TEST(ReplayIdentity, BaselineConservesWorkAndMakespan) {
       // The makespan bound is the identity replay's: these recordings come from
       // Linux 6.18, whose model is eevdf (release auto); cfs only conserves work.
       if (std::string(model) != "eevdf") continue;
-      // pipe-threads/trace.txt is a known gap (1.126, README "Replay fidelity"
+      // pipe-threads/trace.txt is a known gap (1.126, docs/fidelity.md
       // and docs/models.md §8.3): the recording keeps both ends of the pipe on
       // one CPU for stretches (the reader requeued by DELAY_DEQUEUE at each
       // wakeup); the replay spreads them and pays an IPI each round.
@@ -176,10 +176,10 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
   // in again (the first waker as its producer, docs/models.md §8.1): without
   // that, 77 of 133 blocks are replayed, voluntary switches 0.83x, delay p50
   // 7.6x. At seeds 2 and 6 a balance pulls grep to the other CPU and they
-  // fail still (README "Replay fidelity").
+  // fail still (docs/fidelity.md).
   // sysbench-mix's migrations are 8 recorded: 3-7 replayed over seeds 1-6,
   // out of their factor-2 bound at seeds 1, 3 and 5 (with exact ticks 3-5,
-  // out at seeds 2 and 3), so one move decides; README "Replay fidelity".
+  // out at seeds 2 and 3), so one move decides; docs/fidelity.md.
   for (const auto& [workload, metrics] : alsoHolds) {
     std::vector<std::string> judged = always;
     judged.insert(judged.end(), metrics.begin(), metrics.end());
@@ -198,7 +198,7 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
                         .empty();
   EXPECT_LE(p50Failures, 3) << "hackbench-proc's wakeup latency p50 out of bounds for " << p50Failures << " of 6 seeds";
   // nicemix holds every bound at seeds 1, 3, 4 and 5; at 2 and 6 a balance
-  // pulls grep away from awk (README "Replay fidelity"). Before grep was gated
+  // pulls grep away from awk (docs/fidelity.md). Before grep was gated
   // on its first writer it held them at none.
   int nicemixSeedsWithin = 0;
   for (int seed = 1; seed <= 6; ++seed)
@@ -210,8 +210,8 @@ TEST(ReplayIdentity, BaselineFidelityHoldsWhereTheReadmeSaysItDoes) {
 // The same for the small recordings in tests/data/fidelity (README there),
 // which need nothing beside the checkout.
 TEST(ReplayIdentity, FixturesKeepTheirBounds) {
-  // Out of bounds there, and why (README "Replay fidelity"): the tail latency
-  // of the light loads is the busy host's other work. make-j2's and
+  // Out of bounds there, and why (README "Replay fidelity", docs/fidelity.md):
+  // the tail latency of the light loads is the busy host's other work. make-j2's and
   // interactive-batch's migrations (51 and 7 recorded) come within their
   // bound with the defaults of 2026-12-05 (1.61x, 1.43x): rcu_preempt's timer
   // wakeups happen on the CPU that took them in the recording and
@@ -226,7 +226,7 @@ TEST(ReplayIdentity, FixturesKeepTheirBounds) {
   // lag and loses pick_eevdf() to the hogs' group entity, waiting for the tick
   // (kworker/u8:0, kcompactd0, rcu_preempt: 2.8 ms), where the recording's
   // preempt at once; their later wakeups carry the lag of that wait and
-  // preempt (README "Replay fidelity"). On flat queues it was 1.80x.
+  // preempt (docs/fidelity.md). On flat queues it was 1.80x.
   // make-j1's latency and delay p99 (3.99 ms recorded: rcu_preempt and the
   // per-CPU kworkers waiting a whole tick) are 1.41 ms: the replay's kept
   // rcu_preempt waits for the rest of a tick, the recording's a whole one
@@ -283,7 +283,7 @@ TEST(ReplayIdentity, InterruptWakeupsKeptOnABusyCpuAsTheRecordingDid) {
 // docs/models.md §8.1) split bursts without changing any task's work and
 // cannot deadlock a replay; on hackbench they give back blocks that exact
 // wakeup dependencies alone lose (0.27 -> 0.49 of its voluntary switches,
-// README "Replay fidelity").
+// docs/fidelity.md).
 TEST(ReplayIdentity, DataflowGatesConserveWorkAndGiveBackBlocks) {
   for (const std::string& path : identityTraces()) {
     SCOPED_TRACE(path);

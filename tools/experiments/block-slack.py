@@ -3,7 +3,7 @@
 
 A replay keeps a recorded block on a task's wakeup only while the waker is
 still behind the point of its own work where it woke the sleeper (README
-"Replay fidelity"). This measures, for every block of a task of COMM that a
+"Replay fidelity", docs/fidelity.md). This measures, for every block of a task of COMM that a
 task of COMM woke, how much CPU time the waker ran between the sleeper's
 switch-out and its wakeup (the slack: how far the two tasks' progress could
 drift apart before the block would not have happened), and whether the waker

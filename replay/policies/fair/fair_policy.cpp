@@ -667,7 +667,7 @@ void defineParams(Params& p, Variant variant) {
                  "the loads wake_affine_weight() compares (docs/models.md 5.5): pelt = the kernel's cpu_load() and "
                  "task_h_load(), PELT load averages (runnable weight decayed with y^32 = 1/2 per 1024 us period, a "
                  "sleeping task's load staying on its last CPU; no task groups); runnable = the weights queued now, "
-                 "the default before 2026-12-05 (README \"Replay fidelity\")");
+                 "the default before 2026-12-05 (docs/fidelity.md)");
   p.defineBool("sis_util", true,
                "SIS_UTIL (5.20+, every EEVDF release): select_idle_cpu() scans at most nr_idle_scan CPUs of the "
                "LLC for an idle one, none once the LLC's summed PELT util passes about 85% of its capacity "

@@ -6,7 +6,7 @@
 #   SCHEDLAB_CLI=build/dev/app/cli/schedlab-cli tests/data/fidelity/record.sh OUT_DIR
 # then: schedlab-cli fidelity OUT_DIR --formats dat,perf
 # AUTOGROUP=0 (or 1) sets kernel.sched_autogroup_enabled while it records and
-# puts it back after (README "Replay fidelity": the flat model has no groups).
+# puts it back after (docs/fidelity.md: the flat model has no groups).
 # SCHEDLAB_CLI=true leaves the committed fixtures as they are.
 # RECORDER=schedlab-cli records each trace.dat with `schedlab-cli record`
 # (SCHEDLAB_CLI must then be a real one), which also saves each task's
@@ -54,7 +54,7 @@ rec() {
     fi
   done
   # The scheduler's settings beside each trace, as schedlab-cli record saves them
-  # (autogroup, vCPU packing: README "Replay fidelity"); a CTF folder's go
+  # (autogroup, vCPU packing: docs/fidelity.md); a CTF folder's go
   # beside the folder (ctf.sched), where the import looks for them.
   for f in trace.dat perf.data ctf; do
     [ -e "$out/$name/$f" ] || continue
