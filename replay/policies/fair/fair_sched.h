@@ -304,6 +304,7 @@ class FairPolicy final : public Policy {
   bool hasMovableFor(int from, int to) const;
   void moveFair(int src, int dst, uint32_t t, bool checkPreempt = true);
   bool cacheHot(uint32_t t, int dst) const;
+  bool keptForCache(uint32_t t, int dst, const Rq::DomainBalance& sd, const Engine::SchedDomain& d) const;
   std::vector<uint32_t> movable(int src, int dst) const;
   void idleBalance(int cpu);
   void newidleBalance(int cpu);

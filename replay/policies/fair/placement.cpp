@@ -516,6 +516,14 @@ bool FairPolicy::cacheHot(uint32_t t, int dst) const {
   return m_e->now() - m_ents[t].lastRan < m_migrationCost || !coreCookieMatch(dst, t);
 }
 
+// can_migrate_task()'s cache rule for a balance that counts its failures: a
+// cache-hot task stays until more attempts at the domain have failed than its
+// cache_nice_tries (2 at NUMA, else 1).
+bool FairPolicy::keptForCache(uint32_t t, int dst, const Rq::DomainBalance& sd, const Engine::SchedDomain& d) const {
+  const int cacheNiceTries = d.level == 4 ? 2 : 1;
+  return cacheHot(t, dst) && sd.failed <= cacheNiceTries;
+}
+
 // Queued fair tasks of `src` that may run on `dst`, coldest first.
 std::vector<uint32_t> FairPolicy::movable(int src, int dst) const {
   std::vector<uint32_t> out;
@@ -599,9 +607,8 @@ void FairPolicy::nohzIdleBalance(int cpu) {
     sd.last = jiffies;
     const int src = idlePullSource(cpu, covered, d.level);
     if (src < 0) continue;
-    const int cacheNiceTries = d.level == 4 ? 2 : 1;
     for (uint32_t t : movable(src, cpu)) {
-      if (cacheHot(t, cpu) && sd.failed <= cacheNiceTries) continue;
+      if (keptForCache(t, cpu, sd, d)) continue;
       moveFair(src, cpu, t);
       sd.failed = 0;
       return;
@@ -642,7 +649,6 @@ void FairPolicy::loadBalance(int cpu, size_t level) {
   int64_t busiestLoad = -1;
   for (int c : *busiestGroup)
     if (fairWaiting(c) > 0 && load(c) > busiestLoad) busiest = c, busiestLoad = load(c);
-  const int cacheNiceTries = d.level == 4 ? 2 : 1;
   int64_t imbalance = (busiestLoad - load(cpu)) / 2;
   int moved = 0;
   // detach_tasks(): nothing from a runqueue of one task, and an idle puller
@@ -651,7 +657,7 @@ void FairPolicy::loadBalance(int cpu, size_t level) {
   const bool onlyOne = nrRunning(busiest) <= 1;
   for (uint32_t t : movable(busiest, cpu)) {
     if (onlyOne || imbalance <= 0 || moved >= 32 || (idle && nrRunning(busiest) <= 1)) break;
-    if (cacheHot(t, cpu) && sd.failed <= cacheNiceTries) continue;
+    if (keptForCache(t, cpu, sd, d)) continue;
     const int64_t w = hierarchicalWeight(busiest, t);
     if ((w >> std::min(sd.failed, 62)) > imbalance) continue;
     moveFair(busiest, cpu, t);
