@@ -8,6 +8,9 @@
 # AUTOGROUP=0 (or 1) sets kernel.sched_autogroup_enabled while it records and
 # puts it back after (docs/fidelity.md: the flat model has no groups).
 # SCHEDLAB_CLI=true leaves the committed fixtures as they are.
+# SET=variants records the same kinds of workload with other parameters (more
+# or fewer groups, threads and loops, -j3, other nice levels), as a check of the
+# model on recordings it was not tuned on; it writes no fixtures.
 # RECORDER=schedlab-cli records each trace.dat with `schedlab-cli record`
 # (SCHEDLAB_CLI must then be a real one), which also saves each task's
 # autogroup beside it (README "Recording").
@@ -63,6 +66,19 @@ rec() {
   echo "$name recorded"
 }
 hog='while :; do :; done'
+if [ "${SET:-main}" = variants ]; then
+  rec pipe-proc-50k perf bench sched pipe -l 50000
+  rec pipe-threads-50k perf bench sched pipe -T -l 50000
+  rec hackbench-proc-g2 hackbench -g 2 -l 300
+  rec hackbench-threads-g6 hackbench -T -g 6 -l 60
+  rec make-j3 sh -c "make -s -C '$build' clean && make -s -C '$build' -j3"
+  rec cyclictest-rt-t4 cyclictest -t 4 -p 50 -i 500 -l 4000 -q
+  rec cyclictest-fair-t3 cyclictest -t 3 -p 0 -i 1000 -l 2000 -q
+  rec interactive-batch-3hogs bash -c "timeout 2.5 sh -c '$hog' & timeout 2.5 sh -c '$hog' & timeout 2.5 sh -c '$hog' & cyclictest -t 1 -p 0 -i 3000 -l 700 -q; wait"
+  rec nicemix-wide bash -c "timeout 2 sh -c '$hog' & nice -n 10 timeout 2 sh -c '$hog' & nice -n -5 timeout 2 sh -c '$hog'; wait"
+  rm -rf "$build"
+  exit 0
+fi
 rec pipe-proc perf bench sched pipe -l 20000
 rec pipe-threads perf bench sched pipe -T -l 20000
 rec hackbench-proc hackbench -g 4 -l 100
