@@ -351,14 +351,28 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
       // The producer: the waker of the latest burst a task woke (kept as the
       // bursts are passed); before the first such burst, its waker, unless a
       // child: a child wakes its parent at its exit or vfork release, not with data.
+      // A wakeup that ends an uninterruptible sleep names no producer: reads
+      // from pipes, sockets and futexes sleep interruptibly, while D is a lock
+      // or I/O handed over inside the kernel (a folio lock between two
+      // compilers of a parallel build, paging in the same binary). After such
+      // a handover the task stands as before its first wakeup: the next task
+      // to wake it is the producer, so that two tasks taking turns at a lock
+      // keep their recorded order, and none once they stop.
       const auto wokenBy = [](const Burst& x) { return x.wake == WakeKind::Task ? x.waker : kNoTask; };
+      const auto handedOver = [](const Burst& x) {
+        return x.blockState == core::TaskState::Blocked || x.blockState == core::TaskState::Idle;
+      };
+      size_t ahead = 0;  // the next burst a task other than a child woke, from a given burst on
+      const auto nextWaker = [&](size_t first) {
+        for (ahead = std::max(ahead, first); ahead < bursts.size(); ++ahead)
+          if (const TaskId waker = wokenBy(bursts[ahead]); waker != kNoTask && w.tasks[waker].parent != id) return waker;
+        return kNoTask;
+      };
       size_t b = 0;
-      TaskId p = kNoTask;
-      for (size_t k = 0; k < bursts.size() && p == kNoTask; ++k)
-        if (const TaskId waker = wokenBy(bursts[k]); waker != kNoTask && w.tasks[waker].parent != id) p = waker;
+      TaskId p = nextWaker(0);
       for (size_t r = 1; r < sc.runTs.size(); ++r) {
         while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r])
-          if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask) p = waker;
+          if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask) p = handedOver(bursts[b]) ? nextWaker(b + 1) : waker;
         const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
         // A switch-in inside the burst after a gap (a preemption, not a burst's start).
         if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;

@@ -157,6 +157,45 @@ TEST(TraceExtractor, ReaderStartedBeforeItsWriterWroteIsGatedOnItsFirstWaker) {
   }
 }
 
+// A wakeup that ends an uninterruptible sleep is a lock or I/O handed over in
+// the kernel, not data (as two compilers of a parallel build hand over a page
+// lock): it names no producer. 10 runs on CPU 1 throughout; 20 runs on CPU 0,
+// sleeps at 1500 and is woken by 10 at 1800 (task context); 20 runs 1850..3000,
+// a hog (30) woken by an interrupt takes CPU 0 until 3500, and 20 goes on at
+// 3500 while 10 has run on since the wakeup, until it sleeps at 4000. Had 20
+// slept interruptibly (a pipe), that switch-in would wait for 10's progress
+// at 3500: a gate. When 10 hands it the lock once more (woken at 4500 from a
+// second D sleep), the two take turns, and the gate keeps their order.
+TEST(TraceExtractor, UninterruptibleSleepsNameNoProducer) {
+  const auto gates = [](const char* sleepState, bool secondHandover) {
+    testing_support::TraceBuilder b;
+    b.sw(1000, 1, 0, "R", 10);
+    b.sw(1000, 0, 0, "R", 20);
+    b.sw(1500, 0, 20, sleepState, 0);
+    b.waking(1800, 1, 10, 20, 0).wakeup(1801, 1, 10, 20, 0);
+    b.sw(1850, 0, 0, "R", 20);
+    b.waking(2900, 0, 0, 30, 0, core::kCtxHardIrq).wakeup(2901, 0, 0, 30, 0);
+    b.sw(3000, 0, 20, "R", 30);
+    b.sw(3500, 0, 30, "S", 20);
+    if (secondHandover) {
+      b.sw(4000, 0, 20, "D", 0);
+      b.waking(4500, 1, 10, 20, 0).wakeup(4501, 1, 10, 20, 0);
+      b.sw(4550, 0, 0, "R", 20);
+      b.sw(4800, 0, 20, "S", 0);
+    } else {
+      b.sw(4000, 0, 20, "S", 0);
+    }
+    b.sw(5000, 1, 10, "S", 0);
+    auto w = replay::extractWorkload(*b.build());
+    EXPECT_TRUE(w.has_value()) << w.error().message();
+    return w ? w->dataflowGates : ~uint64_t{0};
+  };
+  EXPECT_EQ(gates("S", false), 1u);
+  EXPECT_EQ(gates("D", false), 0u);
+  EXPECT_EQ(gates("I", false), 0u);  // TASK_IDLE: a kernel thread's uninterruptible wait
+  EXPECT_EQ(gates("D", true), 1u);
+}
+
 // A child waking its parent is its exit, not data: 10 forks 40 at 1200, a hog
 // (30) preempts 10 at 1500, 40 runs, 10 goes on at 2300 and waits for 40 at
 // 2500, which wakes it as it exits at 2700. 10's switch-in at 2300 is no gate.
