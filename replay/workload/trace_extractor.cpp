@@ -365,14 +365,16 @@ void addDataflowGates(Workload& w, const std::vector<Scan>& scans, const std::ve
       size_t ahead = 0;  // the next burst a task other than a child woke, from a given burst on
       const auto nextWaker = [&](size_t first) {
         for (ahead = std::max(ahead, first); ahead < bursts.size(); ++ahead)
-          if (const TaskId waker = wokenBy(bursts[ahead]); waker != kNoTask && w.tasks[waker].parent != id) return waker;
+          if (const TaskId waker = wokenBy(bursts[ahead]); waker != kNoTask && w.tasks[waker].parent != id)
+            return waker;
         return kNoTask;
       };
       size_t b = 0;
       TaskId p = nextWaker(0);
       for (size_t r = 1; r < sc.runTs.size(); ++r) {
         while (b + 1 < bursts.size() && bursts[b + 1].recordedStart <= sc.runTs[r])
-          if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask) p = handedOver(bursts[b]) ? nextWaker(b + 1) : waker;
+          if (const TaskId waker = wokenBy(bursts[++b]); waker != kNoTask)
+            p = handedOver(bursts[b]) ? nextWaker(b + 1) : waker;
         const int64_t offset = sc.runCumBefore[r] - sc.burstCumStart[b];
         // A switch-in inside the burst after a gap (a preemption, not a burst's start).
         if (offset <= 0 || offset >= bursts[b].work || sc.runEnd[r - 1] >= sc.runTs[r]) continue;
