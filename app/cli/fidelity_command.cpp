@@ -28,7 +28,8 @@ const char* kHelp =
     "the replay/recorded ratio (or the measure its bound applies to) and whether it is within the\n"
     "identity bounds (README \"Replay fidelity\"). A PATH is a trace, or a folder whose recordings\n"
     "(trace files in it and in its subfolders, one level down) are all taken.\n"
-    "  --formats LIST   which files of a recording folder: any of dat,perf,txt,script (default dat,perf)\n"
+    "  --formats LIST   which files of a recording folder: any of dat,perf,txt,script,ctf (ctf: its\n"
+    "                   ctf/ folder, as perf data convert --to-ctf writes it); default dat,perf\n"
     "  --param K=V      a model parameter for every replay (repeatable; as replay --param)\n"
     "  --seeds N        replay each recording with seed=1..N (the draws of the measured wakeup delays):\n"
     "                   the table shows seed 1 and adds each seed's count of failed metrics, and the\n"
@@ -101,8 +102,11 @@ std::vector<std::string> recordingsIn(const std::string& path, const std::vector
     if (e.is_directory()) dirs.push_back(e.path());
   std::sort(dirs.begin() + 1, dirs.end());
   for (const auto& d : dirs)
-    for (const std::string& n : names)
-      if (fs::is_regular_file(d / n, ec)) out.push_back((d / n).string());
+    for (const std::string& n : names) {
+      // A CTF trace is a folder: `perf data convert --to-ctf` writes ctf/metadata beside its streams.
+      const bool found = n == "ctf" ? fs::is_regular_file(d / n / "metadata", ec) : fs::is_regular_file(d / n, ec);
+      if (found) out.push_back((d / n).string());
+    }
   return out;
 }
 
@@ -138,8 +142,9 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     else if (f == "perf") names.push_back("perf.data");
     else if (f == "txt") names.push_back("trace.txt");
     else if (f == "script") names.push_back("perf-script.txt");
+    else if (f == "ctf") names.push_back("ctf");
     else {
-      err << "schedlab-cli fidelity: --formats takes dat, perf, txt and script (not '" << f << "')\n";
+      err << "schedlab-cli fidelity: --formats takes dat, perf, txt, script and ctf (not '" << f << "')\n";
       return kExitUsage;
     }
   }

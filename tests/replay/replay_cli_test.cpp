@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "app/cli/cli.h"
@@ -344,6 +345,36 @@ TEST(FidelityCli, SeedsColumnIsEachSeedsOwnVerdict) {
     EXPECT_EQ(app::cli::run(bad, out, err), 2);
     EXPECT_EQ(lines(err.str()), 1u) << err.str();
   }
+}
+
+// A recording's ctf/ folder is its perf.data converted (`perf data convert
+// --to-ctf`, ../shared/traces/recorded/README.md): `fidelity --formats
+// perf,ctf` must find both and judge them alike, cell for cell but the name.
+TEST(FidelityCli, CtfFolderIsJudgedAsItsPerfData) {
+  const fs::path shared = fs::path(SCHEDLAB_SHARED_TRACES) / "recorded";
+  if (!fs::is_directory(shared)) GTEST_SKIP() << "needs ../shared/traces/recorded (absent: " << shared << ")";
+  std::ostringstream out, err;
+  ASSERT_EQ(app::cli::run({"fidelity", shared.string(), "--formats", "perf,ctf", "--seeds", "2"}, out, err), 0)
+      << err.str();
+  std::map<std::string, std::string> rest;  // recording -> the row after its name
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    if (line.rfind("| ", 0) != 0) continue;
+    const size_t bar = line.find(" | ", 2);
+    std::string name = line.substr(2, bar - 2);
+    name.erase(name.find_last_not_of(' ') + 1);
+    rest[name] = line.substr(bar);
+  }
+  int pairs = 0;
+  for (const auto& [name, row] : rest) {
+    const size_t slash = name.rfind("/perf.data");
+    if (slash == std::string::npos) continue;
+    const auto ctf = rest.find(name.substr(0, slash) + "/ctf");
+    ASSERT_NE(ctf, rest.end()) << name << " has no ctf row:\n" << out.str();
+    EXPECT_EQ(ctf->second, row) << name;
+    ++pairs;
+  }
+  EXPECT_GE(pairs, 4) << out.str();  // hackbench-proc, nicemix, pipe-threads, sysbench-mix
 }
 
 // `info` counts the tasks the autogroups saved beside the trace name: here
