@@ -231,7 +231,10 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
                   std::to_string(f.failed()));
     if (seeds > 0) {
       std::string perSeed;
-      for (const auto& each : fidelities) perSeed += (perSeed.empty() ? "" : " ") + std::to_string(each.failed());
+      for (const auto& each : fidelities) {
+        if (!perSeed.empty()) perSeed += ' ';
+        perSeed += std::to_string(each.failed());
+      }
       row.push_back(std::move(perSeed));
     }
     table.push_back(std::move(row));

@@ -184,9 +184,10 @@ TEST_F(Recording, HackbenchImportsWithTraceCmdReportsCountsAndTheSysfsTopology) 
     if (f.path().filename().string().starts_with("sched") && f.is_regular_file() && !readFile(f.path()).empty())
       schedFiles.insert(f.path().filename().string());
   EXPECT_EQ(settings, schedFiles);
-  if (fs::exists("/proc/config.gz"))
+  if (fs::exists("/proc/config.gz")) {
     EXPECT_TRUE(preempt == "none" || preempt == "voluntary" || preempt == "full" || preempt == "lazy")
         << "sched.preempt = '" << preempt << "' with /proc/config.gz to read";
+  }
 
   // The autogroups beside it are /proc's: this process, whose thread drained
   // the buffers while tracing ran, is in the model with the group
