@@ -27,7 +27,8 @@ const char* kHelp =
     "it) on its recorded topology and prints the fidelity of every replay as one table: per metric\n"
     "the replay/recorded ratio (or the measure its bound applies to) and whether it is within the\n"
     "identity bounds (README \"Replay fidelity\"). A PATH is a trace, or a folder whose recordings\n"
-    "(trace files in it and in its subfolders, one level down) are all taken.\n"
+    "(trace files in it and in its subfolders, one level down) are all taken. The table's last line\n"
+    "counts, per metric, the replays that failed it.\n"
     "  --formats LIST   which files of a recording folder: any of dat,perf,txt,script,ctf (ctf: its\n"
     "                   ctf/ folder, as perf data convert --to-ctf writes it); default dat,perf\n"
     "  --param K=V      a model parameter for every replay (repeatable; as replay --param)\n"
@@ -186,6 +187,8 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
     table.push_back(std::move(header));
   }
   std::vector<size_t> failedPerSeed(static_cast<size_t>(replays), 0);
+  // Per metric key, in the order the metrics come: the replays that failed it.
+  std::vector<std::pair<std::string, size_t>> failedPerMetric;
   int status = kExitOk;
   const auto noArgs = *Args::parse({}, {}, {}, error);
   for (const std::string& path : traces) {
@@ -213,6 +216,12 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
         if (p.key == "release") release = " " + p.value;
       fidelities.push_back(*replayed->result.validation.fidelity);
       failedPerSeed[static_cast<size_t>(seed - 1)] += fidelities.back().failed();
+      for (const auto& m : fidelities.back().metrics) {
+        auto it = std::find_if(failedPerMetric.begin(), failedPerMetric.end(),
+                               [&](const auto& kv) { return kv.first == m.key; });
+        if (it == failedPerMetric.end()) it = failedPerMetric.insert(failedPerMetric.end(), {m.key, 0});
+        it->second += m.verdict == core::analysis::Verdict::Fail;
+      }
       if (json) {
         j.beginObject();
         j.field("recording", path);
@@ -256,6 +265,12 @@ int fidelityCommand(const std::vector<std::string>& argv, std::ostream& out, std
       }
       out << " (" << total << " over " << seeds << " seeds)\n";
     }
+    // Which metrics fail, whatever the recording: where the model stands, metric by metric.
+    out << "Failed replays per metric (" << (seeds > 0 ? "recordings x seeds" : "recordings") << "):";
+    bool any = false;
+    for (const auto& [key, count] : failedPerMetric)
+      if (count) out << (any ? ", " : " ") << key << " " << count, any = true;
+    out << (any ? "\n" : " none\n");
   }
   return status;
 }

@@ -347,6 +347,47 @@ TEST(FidelityCli, SeedsColumnIsEachSeedsOwnVerdict) {
   }
 }
 
+// The table's last line counts, per metric, the replays that failed it: the
+// same counts as the verdicts of `--json`, one block per recording and seed.
+TEST(FidelityCli, FailuresPerMetricCountTheReplaysThatFailedEach) {
+  const std::string dir = (fs::path(SCHEDLAB_TEST_DATA) / "fidelity").string();
+  const std::vector<std::string> args = {"fidelity", dir + "/make-j1.perfetto-trace",
+                                         dir + "/interactive-batch.perfetto-trace", "--seeds", "3"};
+  std::ostringstream table, json, err;
+  ASSERT_EQ(app::cli::run(args, table, err), 0) << err.str();
+  std::vector<std::string> jsonArgs = args;
+  jsonArgs.push_back("--json");
+  ASSERT_EQ(app::cli::run(jsonArgs, json, err), 0) << err.str();
+
+  // Each metric object writes its "key" first and its "verdict" last.
+  std::map<std::string, int> expected;
+  const std::string text = json.str();
+  int blocks = 0;
+  for (size_t at = text.find("\"seed\": "); at != std::string::npos; at = text.find("\"seed\": ", at + 1)) ++blocks;
+  EXPECT_EQ(blocks, 6);
+  for (size_t at = text.find("\"key\": \""); at != std::string::npos; at = text.find("\"key\": \"", at + 1)) {
+    const size_t from = at + 8;
+    const std::string key = text.substr(from, text.find('"', from) - from);
+    const size_t verdict = text.find("\"verdict\": \"", from);
+    ASSERT_NE(verdict, std::string::npos);
+    if (text.compare(verdict + 12, 4, "fail") == 0) ++expected[key];
+  }
+  ASSERT_FALSE(expected.empty()) << "these fixtures fail some metric at seeds 1-3 (README \"Replay fidelity\")";
+  std::string line = "Failed replays per metric (recordings x seeds):";
+  bool first = true;
+  // In the order the metrics come, which the JSON blocks share.
+  for (size_t at = text.find("\"key\": \""); at != std::string::npos; at = text.find("\"key\": \"", at + 1)) {
+    const size_t from = at + 8;
+    const std::string key = text.substr(from, text.find('"', from) - from);
+    auto it = expected.find(key);
+    if (it == expected.end() || it->second < 0) continue;
+    line += (first ? " " : ", ") + key + " " + std::to_string(it->second);
+    it->second = -1;  // listed
+    first = false;
+  }
+  EXPECT_NE(table.str().find(line + "\n"), std::string::npos) << line << "\n" << table.str();
+}
+
 // A recording's ctf/ folder is its perf.data converted (`perf data convert
 // --to-ctf`, ../shared/traces/recorded/README.md): `fidelity --formats
 // perf,ctf` must find both and judge them alike, cell for cell but the name.
