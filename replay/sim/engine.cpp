@@ -365,7 +365,12 @@ void Engine::moveQueued(TaskId t, int dest) {
     return;
   }
   if (r.cpu == dest) return;
-  m_sink.onMigrate(m_now, dest, curr(dest), t, r.cpu, dest);
+  if (t == m_switchingOut) {
+    // sched_exec()'s stopper moves the task once it is switched out: traced after that switch (schedule()).
+    m_movedWhileSwitchingOut = {t, r.cpu, dest};
+  } else {
+    m_sink.onMigrate(m_now, dest, curr(dest), t, r.cpu, dest);
+  }
   ++m_stats.migrations;
   r.cpu = dest;
 }
@@ -864,6 +869,10 @@ void Engine::schedule(int cpu) {
   }
   m_sink.onSwitch(m_now, cpu, prev, prevState, next, forcedIdle);
   ++m_stats.switches;
+  if (m_movedWhileSwitchingOut.task != kNoTask) {
+    const auto [t, from, to] = std::exchange(m_movedWhileSwitchingOut, {});
+    m_sink.onMigrate(m_now, to, curr(to), t, from, to);
+  }
   // Scheduler work charged to prev and not yet done (chargeCpu, a switch cost
   // cut short) still occupies the CPU: the next task waits for it.
   const int64_t charged = c.pendingCharge + (prev != kNoTask ? std::max<int64_t>(0, c.progressFrom - m_now) : 0);

@@ -367,6 +367,10 @@ class Engine {
   bool m_reschedPending = false;  // some CPU's needResched may be set: flushResched() has work
   bool m_inWakeup = false;  // resched() calls come from a wakeup's preemption check
   TaskId m_switchingOut = kNoTask;  // prev inside its CPU's pickNext(): movable (moveQueued)
+  struct DeferredMove {
+    TaskId task = kNoTask;
+    int from = -1, to = -1;
+  } m_movedWhileSwitchingOut;  // traced after prev's switch out, as the kernel's stopper moves it
   uint64_t m_rng = 0;
   uint64_t m_tickRng = 0;  // a stream of its own: tick delays leave the wakeup delays' draws as they were
   uint64_t m_policyRng = 0;  // the same for policies' draws
