@@ -40,6 +40,9 @@ std::string_view toString(Severity severity);
   X(truncated_input, Error, "input ended inside a record; valid prefix kept")                                     \
   X(slice_open_at_end, Info, "slices still running at trace end (closed at the last timestamp)")                  \
   X(migrate_wrong_cpu, Info, "migration orig_cpu differs from the CPU the task was last seen on")                 \
+  X(migration_inferred, Info,                                                                                     \
+    "a task ran or was woken on another CPU than it was last seen on, with no sched_migrate_task between (perf "  \
+    "record traces none of its own moves); migration inferred")                                                  \
   X(user_slice_end_unmatched, Info, "user-space slice end (atrace E/F) with no open slice to end; ignored")       \
   X(user_slice_open_at_end, Info, "user-space slices still open at trace end (run to the last timestamp)")        \
   X(topology_snapshot_unreadable, Error,                                                                          \

@@ -105,6 +105,7 @@ void partitionInPlace(std::vector<Key>& keys, size_t keyCount, std::vector<uint3
 struct SchedBuilder::ThreadRt {
   TaskState state = TaskState::Unknown;
   int16_t cpu = -1;  // last CPU it ran on or was queued on
+  bool cpuSeen = false;  // `cpu` is one a trace event showed it on (a fork only guesses its parent's)
   bool exiting = false;
   bool dead = false;
   uint32_t pendingWaking = kNoRow;  // sched_waking row awaiting its sched_wakeup
@@ -610,7 +611,15 @@ void SchedBuilder::setState(Utid u, int64_t ts, TaskState state, int cpu) {
   }
   rt.state = state;
   rt.lastStateTs = ts;
-  if (cpu >= 0) rt.cpu = static_cast<int16_t>(cpu);
+  if (cpu >= 0) {
+    rt.cpu = static_cast<int16_t>(cpu);
+    // Where it runs or is queued is seen; a sleep keeps where it was seen last.
+    // A repair's Unknown (where it was last seen, not where it is: a move may
+    // have been traced since) and a task seeded asleep at the trace's start (on
+    // no CPU the trace names) say nothing a move could be inferred from.
+    if (state == TaskState::Unknown) rt.cpuSeen = false;
+    else if (state == TaskState::Running || isRunnable(state)) rt.cpuSeen = true;
+  }
 }
 
 void SchedBuilder::prefaultNextRows() {
@@ -765,6 +774,7 @@ void SchedBuilder::onSwitch(EventContext ctx, const SwitchArgs& a) {
     if (before != TaskState::Unknown && !isRunnable(before) && before != TaskState::Running)
       m_model->diagnostics.add(DiagCode::switch_in_not_runnable);
     m_threads[next.value].pendingWaking = kNoRow;
+    inferMigration(next, ts, cpu);
   }
   setState(next, ts, TaskState::Running, cpu);
   openSlice(c, cpu, next, ts, 0, a.forcedIdle);
@@ -790,6 +800,8 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
                               before != TaskState::Running && !isRunnable(before);
   if (!isWaking && pending != kNoRow && !racedWithBlock) {
     // The sched_wakeup that completes an earlier sched_waking: one wakeup, not two.
+    // Its CPU is the one select_task_rq() chose; the waking's, the one it left.
+    inferMigration(u, ts, target);
     w.flags[pending] |= kWakeupHadWakeup;
     w.targetCpu[pending] = target;
     m_threads[u.value].pendingWaking = kNoRow;
@@ -828,7 +840,12 @@ void SchedBuilder::wake(EventContext ctx, const WakeArgs& a, bool isWaking, bool
     c.wakingRow = row;
     c.wakingCtxTid = ctx.ctxTid;
   }
-  if (!active) setState(u, ts, TaskState::Runnable, target);
+  if (!active) {
+    // sched_waking names the CPU the wakee is on, sched_wakeup the one it is queued on now (a new
+    // task's first wakeup places it: no CPU was seen for it before).
+    inferMigration(u, ts, target);
+    setState(u, ts, TaskState::Runnable, target);
+  }
 }
 
 void SchedBuilder::onWaking(EventContext ctx, const WakeArgs& args) { wake(ctx, args, true, false); }
@@ -853,13 +870,31 @@ void SchedBuilder::onMigrate(EventContext ctx, int32_t tid, std::string_view com
   const bool nextInItsContext = c.wakingEvent + 1 == c.events && (c.wakingCtxTid < 0 || ctx.ctxTid == c.wakingCtxTid);
   if (nextInItsContext && rt.pendingWaking == c.wakingRow && w.targetCpu[c.wakingRow] == origCpu)
     w.targetCpu[c.wakingRow] = static_cast<CpuId>(destCpu);
-  auto& m = m_model->migrations;
-  m.ts.push_back(ctx.ts);
-  m.utid.push_back(u);
-  m.origCpu.push_back(static_cast<CpuId>(std::clamp(origCpu, 0, kMaxCpus - 1)));
-  m.destCpu.push_back(static_cast<CpuId>(destCpu));
+  addMigration(ctx.ts, u, std::clamp(origCpu, 0, kMaxCpus - 1), destCpu, 0);
   rt.cpu = static_cast<int16_t>(destCpu);
+  rt.cpuSeen = true;
   rt.lastMoveTs = ctx.ts;
+}
+
+void SchedBuilder::addMigration(int64_t ts, Utid u, int origCpu, int destCpu, uint8_t flags) {
+  auto& m = m_model->migrations;
+  m.ts.push_back(ts);
+  m.utid.push_back(u);
+  m.origCpu.push_back(static_cast<CpuId>(origCpu));
+  m.destCpu.push_back(static_cast<CpuId>(destCpu));
+  m.flags.push_back(flags);
+}
+
+// Only set_task_cpu() moves a task, and it traces sched_migrate_task (a child
+// placed at fork, before it ever ran, is not moved). A task seen on another CPU
+// with no such event between was moved all the same: perf record traces none of
+// its own moves, and a trace without the event (or with lost events) none at all.
+void SchedBuilder::inferMigration(Utid u, int64_t ts, int cpu) {
+  ThreadRt& rt = m_threads[u.value];
+  if (!rt.cpuSeen || rt.cpu < 0 || rt.cpu == cpu) return;
+  addMigration(ts, u, rt.cpu, cpu, kMigrationInferred);
+  m_model->diagnostics.add(DiagCode::migration_inferred);
+  rt.cpu = static_cast<int16_t>(cpu);
 }
 
 void SchedBuilder::onFork(EventContext ctx, int32_t parentTid, std::string_view parentComm, int32_t childTid,
@@ -1331,6 +1366,7 @@ std::shared_ptr<TraceModel> SchedBuilder::finalize() {
   shrink(m.wakeups.ts), shrink(m.wakeups.wakee), shrink(m.wakeups.waker), shrink(m.wakeups.targetCpu),
       shrink(m.wakeups.wakerCpu), shrink(m.wakeups.flags);
   shrink(m.migrations.ts), shrink(m.migrations.utid), shrink(m.migrations.origCpu), shrink(m.migrations.destCpu);
+  shrink(m.migrations.flags);
   m_threads.clear();
   m_cpus.clear();
   auto out = std::move(m_model);

@@ -177,6 +177,8 @@ class SchedBuilder {
   void noteComm(Utid u, std::string_view comm, int64_t ts);
   void notePrio(Utid u, int32_t prio);
   void setState(Utid u, int64_t ts, TaskState state, int cpu);
+  void addMigration(int64_t ts, Utid u, int origCpu, int destCpu, uint8_t flags);
+  void inferMigration(Utid u, int64_t ts, int cpu);
   void openSlice(CpuRt& c, int cpu, Utid u, int64_t ts, uint8_t flags, bool forcedIdle);
   void closeSlice(CpuRt& c, int cpu, int64_t ts, TaskState endState, SliceEnd reason);
   void wake(EventContext ctx, const WakeArgs& args, bool isWaking, bool isNew);

@@ -156,7 +156,8 @@ size_t TraceModel::memoryBytes() const {
   n += bytes(threadStates.ts) + bytes(threadStates.state) + bytes(threadStates.cpu) + bytes(threadStates.rowsBegin);
   n += bytes(wakeups.ts) + bytes(wakeups.wakee) + bytes(wakeups.waker) + bytes(wakeups.targetCpu) +
        bytes(wakeups.wakerCpu) + bytes(wakeups.flags) + bytes(wakeups.byWakee) + bytes(wakeups.byWakeeBegin);
-  n += bytes(migrations.ts) + bytes(migrations.utid) + bytes(migrations.origCpu) + bytes(migrations.destCpu);
+  n += bytes(migrations.ts) + bytes(migrations.utid) + bytes(migrations.origCpu) + bytes(migrations.destCpu) +
+       bytes(migrations.flags);
   n += bytes(taskEvents.ts) + bytes(taskEvents.kind) + bytes(taskEvents.utid) + bytes(taskEvents.other) +
        bytes(taskEvents.text);
   n += bytes(dataLoss.cpu) + bytes(dataLoss.tsBegin) + bytes(dataLoss.tsEnd) + bytes(dataLoss.count);

@@ -120,11 +120,16 @@ struct WakeupTable {
   size_t size() const { return ts.size(); }
 };
 
+/// A migration row the trace has no sched_migrate_task for: the task was next
+/// seen on another CPU than its last (MigrationTable::flags).
+inline constexpr uint8_t kMigrationInferred = 1;
+
 struct MigrationTable {
   std::vector<int64_t> ts;
   std::vector<Utid> utid;
   std::vector<CpuId> origCpu;
   std::vector<CpuId> destCpu;
+  std::vector<uint8_t> flags;  ///< kMigrationInferred
   size_t size() const { return ts.size(); }
 };
 

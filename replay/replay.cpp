@@ -414,7 +414,8 @@ uint64_t modelHash(const core::TraceModel& m) {
   h.column(m.wakeups.ts), h.column(m.wakeups.targetCpu), h.column(m.wakeups.wakerCpu), h.column(m.wakeups.flags);
   for (const core::Utid u : m.wakeups.wakee) h.bytes(&u.value, sizeof u.value);
   for (const core::Utid u : m.wakeups.waker) h.bytes(&u.value, sizeof u.value);
-  h.column(m.migrations.ts), h.column(m.migrations.origCpu), h.column(m.migrations.destCpu);
+  h.column(m.migrations.ts), h.column(m.migrations.origCpu), h.column(m.migrations.destCpu),
+      h.column(m.migrations.flags);
   for (const core::Utid u : m.migrations.utid) h.bytes(&u.value, sizeof u.value);
   h.column(m.taskEvents.ts), h.column(m.taskEvents.kind);
   for (const core::Utid u : m.taskEvents.utid) h.bytes(&u.value, sizeof u.value);

@@ -29,7 +29,8 @@ constexpr const char* kStatsHelp =
     "  vol / invol  switches out while not runnable (blocked, slept, exited) / while runnable (preempted)\n"
     "  switches     (per CPU) run slices that begin at a context switch (not where the CPU's record\n"
     "               begins: its first event, the end of lost data)\n"
-    "  migr         sched_migrate_task events\n"
+    "  migr         sched_migrate_task events, and the moves the trace shows without one (a task\n"
+    "               seen on another CPU than it was last seen on: inferred, counted apart too)\n"
     "  wakeup latency     from the wakeup (sched_waking, else sched_wakeup) of a sleeping task to its\n"
     "                     next switch-in\n"
     "  scheduling delay   from the start of any runnable interval (wakeup or preemption) to the\n"
@@ -66,7 +67,8 @@ constexpr const char* kStatsHelp =
     "defined\" states the fairness definitions in full.\n"
     "JSON: {\"range\":{\"from_ns\",\"to_ns\",\"covered_ns\"},\"tasks\":[{\"tid\",\"tgid\",\"comm\",\"prio\" (null if\n"
     "unknown),\"sched_class\",\"runtime_ns\",\"wait_ns\",\"sleep_ns\",\"blocked_ns\",\"switches_voluntary\",\n"
-    "\"switches_involuntary\",\"migrations\",\"forceidle_sum_ns\",\"wakeup_latency_ns\":{count,mean,p50,p90,\n"
+    "\"switches_involuntary\",\"migrations\",\"migrations_inferred\",\"forceidle_sum_ns\",\n"
+    "\"wakeup_latency_ns\":{count,mean,p50,p90,\n"
     "p99,max},\"sched_delay_ns\":{...},\"competing\",\"ideal_ns\",\"gps_lag_max_ns\"}],\n"
     "\"cpus\":[{\"cpu\",\"busy_ns\",\"idle_ns\",\"forced_idle_ns\",\"utilisation\",\"freq_residency\":{\"<kHz>\":ns},\n"
     "\"freq_unknown_ns\",\"mean_freq_khz\",\"mean_busy_freq_khz\" when known, \"idle_residency\":{\"<state>\":ns},\n"
@@ -211,15 +213,20 @@ void printRunStatsTables(std::ostream& out, const core::analysis::RunStats& stat
   }
   printPowerTables(out, stats, top);
   out << "\n";
+  const std::string inferredNote =
+      stats.migrationsInferred
+          ? " (" + std::to_string(stats.migrationsInferred) + " inferred: no sched_migrate_task traced)"
+          : std::string();
   std::snprintf(buf, sizeof buf,
                 "Fairness: Jain %.4f over %zu competing tasks; GPS lag max %s ms, mean %s ms\n"
-                "Switches: %llu voluntary, %llu involuntary; %llu migrations; idle while runnable %s ms\n"
+                "Switches: %llu voluntary, %llu involuntary; %llu migrations%s; idle while runnable %s ms\n"
                 "Wakeup latency: n=%llu mean %.1f us p50 %s p90 %s p99 %s max %s us\n"
                 "Scheduling delay: n=%llu mean %.1f us p50 %s p90 %s p99 %s max %s us\n",
                 stats.fairness.jain, stats.fairness.competingTasks, ms(stats.fairness.gpsLagMaxNs).c_str(),
                 ms(stats.fairness.gpsLagMeanNs).c_str(), static_cast<unsigned long long>(stats.switchesVoluntary),
                 static_cast<unsigned long long>(stats.switchesInvoluntary),
-                static_cast<unsigned long long>(stats.migrations), ms(stats.idleWhileRunnableNs).c_str(),
+                static_cast<unsigned long long>(stats.migrations), inferredNote.c_str(),
+                ms(stats.idleWhileRunnableNs).c_str(),
                 static_cast<unsigned long long>(stats.wakeupLatency.count), stats.wakeupLatency.mean / 1e3,
                 us(stats.wakeupLatency.p50).c_str(), us(stats.wakeupLatency.p90).c_str(),
                 us(stats.wakeupLatency.p99).c_str(), us(stats.wakeupLatency.max).c_str(),

@@ -306,8 +306,13 @@ RunStats computeStats(const TraceModel& m, TimeRange range, std::future<std::vec
     for (auto i = static_cast<size_t>(std::lower_bound(mg.ts.begin(), mg.ts.end(), range.from) - mg.ts.begin());
          i < mg.size() && mg.ts[i] < range.to; ++i) {
       const int32_t ti = taskIndex[mg.utid[i].value];
-      if (ti >= 0) ++out.tasks[static_cast<size_t>(ti)].migrations;
+      const bool inferred = mg.flags[i] & kMigrationInferred;
+      if (ti >= 0) {
+        ++out.tasks[static_cast<size_t>(ti)].migrations;
+        out.tasks[static_cast<size_t>(ti)].migrationsInferred += inferred;
+      }
       ++out.migrations;
+      out.migrationsInferred += inferred;
     }
   }
 

@@ -10,7 +10,8 @@
 // - CPU share: runtime / covered length (the part of the range the trace covers);
 // - voluntary switches: switched out not runnable (blocked, slept, exited);
 //   involuntary: switched out still runnable (preempted);
-// - migrations: sched_migrate_task rows in the range;
+// - migrations: sched_migrate_task rows in the range, and the moves the trace
+//   shows without one (migrationsInferred; core::kMigrationInferred);
 // - wakeup latency: from the wakeup (sched_waking, or sched_wakeup when no
 //   waking was traced) to the task's next switch-in, for wakeups that made a
 //   sleeping task runnable;
@@ -119,6 +120,7 @@ struct TaskStats {
   uint64_t switchesVoluntary = 0;
   uint64_t switchesInvoluntary = 0;
   uint64_t migrations = 0;
+  uint64_t migrationsInferred = 0;  ///< of them, moves with no sched_migrate_task traced
   uint64_t wakeups = 0;  ///< wakeups that made it runnable
   Distribution wakeupLatency;
   Distribution schedDelay;
@@ -203,6 +205,7 @@ struct RunStats {
   uint64_t switchesVoluntary = 0;
   uint64_t switchesInvoluntary = 0;
   uint64_t migrations = 0;
+  uint64_t migrationsInferred = 0;
   int64_t busyNs = 0;
   int64_t forcedIdleNs = 0;
   int64_t idleWhileRunnableNs = 0;  ///< see idleWhileRunnableNs() in why.h

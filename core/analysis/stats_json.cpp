@@ -40,6 +40,7 @@ void writeTaskFieldsJson(JsonWriter& j, const TaskStats& t) {
   j.field("switches_voluntary", t.switchesVoluntary);
   j.field("switches_involuntary", t.switchesInvoluntary);
   j.field("migrations", t.migrations);
+  j.field("migrations_inferred", t.migrationsInferred);
   j.field("wakeups", t.wakeups);
   j.key("wakeup_latency_ns");
   writeDistributionJson(j, t.wakeupLatency);
@@ -163,6 +164,7 @@ void writeRunStatsJson(JsonWriter& j, const RunStats& stats, StatsGrouping group
   j.field("switches_voluntary", stats.switchesVoluntary);
   j.field("switches_involuntary", stats.switchesInvoluntary);
   j.field("migrations", stats.migrations);
+  j.field("migrations_inferred", stats.migrationsInferred);
   j.field("idle_while_runnable_ns", stats.idleWhileRunnableNs);
   j.key("wakeup_latency_ns");
   writeDistributionJson(j, stats.wakeupLatency);

@@ -427,7 +427,7 @@ void Writer::taskEvents() {
 void Writer::migrations() {
   const auto& mg = m_m.migrations;
   for (size_t i = 0; i < mg.size(); ++i) {
-    if (m_migrationWritten[i]) continue;
+    if (m_migrationWritten[i] || (mg.flags[i] & core::kMigrationInferred)) continue;
     const int64_t ts = mg.ts[i];
     const int32_t dest = knownCpu(mg.destCpu[i]) ? mg.destCpu[i] : 0;
     const int32_t orig = knownCpu(mg.origCpu[i]) ? mg.origCpu[i] : -1;
@@ -851,8 +851,9 @@ std::string Writer::run() {
         m_runPrios[s.utid[i].value].emplace_back(s.ts[i], s.prio[i]);
   for (auto& p : m_runPrios) std::stable_sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   m_migrationsOf.resize(m_m.threads.size());
+  // Moves are written as traced: an inferred one has no event, and the reader infers it again.
   for (size_t i = 0; i < m_m.migrations.size(); ++i)
-    if (m_m.migrations.utid[i].value < m_migrationsOf.size())
+    if (m_m.migrations.utid[i].value < m_migrationsOf.size() && !(m_m.migrations.flags[i] & core::kMigrationInferred))
       m_migrationsOf[m_m.migrations.utid[i].value].push_back(static_cast<uint32_t>(i));
   for (auto& rows : m_migrationsOf)
     std::stable_sort(rows.begin(), rows.end(),

@@ -66,6 +66,42 @@ TEST(SchedBuilder, WakingAndWakeupMergeIntoOneWakeup) {
   ASSERT_EQ(m->wakeupsOf(utidOfTid(*m, 2)).size(), 1u);
 }
 
+// Only a traced sched_migrate_task moves a task in the trace; a task seen on
+// another CPU than it was last seen on moved all the same (perf record traces
+// none of its own moves), and the builder adds that move, flagged inferred.
+// Worked by hand on two CPUs:
+//  - tid 1 runs on CPU 0, sleeps, is woken by a sched_wakeup naming CPU 1 with
+//    no move traced: inferred at that wakeup (600), 0 -> 1; it runs on CPU 1;
+//  - tid 3, preempted on CPU 0 at 300, runs on CPU 1 at 700 with no event
+//    between: inferred at that switch-in;
+//  - tid 2 sleeps on CPU 0; its sched_waking names CPU 0 (the CPU it is on),
+//    the sched_wakeup after it CPU 1: inferred at the sched_wakeup (805);
+//  - tid 4 is moved 0 -> 1 by a traced sched_migrate_task: not inferred;
+//  - tid 5, forked on CPU 0 and woken new onto CPU 1, was placed, not moved.
+TEST(SchedBuilder, MovesWithNoSchedMigrateTaskAreInferred) {
+  TraceBuilder t;
+  t.sw(100, 0, 0, "R", 1).sw(200, 0, 1, "S", 3).sw(300, 0, 3, "R", 4).sw(400, 0, 4, "S", 2).sw(500, 0, 2, "S", 0);
+  t.wakeup(600, 0, 0, 1, 1).sw(610, 1, 0, "R", 1).sw(700, 1, 1, "S", 3);
+  t.waking(800, 0, 0, 2, 0).wakeup(805, 0, 0, 2, 1).sw(900, 1, 3, "R", 2).sw(950, 1, 2, "S", 0);
+  t.migrate(1000, 0, 4, 0, 1).wakeup(1001, 0, 0, 4, 1).sw(1100, 1, 0, "R", 4).sw(1150, 1, 4, "S", 0);
+  t.fork(1200, 0, 1, 5).wakeup(1201, 0, 0, 5, 1, true).sw(1300, 1, 0, "R", 5);
+  auto m = t.build();
+  using Row = std::tuple<int64_t, int, int, int, uint8_t>;  // ts, tid, from, to, flags
+  std::vector<Row> got;
+  const auto& mg = m->migrations;
+  for (size_t i = 0; i < mg.size(); ++i)
+    got.emplace_back(mg.ts[i], m->threads.tid[mg.utid[i].value], mg.origCpu[i], mg.destCpu[i], mg.flags[i]);
+  const std::vector<Row> expected = {{600, 1, 0, 1, core::kMigrationInferred},
+                                     {700, 3, 0, 1, core::kMigrationInferred},
+                                     {805, 2, 0, 1, core::kMigrationInferred},
+                                     {1000, 4, 0, 1, 0}};
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(m->diagnostics.count(core::DiagCode::migration_inferred), 3u);
+  const auto stats = core::analysis::computeStats(*m);
+  EXPECT_EQ(stats.migrations, 4u);
+  EXPECT_EQ(stats.migrationsInferred, 3u);
+}
+
 TEST(SchedBuilder, ThreadStatesTrackEachTask) {
   auto m = preemptionTrace();
   const auto b = utidOfTid(*m, 2);

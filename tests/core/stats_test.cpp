@@ -191,7 +191,11 @@ TEST(Stats, AdjacentRangesAddUpToTheWhole) {
   EXPECT_EQ(whole.range.to, 2001);
   EXPECT_EQ(task(whole, 1).switchesVoluntary, 1u);
   EXPECT_EQ(whole.cpus[0].switches, 3u);
-  EXPECT_EQ(whole.migrations, 1u);
+  // Moved to CPU 1 at 1200, A runs on CPU 0 at 1500 again: a second move, with
+  // no sched_migrate_task for it, inferred at that switch-in.
+  EXPECT_EQ(whole.migrations, 2u);
+  EXPECT_EQ(whole.migrationsInferred, 1u);
+  EXPECT_EQ(task(whole, 1).migrationsInferred, 1u);
   EXPECT_DOUBLE_EQ(whole.cpus[0].utilisation, 1.0);
 }
 

@@ -4,8 +4,10 @@
 // perf script text (µs, and --ns generated here) must give the same schedule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "core/analysis/stats.h"
 #include "importers/importer.h"
 #include "perf_test_support.h"
 
@@ -106,3 +108,34 @@ TEST(PerfRecordedTraces, SameTaskStatsAsPerfScriptNs) {
 }
 
 }  // namespace
+
+// A move with no sched_migrate_task is inferred (core::kMigrationInferred) where
+// a task is next seen on another CPU. The kernel traces every move
+// (set_task_cpu()), so the trace.dat of each recording, which tracefs wrote,
+// gets none inferred: one there would be a false one. Each perf.data keeps
+// what `perf script` prints as traced and infers the rest, as its perf script
+// text does.
+TEST(PerfRecordedTraces, MovesPerfDataLacksAreInferredAndNoneInATraceDat) {
+  REQUIRE_RECORDED(dirs);
+  size_t inferredSomewhere = 0;
+  for (const auto& dir : dirs) {
+    SCOPED_TRACE(dir);
+    if (fs::exists(dir + "/trace.dat")) {
+      auto dat = importOk(dir + "/trace.dat");
+      ASSERT_TRUE(dat);
+      EXPECT_EQ(core::analysis::computeStats(*dat).migrationsInferred, 0u);
+    }
+    auto bin = importOk(dir + "/perf.data");
+    auto text = importOk(dir + "/perf-script.txt");
+    ASSERT_TRUE(bin && text);
+    const auto& mg = bin->migrations;
+    const auto inferred = static_cast<uint64_t>(
+        std::count_if(mg.flags.begin(), mg.flags.end(), [](uint8_t f) { return (f & core::kMigrationInferred) != 0; }));
+    const auto bytes = readBytes(dir + "/perf-script.txt");
+    EXPECT_EQ(mg.size() - inferred, countScriptEvents(std::string(bytes.begin(), bytes.end()))["sched_migrate_task"]);
+    EXPECT_EQ(bin->diagnostics.count(core::DiagCode::migration_inferred), inferred);
+    EXPECT_EQ(core::analysis::computeStats(*text).migrationsInferred, inferred);
+    inferredSomewhere += inferred > 0;
+  }
+  EXPECT_GT(inferredSomewhere, 0u) << "recorded/hackbench-proc's perf.data lacks moves its runs show";
+}

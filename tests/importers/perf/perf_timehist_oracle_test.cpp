@@ -16,7 +16,8 @@
 //    numbers exactly, for every task and run, on every file (checked below);
 //  - where nothing was repaired (no switch-in inferred, no slice cut by a
 //    switch the trace lacks, not running at the trace's ends), SchedLab's own
-//    runtime, switches and migrations are timehist's;
+//    runtime, switches and migrations are timehist's (migrations: the traced
+//    ones; a move with no sched_migrate_task, inferred, timehist cannot see);
 //  - where SchedLab inferred a switch-in the trace lacks, timehist credits the
 //    next task switched out with all the time since the previous traced switch
 //    (idle time, or the run of a task whose switch-out is missing): those
@@ -278,7 +279,7 @@ TEST(PerfTimehistOracle, PerTaskRuntimeSchedInsAndMigrations) {
     for (const auto& t : core::analysis::computeStats(m).tasks) {
       own[t.tid].runtimeNs += t.runtimeNs;
       own[t.tid].schedIn += t.switchesVoluntary + t.switchesInvoluntary;
-      migrations[t.tid] += t.migrations;
+      migrations[t.tid] += t.migrations - t.migrationsInferred;  // timehist -M counts sched_migrate_task
     }
     auto touched = repairedOrAtTheEdges(m);
     for (const auto& [cpu, usec] : minusOne)  // the last switch of an exited task, credited to tid -1
