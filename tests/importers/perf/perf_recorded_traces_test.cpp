@@ -107,7 +107,6 @@ TEST(PerfRecordedTraces, SameTaskStatsAsPerfScriptNs) {
   }
 }
 
-}  // namespace
 
 // A move with no sched_migrate_task is inferred (core::kMigrationInferred) where
 // a task is next seen on another CPU. The kernel traces every move
@@ -139,3 +138,5 @@ TEST(PerfRecordedTraces, MovesPerfDataLacksAreInferredAndNoneInATraceDat) {
   }
   EXPECT_GT(inferredSomewhere, 0u) << "recorded/hackbench-proc's perf.data lacks moves its runs show";
 }
+
+}  // namespace
